@@ -1,0 +1,24 @@
+"""`ge-opt model.onnx`: the ONNX importer as an xDSL frontend."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO, ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.frontend import Frontend
+
+from gedialects.frontend.onnx_import import import_model, load_model, parse_input_shapes
+
+
+@dataclass(frozen=True)
+class OnnxFrontend(Frontend):
+    """Imports an ONNX model; `input_shape` uses ATC's 'x:1,3,224,224;y:...'."""
+
+    name: ClassVar[str] = "onnx"
+    input_shape: str = ""
+
+    def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
+        model = load_model(input_name, input.read())
+        return import_model(model, parse_input_shapes(self.input_shape), source=input_name)

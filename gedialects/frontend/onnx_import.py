@@ -1,0 +1,764 @@
+"""ONNX "parse mode": an ONNX model becomes `builtin.module { func.func @main }`
+in the graph dialect.
+
+Operator inputs that ONNX passes as tensors but that are really attributes
+(Reshape's shape, Slice's starts, Unsqueeze's axes, Clip's bounds, ...) must be
+constant at import; they become op properties. Values computed only from
+constants are folded here (Constant, ConstantOfShape, Shape of a static
+tensor, and small shape arithmetic), so the graph holds only real
+computation. Weights become `dense_resource` blobs, splats `graph.fill`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+from xdsl.builder import Builder
+from xdsl.rewriter import InsertPoint
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from gedialects.frontend.errors import FrontendError
+from gedialects.graph import ops as g
+from gedialects.graph import shapes
+from gedialects.graph.interpreter import evaluate
+from gedialects.graph.ops import int_array
+from gedialects.graph.shapes import DYN, ShapeError
+from gedialects.graph.tensors import constant_attr, element_type
+from gedialects.location import name_loc
+
+FOLD_LIMIT = 4096
+"""Results of all-constant nodes up to this many elements are folded at import."""
+
+_ONNX_TO_NUMPY = {
+    onnx.TensorProto.FLOAT: np.float32,
+    onnx.TensorProto.FLOAT16: np.float16,
+    onnx.TensorProto.DOUBLE: np.float64,
+    onnx.TensorProto.INT64: np.int64,
+    onnx.TensorProto.INT32: np.int32,
+    onnx.TensorProto.INT16: np.int16,
+    onnx.TensorProto.INT8: np.int8,
+    onnx.TensorProto.UINT8: np.uint8,
+    onnx.TensorProto.BOOL: np.bool_,
+}
+
+
+def parse_input_shapes(spec: str) -> dict[str, list[int]]:
+    """ATC's `--input-shape 'x:1,3,224,224;y:4,-1'` (-1 keeps a dim dynamic)."""
+    out: dict[str, list[int]] = {}
+    for item in filter(None, (s.strip() for s in spec.split(";"))):
+        name, sep, dims = item.rpartition(":")
+        if not sep or not name:
+            raise FrontendError(f"--input-shape: '{item}' is not NAME:D0,D1,...")
+        try:
+            out[name] = [int(d) for d in dims.split(",") if d.strip()] if dims.strip() else []
+        except ValueError:
+            raise FrontendError(f"--input-shape: dims of '{name}' must be integers, got '{dims}'") from None
+    return out
+
+
+def load_model(path: str, data: bytes | None = None) -> onnx.ModelProto:
+    try:
+        if data is None:
+            with open(path, "rb") as f:
+                data = f.read()
+        model = onnx.load_model_from_string(data)
+    except OSError as e:
+        raise FrontendError(f"{path}: cannot read: {e.strerror}") from None
+    except Exception as e:  # protobuf raises DecodeError and friends
+        raise FrontendError(f"{path}: not a valid ONNX model ({type(e).__name__}: {e})") from None
+    if not model.graph.node and not model.graph.output:
+        raise FrontendError(f"{path}: not a valid ONNX model (the graph is empty)")
+    return model
+
+
+def import_model(
+    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None, source: str = "model"
+) -> ModuleOp:
+    return _Importer(model, dict(input_shapes or {}), source).run()
+
+
+@dataclass
+class _Importer:
+    model: onnx.ModelProto
+    input_shapes: dict[str, Sequence[int]]
+    source: str
+    opset: int = 0
+    consts: dict[str, np.ndarray] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    values: dict[str, SSAValue] = field(default_factory=dict)
+    builder: Builder | None = None
+    node: onnx.NodeProto | None = None
+    loc: Attribute = field(default_factory=UnknownLoc)
+
+    # ------------------------------------------------------------- driver
+    def run(self) -> ModuleOp:
+        graph = self.model.graph
+        self.opset = next(
+            (o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 0
+        )
+        self.used = {n for node in graph.node for n in node.input} | {o.name for o in graph.output}
+        for init in graph.initializer:
+            self.consts[init.name] = numpy_helper.to_array(init)
+        inputs = [i for i in graph.input if i.name not in self.consts]
+        unknown = set(self.input_shapes) - {i.name for i in inputs}
+        if unknown:
+            raise FrontendError(
+                f"{self.source}: --input-shape names unknown input(s) {', '.join(sorted(unknown))}; "
+                f"the inputs are {', '.join(i.name for i in inputs)}"
+            )
+        arg_types = [self._input_type(i) for i in inputs]
+        block = Block(arg_types=arg_types)
+        for arg, info in zip(block.args, inputs):
+            self.values[info.name] = arg
+        self.builder = Builder(InsertPoint.at_end(block))
+        for index, node in enumerate(graph.node):
+            self.node = node
+            self.loc = name_loc(node.name or (node.output[0] if node.output else f"{node.op_type}_{index}"))
+            self._import_node(node)
+        results = [self.value(o.name) for o in graph.output]
+        self.node = None
+        self.builder.insert(func.ReturnOp(*results))
+        fn = func.FuncOp(
+            "main",
+            (arg_types, [r.type for r in results]),
+            Region(block),
+            arg_attrs=ArrayAttr([DictionaryAttr({"ge.name": StringAttr(i.name)}) for i in inputs]),
+            res_attrs=ArrayAttr([DictionaryAttr({"ge.name": StringAttr(o.name)}) for o in graph.output]),
+        )
+        fn.location = name_loc(graph.name or "main")
+        return ModuleOp([fn])
+
+    def _input_type(self, info: onnx.ValueInfoProto) -> TensorType:
+        tt = info.type.tensor_type
+        if not info.type.HasField("tensor_type"):
+            raise FrontendError(f"{self.source}: input '{info.name}' is not a tensor")
+        dims = [d.dim_value if d.HasField("dim_value") else DYN for d in tt.shape.dim]
+        if info.name in self.input_shapes:
+            fixed = list(self.input_shapes[info.name])
+            if tt.HasField("shape") and len(fixed) != len(dims):
+                raise FrontendError(
+                    f"{self.source}: --input-shape gives '{info.name}' rank {len(fixed)}, "
+                    f"the model says rank {len(dims)}"
+                )
+            for i, (old, new) in enumerate(zip(dims, fixed)):
+                if old != DYN and new not in (old, DYN):
+                    raise FrontendError(
+                        f"{self.source}: --input-shape sets dim {i} of '{info.name}' to {new}, "
+                        f"the model fixes it to {old}"
+                    )
+            dims = fixed
+        return TensorType(self._element(tt.elem_type, f"input '{info.name}'"), dims)
+
+    def _element(self, onnx_type: int, what: str) -> Attribute:
+        if onnx_type not in _ONNX_TO_NUMPY:
+            name = onnx.TensorProto.DataType.Name(onnx_type) if onnx_type in onnx.TensorProto.DataType.values() else str(onnx_type)
+            raise self.error(f"{what} has unsupported element type {name}")
+        return element_type(np.dtype(_ONNX_TO_NUMPY[onnx_type]))
+
+    # ------------------------------------------------------------ helpers
+    def error(self, message: str) -> FrontendError:
+        where = f" (node '{self.loc.desc.data}', {self.node.op_type}, opset {self.opset})" if self.node is not None and isinstance(self.loc, NameLoc) else ""
+        return FrontendError(f"{self.source}: {message}{where}")
+
+    def value(self, name: str) -> SSAValue:
+        """The SSA value of an ONNX tensor, materialising constants on first use."""
+        if name in self.values:
+            return self.values[name]
+        if name in self.consts:
+            self.values[name] = self._materialize(name, self.consts[name])
+            return self.values[name]
+        raise self.error(f"tensor '{name}' is used before it is defined")
+
+    def _materialize(self, name: str, array: np.ndarray) -> SSAValue:
+        assert self.builder is not None
+        if array.size > 1 and not any(array.strides):
+            op: Operation = g.FillOp(array.flat[0].item(), TensorType(element_type(array.dtype), array.shape))
+        else:
+            op = g.ConstantOp(constant_attr(name, array))
+        op.location = name_loc(name)
+        return self.builder.insert(op).results[0]
+
+    def const(self, name: str, what: str) -> np.ndarray:
+        if name not in self.consts:
+            raise self.error(f"{what} must be a constant known at import (dynamic shapes are not supported here)")
+        return self.consts[name]
+
+    def inputs(self, node: onnx.NodeProto) -> list[str]:
+        return list(node.input)
+
+    def extra_outputs_used(self, node: onnx.NodeProto) -> bool:
+        """Whether any output beyond the first feeds something."""
+        return any(o and o in self.used for o in node.output[1:])
+
+    def has_input(self, node: onnx.NodeProto, i: int) -> bool:
+        return len(node.input) > i and node.input[i] != ""
+
+    def define(self, node: onnx.NodeProto, results: Sequence[SSAValue]) -> None:
+        for name, value in zip(node.output, results):
+            if name:
+                self.values[name] = value
+
+    def emit(
+        self,
+        op_type: type[g.GraphOp],
+        operands: Sequence[SSAValue | Sequence[SSAValue]],
+        props: Mapping[str, Attribute] | None = None,
+        num_results: int = 1,
+        element: Attribute | None = None,
+    ) -> list[SSAValue]:
+        assert self.builder is not None
+        try:
+            op = op_type.build_inferred(
+                operands, props, location=self.loc, num_results=num_results, element_type=element
+            )
+        except ShapeError as e:
+            raise self.error(str(e)) from None
+        self.builder.insert(op)
+        return list(op.results)
+
+    # ---------------------------------------------------------- dispatch
+    def _import_node(self, node: onnx.NodeProto) -> None:
+        if node.domain not in ("", "ai.onnx"):
+            raise self.error(f"unsupported ONNX operator '{node.domain}::{node.op_type}' (custom domain)")
+        importer = _IMPORTERS.get(node.op_type)
+        if importer is None:
+            raise self.error(f"unsupported ONNX operator '{node.op_type}'")
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if self._fold(node, attrs):
+            return
+        importer(self, node, attrs)
+
+    def _fold(self, node: onnx.NodeProto, attrs: dict) -> bool:
+        """Evaluate a node whose inputs are all constant, if its result is small."""
+        if node.op_type in ("Constant", "ConstantOfShape", "Shape") or not node.input:
+            return False
+        names = [n for n in node.input if n]
+        if not all(n in self.consts for n in names) or node.op_type not in _FOLDABLE:
+            return False
+        # Import the node on its own into a scratch block, evaluate, discard.
+        saved_builder, saved_values = self.builder, self.values
+        scratch = Block()
+        self.builder = Builder(InsertPoint.at_end(scratch))
+        self.values = {}
+        try:
+            for n in names:
+                self.values[n] = scratch.insert_arg(TensorType(element_type(self.consts[n].dtype), self.consts[n].shape), len(scratch.args))
+            _IMPORTERS[node.op_type](self, node, attrs)
+            produced = [self.values[o] for o in node.output if o in self.values]
+            if any(shapes.num_elements(g.shape_of(v)) > FOLD_LIMIT for v in produced):
+                return False
+            env: dict[SSAValue, np.ndarray] = {a: self.consts[n] for n, a in zip(names, scratch.args)}
+            for op in scratch.ops:
+                outs = evaluate(op, [env[o] for o in op.operands])
+                env.update(zip(op.results, outs))
+            for o in node.output:
+                if o in self.values:
+                    self.consts[o] = np.asarray(env[self.values[o]])
+            return True
+        finally:
+            self.builder, self.values = saved_builder, saved_values
+            for op in list(scratch.ops):
+                op.detach()
+                op.erase(safe_erase=False)
+
+    # ------------------------------------------------------ op importers
+    def window_attrs(self, node: onnx.NodeProto, attrs: dict, spatial: Sequence[int], kernel: Sequence[int]) -> dict[str, Attribute]:
+        n = len(kernel)
+        strides = list(attrs.get("strides", [1] * n))
+        dilations = list(attrs.get("dilations", [1] * n))
+        pads = list(attrs.get("pads", [0] * (2 * n)))
+        auto_pad = attrs.get("auto_pad", b"NOTSET")
+        auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            if not shapes.is_static(spatial):
+                raise self.error(
+                    f"auto_pad={auto_pad} needs static spatial dims, got {shapes.fmt(spatial)}; "
+                    "fix them with --input-shape"
+                )
+            pads = shapes.same_pads(spatial, kernel, strides, dilations, auto_pad == "SAME_UPPER")
+        elif auto_pad == "VALID":
+            pads = [0] * (2 * n)
+        elif auto_pad != "NOTSET":
+            raise self.error(f"unknown auto_pad '{auto_pad}'")
+        props: dict[str, Attribute] = {}
+        if any(s != 1 for s in strides):
+            props["strides"] = int_array(strides)
+        if any(pads):
+            props["pads"] = int_array(pads)
+        if any(d != 1 for d in dilations):
+            props["dilations"] = int_array(dilations)
+        return props
+
+
+def _i(v: int) -> IntegerAttr:
+    return IntegerAttr(int(v), i64)
+
+
+def _f(v: float) -> FloatAttr:
+    return FloatAttr(float(v), f32)
+
+
+_IMPORTERS: dict[str, Callable[[_Importer, onnx.NodeProto, dict], None]] = {}
+_FOLDABLE: set[str] = set()
+
+
+def onnx_op(*names: str, fold: bool = True):
+    def register(fn):
+        for n in names:
+            _IMPORTERS[n] = fn
+            if fold:
+                _FOLDABLE.add(n)
+        return fn
+
+    return register
+
+
+@onnx_op("Constant")
+def _constant(im: _Importer, node, attrs):
+    if "value" in attrs:
+        array = numpy_helper.to_array(attrs["value"])
+    elif "value_float" in attrs:
+        array = np.array(attrs["value_float"], dtype=np.float32)
+    elif "value_floats" in attrs:
+        array = np.array(attrs["value_floats"], dtype=np.float32)
+    elif "value_int" in attrs:
+        array = np.array(attrs["value_int"], dtype=np.int64)
+    elif "value_ints" in attrs:
+        array = np.array(attrs["value_ints"], dtype=np.int64)
+    else:
+        raise im.error(f"Constant with attribute(s) {', '.join(attrs)} is not supported")
+    im.consts[node.output[0]] = array
+
+
+@onnx_op("ConstantOfShape")
+def _constant_of_shape(im: _Importer, node, attrs):
+    shape = [int(d) for d in im.const(node.input[0], "the shape of ConstantOfShape")]
+    value = numpy_helper.to_array(attrs["value"]).reshape(-1)[0] if "value" in attrs else np.float32(0)
+    # A zero-stride view: a splat weight of any size costs no memory here.
+    im.consts[node.output[0]] = np.broadcast_to(np.asarray(value), shape)
+
+
+@onnx_op("Shape")
+def _shape(im: _Importer, node, attrs):
+    x = g.shape_of(im.value(node.input[0])) if node.input[0] not in im.consts else im.consts[node.input[0]].shape
+    start, end = attrs.get("start", 0), attrs.get("end", None)
+    if shapes.is_static(x):
+        im.consts[node.output[0]] = np.array(x[start:end], dtype=np.int64)
+        return
+    if start != 0 or end is not None:
+        raise im.error("Shape with start/end of a dynamic tensor is not supported")
+    im.define(node, im.emit(g.ShapeOp, [im.value(node.input[0])]))
+
+
+@onnx_op("Conv")
+def _conv(im: _Importer, node, attrs):
+    x, w = im.value(node.input[0]), im.value(node.input[1])
+    xs, ws = g.shape_of(x), g.shape_of(w)
+    props = im.window_attrs(node, attrs, xs[2:], attrs.get("kernel_shape", ws[2:]))
+    if attrs.get("group", 1) != 1:
+        props["group"] = _i(attrs["group"])
+    bias = [im.value(node.input[2])] if im.has_input(node, 2) else []
+    im.define(node, im.emit(g.ConvOp, [x, w, bias, []], props))
+
+
+@onnx_op("ConvTranspose")
+def _conv_transpose(im: _Importer, node, attrs):
+    x, w = im.value(node.input[0]), im.value(node.input[1])
+    xs, ws = g.shape_of(x), g.shape_of(w)
+    n = len(xs) - 2
+    kernel = list(attrs.get("kernel_shape", ws[2:]))
+    strides = list(attrs.get("strides", [1] * n))
+    dilations = list(attrs.get("dilations", [1] * n))
+    out_pad = list(attrs.get("output_padding", [0] * n))
+    pads = list(attrs.get("pads", [0] * (2 * n)))
+    auto_pad = attrs.get("auto_pad", b"NOTSET")
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    if "output_shape" in attrs or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        if not shapes.is_static(xs[2:]):
+            raise im.error("ConvTranspose with output_shape/auto_pad needs static spatial dims; use --input-shape")
+        target = list(attrs["output_shape"])[-n:] if "output_shape" in attrs else [xs[2 + i] * strides[i] for i in range(n)]
+        pads = [0] * (2 * n)
+        for i in range(n):
+            total = strides[i] * (xs[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - target[i]
+            if total < 0:
+                out_pad[i] += -total
+                total = 0
+            upper = auto_pad != "SAME_LOWER"
+            pads[i], pads[i + n] = (total // 2, total - total // 2) if upper else (total - total // 2, total // 2)
+    props: dict[str, Attribute] = {}
+    if any(s != 1 for s in strides):
+        props["strides"] = int_array(strides)
+    if any(pads):
+        props["pads"] = int_array(pads)
+    if any(d != 1 for d in dilations):
+        props["dilations"] = int_array(dilations)
+    if any(out_pad):
+        props["output_padding"] = int_array(out_pad)
+    if attrs.get("group", 1) != 1:
+        props["group"] = _i(attrs["group"])
+    bias = [im.value(node.input[2])] if im.has_input(node, 2) else []
+    im.define(node, im.emit(g.ConvTransposeOp, [x, w, bias], props))
+
+
+@onnx_op("BatchNormalization")
+def _batch_norm(im: _Importer, node, attrs):
+    if im.extra_outputs_used(node) or attrs.get("training_mode", 0):
+        raise im.error("BatchNormalization in training mode (extra outputs) is not supported")
+    props = {"epsilon": _f(attrs.get("epsilon", 1e-5))}
+    im.define(node, im.emit(g.BatchNormOp, [im.value(n) for n in node.input[:5]], props))
+
+
+def _unary(op_type: type[g.GraphOp]):
+    def run(im: _Importer, node, attrs):
+        im.define(node, im.emit(op_type, [im.value(node.input[0])]))
+
+    return run
+
+
+for _name, _op in [
+    ("Relu", g.ReluOp),
+    ("Sigmoid", g.SigmoidOp),
+    ("Tanh", g.TanhOp),
+    ("Erf", g.ErfOp),
+    ("Sqrt", g.SqrtOp),
+    ("Exp", g.ExpOp),
+    ("Log", g.LogOp),
+    ("Neg", g.NegOp),
+    ("Abs", g.AbsOp),
+    ("Reciprocal", g.ReciprocalOp),
+    ("Identity", g.IdentityOp),
+    ("GlobalAveragePool", g.GlobalAvgPoolOp),
+    ("GlobalMaxPool", g.GlobalMaxPoolOp),
+]:
+    onnx_op(_name)(_unary(_op))
+
+
+@onnx_op("Dropout")
+def _dropout(im: _Importer, node, attrs):
+    if im.extra_outputs_used(node):
+        raise im.error("Dropout's mask output is not supported in inference")
+    im.define(node, im.emit(g.IdentityOp, [im.value(node.input[0])]))
+
+
+@onnx_op("LeakyRelu")
+def _leaky_relu(im: _Importer, node, attrs):
+    props = {"alpha": _f(attrs.get("alpha", 0.01))}
+    im.define(node, im.emit(g.LeakyReluOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("Clip")
+def _clip(im: _Importer, node, attrs):
+    props: dict[str, Attribute] = {}
+    if im.opset < 11:
+        if "min" in attrs:
+            props["min"] = _f(attrs["min"])
+        if "max" in attrs:
+            props["max"] = _f(attrs["max"])
+    else:
+        for i, key in ((1, "min"), (2, "max")):
+            if im.has_input(node, i):
+                props[key] = _f(float(im.const(node.input[i], f"Clip's {key}")))
+    im.define(node, im.emit(g.ClipOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("Gelu")
+def _gelu(im: _Importer, node, attrs):
+    approx = attrs.get("approximate", b"none")
+    approx = approx.decode() if isinstance(approx, bytes) else approx
+    props = {"approximate": StringAttr(approx)} if approx != "none" else {}
+    im.define(node, im.emit(g.GeluOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("Cast")
+def _cast(im: _Importer, node, attrs):
+    to = im._element(attrs["to"], "Cast target")
+    im.define(node, im.emit(g.CastOp, [im.value(node.input[0])], element=to))
+
+
+def _binary(op_type: type[g.GraphOp]):
+    def run(im: _Importer, node, attrs):
+        if attrs.get("broadcast") == 1 and "axis" in attrs:
+            raise im.error("legacy broadcast with axis is not supported")
+        im.define(node, im.emit(op_type, [im.value(node.input[0]), im.value(node.input[1])]))
+
+    return run
+
+
+for _name, _op in [("Add", g.AddOp), ("Sub", g.SubOp), ("Mul", g.MulOp), ("Div", g.DivOp), ("Pow", g.PowOp)]:
+    onnx_op(_name)(_binary(_op))
+
+
+def _variadic(op_type: type[g.GraphOp]):
+    """Max/Min take any number of inputs: a left-to-right chain."""
+
+    def run(im: _Importer, node, attrs):
+        names = [n for n in node.input if n]
+        acc = im.value(names[0])
+        if len(names) == 1:
+            acc = im.emit(g.IdentityOp, [acc])[0]
+        for n in names[1:]:
+            acc = im.emit(op_type, [acc, im.value(n)])[0]
+        im.define(node, [acc])
+
+    return run
+
+
+onnx_op("Max")(_variadic(g.MaxOp))
+onnx_op("Min")(_variadic(g.MinOp))
+
+
+@onnx_op("Sum")
+def _sum(im: _Importer, node, attrs):
+    vals = [im.value(n) for n in node.input if n]
+    if len(vals) == 1:
+        im.define(node, im.emit(g.IdentityOp, vals))
+    else:
+        im.define(node, im.emit(g.SumOp, [vals]))
+
+
+@onnx_op("MatMul")
+def _matmul(im: _Importer, node, attrs):
+    im.define(node, im.emit(g.MatMulOp, [im.value(node.input[0]), im.value(node.input[1]), []]))
+
+
+@onnx_op("Gemm")
+def _gemm(im: _Importer, node, attrs):
+    props: dict[str, Attribute] = {}
+    for key in ("transA", "transB"):
+        if attrs.get(key, 0):
+            props["trans_a" if key == "transA" else "trans_b"] = _i(1)
+    for key in ("alpha", "beta"):
+        if attrs.get(key, 1.0) != 1.0:
+            props[key] = _f(attrs[key])
+    c = [im.value(node.input[2])] if im.has_input(node, 2) else []
+    im.define(node, im.emit(g.GemmOp, [im.value(node.input[0]), im.value(node.input[1]), c], props))
+
+
+def _softmax_like(op_type: type[g.GraphOp]):
+    def run(im: _Importer, node, attrs):
+        x = im.value(node.input[0])
+        xs = g.shape_of(x)
+        rank = len(xs)
+        if im.opset >= 13:
+            im.define(node, im.emit(op_type, [x], {"axis": _i(attrs.get("axis", -1))}))
+            return
+        # Before opset 13 the input is coerced to 2-d around `axis`.
+        try:
+            axis = shapes.normalize_axis(attrs.get("axis", 1), rank)
+        except ShapeError as e:
+            raise im.error(str(e)) from None
+        if axis == rank - 1:
+            im.define(node, im.emit(op_type, [x], {"axis": _i(-1)}))
+            return
+        flat = im.emit(g.FlattenOp, [x], {"axis": _i(axis)})[0]
+        y = im.emit(op_type, [flat], {"axis": _i(1)})[0]
+        if shapes.is_static(xs):
+            target = list(xs)
+        else:
+            raise im.error("Softmax before opset 13 over several dynamic dims is not supported; use --input-shape")
+        im.define(node, im.emit(g.ReshapeOp, [y], {"shape": int_array(target)}))
+
+    return run
+
+
+onnx_op("Softmax")(_softmax_like(g.SoftmaxOp))
+onnx_op("LogSoftmax")(_softmax_like(g.LogSoftmaxOp))
+
+
+@onnx_op("LayerNormalization")
+def _layer_norm(im: _Importer, node, attrs):
+    if im.extra_outputs_used(node):
+        raise im.error("LayerNormalization's Mean/InvStdDev outputs are not supported")
+    props = {"axis": _i(attrs.get("axis", -1)), "epsilon": _f(attrs.get("epsilon", 1e-5))}
+    bias = [im.value(node.input[2])] if im.has_input(node, 2) else []
+    im.define(node, im.emit(g.LayerNormOp, [im.value(node.input[0]), im.value(node.input[1]), bias], props))
+
+
+_REDUCE_AXES_AS_INPUT = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18}
+
+
+def _reduce(op_type: type[g.GraphOp], onnx_name: str):
+    def run(im: _Importer, node, attrs):
+        x = im.value(node.input[0])
+        if im.opset >= _REDUCE_AXES_AS_INPUT[onnx_name]:
+            axes = [int(a) for a in im.const(node.input[1], f"{onnx_name}'s axes")] if im.has_input(node, 1) else []
+        else:
+            axes = list(attrs.get("axes", []))
+        if not axes and attrs.get("noop_with_empty_axes", 0):
+            im.define(node, im.emit(g.IdentityOp, [x]))
+            return
+        props: dict[str, Attribute] = {"keepdims": _i(attrs.get("keepdims", 1))}
+        if axes:
+            props["axes"] = int_array(axes)
+        im.define(node, im.emit(op_type, [x], props))
+
+    return run
+
+
+for _name, _op in [
+    ("ReduceMean", g.ReduceMeanOp),
+    ("ReduceSum", g.ReduceSumOp),
+    ("ReduceMax", g.ReduceMaxOp),
+    ("ReduceMin", g.ReduceMinOp),
+]:
+    onnx_op(_name)(_reduce(_op, _name))
+
+
+def _pool(op_type: type[g.GraphOp]):
+    def run(im: _Importer, node, attrs):
+        if im.extra_outputs_used(node):
+            raise im.error("MaxPool's Indices output is not supported")
+        if attrs.get("storage_order", 0):
+            raise im.error("MaxPool with storage_order=1 is not supported")
+        x = im.value(node.input[0])
+        kernel = list(attrs["kernel_shape"])
+        props = im.window_attrs(node, attrs, g.shape_of(x)[2:], kernel)
+        props["kernel_shape"] = int_array(kernel)
+        if attrs.get("ceil_mode", 0):
+            props["ceil_mode"] = _i(1)
+        if attrs.get("count_include_pad", 0):
+            props["count_include_pad"] = _i(1)
+        im.define(node, im.emit(op_type, [x], props))
+
+    return run
+
+
+onnx_op("MaxPool")(_pool(g.MaxPoolOp))
+onnx_op("AveragePool")(_pool(g.AvgPoolOp))
+
+
+@onnx_op("LRN")
+def _lrn(im: _Importer, node, attrs):
+    props = {
+        "size": _i(attrs["size"]),
+        "alpha": _f(attrs.get("alpha", 1e-4)),
+        "beta": _f(attrs.get("beta", 0.75)),
+        "bias": _f(attrs.get("bias", 1.0)),
+    }
+    im.define(node, im.emit(g.LrnOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("Concat")
+def _concat(im: _Importer, node, attrs):
+    vals = [im.value(n) for n in node.input if n]
+    im.define(node, im.emit(g.ConcatOp, [vals], {"axis": _i(attrs["axis"])}))
+
+
+@onnx_op("Split")
+def _split(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    xs = g.shape_of(x)
+    axis = attrs.get("axis", 0)
+    if im.opset >= 13 and im.has_input(node, 1):
+        sizes = [int(s) for s in im.const(node.input[1], "Split's sizes")]
+    elif "split" in attrs:
+        sizes = list(attrs["split"])
+    else:
+        try:
+            extent = xs[shapes.normalize_axis(axis, len(xs))]
+        except ShapeError as e:
+            raise im.error(str(e)) from None
+        if extent == DYN:
+            raise im.error("Split into equal parts of a dynamic dim is not supported; use --input-shape")
+        parts = attrs.get("num_outputs", len(node.output))
+        chunk = -(-extent // parts)
+        sizes = [min(chunk, extent - i * chunk) for i in range(parts)]
+    im.define(node, im.emit(g.SplitOp, [x], {"axis": _i(axis), "split": int_array(sizes)}, num_results=len(sizes)))
+
+
+@onnx_op("Slice")
+def _slice(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    if im.opset < 10:
+        starts, ends = list(attrs["starts"]), list(attrs["ends"])
+        axes = list(attrs.get("axes", range(len(starts))))
+        steps = [1] * len(starts)
+    else:
+        starts = [int(v) for v in im.const(node.input[1], "Slice's starts")]
+        ends = [int(v) for v in im.const(node.input[2], "Slice's ends")]
+        axes = [int(v) for v in im.const(node.input[3], "Slice's axes")] if im.has_input(node, 3) else list(range(len(starts)))
+        steps = [int(v) for v in im.const(node.input[4], "Slice's steps")] if im.has_input(node, 4) else [1] * len(starts)
+    # int64 extremes mean "to the end"; keep them inside i64 printing range.
+    clamp = lambda v: max(min(v, 2**62), -(2**62))  # noqa: E731
+    props = {
+        "starts": int_array([clamp(v) for v in starts]),
+        "ends": int_array([clamp(v) for v in ends]),
+        "axes": int_array(axes),
+    }
+    if any(s != 1 for s in steps):
+        props["steps"] = int_array(steps)
+    im.define(node, im.emit(g.SliceOp, [x], props))
+
+
+@onnx_op("Reshape")
+def _reshape(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    if im.opset < 5:
+        target = list(attrs["shape"])
+    else:
+        target = [int(v) for v in im.const(node.input[1], "Reshape's shape")]
+    props: dict[str, Attribute] = {"shape": int_array(target)}
+    if attrs.get("allowzero", 0):
+        props["allowzero"] = _i(1)
+    im.define(node, im.emit(g.ReshapeOp, [x], props))
+
+
+@onnx_op("Flatten")
+def _flatten(im: _Importer, node, attrs):
+    im.define(node, im.emit(g.FlattenOp, [im.value(node.input[0])], {"axis": _i(attrs.get("axis", 1))}))
+
+
+@onnx_op("Transpose")
+def _transpose(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    perm = list(attrs.get("perm", reversed(range(len(g.shape_of(x))))))
+    im.define(node, im.emit(g.TransposeOp, [x], {"perm": int_array(perm)}))
+
+
+def _axes_op(op_type: type[g.GraphOp], onnx_name: str):
+    def run(im: _Importer, node, attrs):
+        x = im.value(node.input[0])
+        if im.opset >= 13:
+            axes = [int(a) for a in im.const(node.input[1], f"{onnx_name}'s axes")] if im.has_input(node, 1) else None
+        else:
+            axes = list(attrs["axes"]) if "axes" in attrs else None
+        if axes is None:
+            xs = g.shape_of(x)
+            if onnx_name == "Unsqueeze" or not shapes.is_static(xs):
+                raise im.error(f"{onnx_name} without axes needs a static input shape")
+            axes = [i for i, d in enumerate(xs) if d == 1]
+        im.define(node, im.emit(op_type, [x], {"axes": int_array(axes)}))
+
+    return run
+
+
+onnx_op("Squeeze")(_axes_op(g.SqueezeOp, "Squeeze"))
+onnx_op("Unsqueeze")(_axes_op(g.UnsqueezeOp, "Unsqueeze"))
+
+
+@onnx_op("Gather")
+def _gather(im: _Importer, node, attrs):
+    props = {"axis": _i(attrs.get("axis", 0))}
+    im.define(node, im.emit(g.GatherOp, [im.value(node.input[0]), im.value(node.input[1])], props))
+
+
+SUPPORTED_OPS = frozenset(_IMPORTERS)
+"""ONNX operator types of the default domain that import."""

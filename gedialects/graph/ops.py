@@ -1,0 +1,961 @@
+"""The graph dialect: one op per neural-network operator, with ONNX semantics.
+
+Values are builtin ranked tensors. Every op has a verifier that re-derives its
+result types from its operands and attributes (the rules live in `shapes.py`)
+and names the op's model node in its message. Operator attributes are
+properties printed in the attribute dictionary:
+
+    %y = graph.conv %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>}
+           : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>)
+           -> tensor<1x64x112x112xf32> loc("conv1")
+
+Fused ops stay ordinary ops: conv/matmul/gemm carry an optional `activation`
+epilogue, and any op may carry an `absorbed` attribute listing the model
+nodes that were folded into it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f64,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarResultDef,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from gedialects.graph import shapes
+from gedialects.graph.shapes import DYN, Shape, ShapeError
+from gedialects.location import describe_op
+
+ACTIVATIONS = ("relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu")
+"""Epilogues a conv/matmul/gemm may apply to its result (see reference.activate)."""
+
+
+def int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def float_array(values: Sequence[float]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(f64, [float(v) for v in values])
+
+
+def shape_of(value: SSAValue | Attribute) -> Shape:
+    t = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def element_type_of(value: SSAValue) -> Attribute:
+    assert isinstance(value.type, TensorType)
+    return value.type.element_type
+
+
+class GraphOp(IRDLOperation, ABC):
+    """Base of every operator: attribute accessors and the result-type verifier."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+
+    # Ops are not `Pure`: xDSL's greedy rewriter would silently erase unused
+    # ones, and dead-code removal is graph-canonicalize's job, with a record.
+
+    # --- attribute accessors with ONNX defaults ---------------------------
+    def ints(self, name: str, default: Sequence[int] = ()) -> tuple[int, ...]:
+        attr = self.properties.get(name)
+        if attr is None:
+            return tuple(default)
+        assert isinstance(attr, DenseArrayBase)
+        return tuple(int(v) for v in attr.get_values())
+
+    def int_(self, name: str, default: int) -> int:
+        attr = self.properties.get(name)
+        return default if attr is None else attr.value.data  # type: ignore[union-attr]
+
+    def float_(self, name: str, default: float) -> float:
+        attr = self.properties.get(name)
+        return default if attr is None else float(attr.value.data)  # type: ignore[union-attr]
+
+    def floats(self, name: str) -> tuple[float, ...]:
+        attr = self.properties.get(name)
+        return () if attr is None else tuple(attr.get_values())  # type: ignore[union-attr]
+
+    def str_(self, name: str, default: str) -> str:
+        attr = self.properties.get(name)
+        return default if attr is None else attr.data  # type: ignore[union-attr]
+
+    # --- shape inference ---------------------------------------------------
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        """Result shapes from operand shapes; raise ShapeError when invalid."""
+        raise NotImplementedError
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        """Result element types; None where the op leaves it free (cast)."""
+        float_like = [t for t in ins if isinstance(t, AnyFloat)]
+        if len({*float_like}) > 1:
+            raise ShapeError(
+                "operands mix element types " + ", ".join(str(t) for t in ins)
+            )
+        return [ins[0]] * len(self.results)
+
+    def verify_(self) -> None:
+        ins = [shape_of(o) for o in self.operands]
+        try:
+            expected = self.infer_shapes(ins)
+            etypes = self.infer_element_types([element_type_of(o) for o in self.operands])
+        except ShapeError as e:
+            raise VerifyException(f"{describe_op(self)}: {e}") from None
+        for i, (res, want, et) in enumerate(zip(self.results, expected, etypes)):
+            got = shape_of(res)
+            if len(got) != len(want) or any(
+                g != w and DYN not in (g, w) for g, w in zip(got, want)
+            ):
+                raise VerifyException(
+                    f"{describe_op(self)}: result #{i} has shape {shapes.fmt(got)} "
+                    f"but the operands give {shapes.fmt(want)}"
+                )
+            if et is not None and element_type_of(res) != et:
+                raise VerifyException(
+                    f"{describe_op(self)}: result #{i} has element type "
+                    f"{element_type_of(res)} but the operands give {et}"
+                )
+
+    @classmethod
+    def build_inferred(
+        cls,
+        operands: Sequence[SSAValue | Sequence[SSAValue]],
+        properties: Mapping[str, Attribute] | None = None,
+        attributes: Mapping[str, Attribute] | None = None,
+        location: Attribute | None = None,
+        num_results: int = 1,
+        element_type: Attribute | None = None,
+    ):
+        """Create the op with result types derived by its own shape rules.
+
+        `operands` is grouped as for the IRDL constructor (a list, possibly
+        empty, for each optional or variadic operand). `element_type` is
+        the result element type of ops that leave it free (cast).
+        """
+        placeholder = TensorType(i64, [])
+        variadic = any(
+            isinstance(d, VarResultDef) for _, d in cls.get_irdl_definition().results
+        )
+        result_types = [[placeholder] * num_results] if variadic else [placeholder] * num_results
+        op = cls(
+            operands=operands,
+            result_types=result_types,
+            properties=dict(properties or {}),
+            attributes=dict(attributes or {}),
+        )
+        if location is not None:
+            op.location = location  # type: ignore[assignment]
+        ins = [shape_of(o) for o in op.operands]
+        out_shapes = op.infer_shapes(ins)
+        etypes = op.infer_element_types([element_type_of(o) for o in op.operands])
+        for res, s, et in zip(op.results, out_shapes, etypes, strict=True):
+            # The op is brand new and its results have no uses yet, so giving
+            # them their real type in place is safe.
+            res._type = TensorType(et if et is not None else element_type, s)  # type: ignore[arg-type]
+        return op
+
+
+class ElementwiseUnaryOp(GraphOp, ABC):
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [ins[0]]
+
+
+class ElementwiseBinaryOp(GraphOp, ABC):
+    """Numpy-broadcasting binary op."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.broadcast(*ins)]
+
+
+# ---------------------------------------------------------------- constants
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tensor constant: `dense<...>` for small values, `dense_resource<key>`
+    (bytes in the file's dialect_resources section) for weights."""
+
+    name = "graph.constant"
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    output = result_def(TensorType)
+    traits = traits_def(ConstantLike(), Pure())
+
+    def __init__(self, value: DenseIntOrFPElementsAttr | DenseResourceAttr):
+        super().__init__(properties={"value": value}, result_types=[value.type])
+
+    def verify_(self) -> None:
+        if self.value.type != self.output.type:
+            raise VerifyException(
+                f"{describe_op(self)}: value type {self.value.type} differs from "
+                f"result type {self.output.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+            parser.raise_error("graph.constant expects a dense or dense_resource value")
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class FillOp(IRDLOperation):
+    """A tensor whose elements all equal one scalar (ONNX ConstantOfShape).
+
+    Kept apart from graph.constant so a splat weight costs O(1) in the IR
+    whatever its shape (xDSL materialises every element of a splat `dense`).
+    """
+
+    name = "graph.fill"
+    value = prop_def(FloatAttr | IntegerAttr)
+    output = result_def(TensorType)
+    traits = traits_def(ConstantLike(), Pure())
+
+    def __init__(self, value: float | int, type: TensorType):
+        et = type.element_type
+        attr = FloatAttr(value, et) if isinstance(et, AnyFloat) else IntegerAttr(int(value), et)  # type: ignore[arg-type]
+        super().__init__(properties={"value": attr}, result_types=[type])
+
+    def verify_(self) -> None:
+        if self.value.type != self.output.type.element_type:
+            raise VerifyException(
+                f"{describe_op(self)}: value type {self.value.type} differs from "
+                f"element type {self.output.type.element_type}"
+            )
+        if not shapes.is_static(shape_of(self.output)):
+            raise VerifyException(f"{describe_op(self)}: fill needs a static shape")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FillOp:
+        pos = parser.pos
+        number = parser.parse_number()
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        type = parser.parse_type()
+        if not isinstance(type, TensorType):
+            parser.raise_error("graph.fill expects a tensor type", pos)
+        op = cls(number, type)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        v = self.value.value.data
+        printer.print_string(repr(float(v)) if isinstance(self.value, FloatAttr) else str(v))
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.output.type)
+
+
+# ------------------------------------------------------------------ NN ops
+
+
+class WindowOpMixin:
+    """Spatial attributes shared by conv and pooling: [begins..., ends...] pads."""
+
+    def window(self: GraphOp, rank: int) -> tuple[tuple[int, ...], ...]:  # type: ignore[misc]
+        n = rank - 2
+        return (
+            self.ints("strides", (1,) * n),
+            self.ints("pads", (0,) * (2 * n)),
+            self.ints("dilations", (1,) * n),
+        )
+
+
+def _check_activation(op: GraphOp) -> None:
+    act = op.str_("activation", "")
+    if act and act not in ACTIVATIONS:
+        raise ShapeError(f"unknown activation '{act}' (expected one of {', '.join(ACTIVATIONS)})")
+
+
+@irdl_op_definition
+class ConvOp(GraphOp, WindowOpMixin):
+    """N-d convolution (ONNX Conv, explicit pads), with optional bias, a
+    residual operand added before the activation epilogue."""
+
+    name = "graph.conv"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
+    group = opt_prop_def(IntegerAttr)
+    activation = opt_prop_def(StringAttr)
+    activation_params = opt_prop_def(DenseArrayBase)
+
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    assembly_format = (
+        "$input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:` "
+        "`(` type($input) `,` type($weight) (`,` `bias` type($bias)^)? "
+        "(`,` `residual` type($residual)^)? `)` `->` type($output)"
+    )
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        _check_activation(self)
+        strides, pads, dil = self.window(len(ins[0]))
+        out = shapes.conv(ins[0], ins[1], strides, pads, dil, self.int_("group", 1))
+        if self.bias is not None:
+            b = shape_of(self.bias)
+            if len(b) != 1 or (b[0] not in (DYN, out[1]) and out[1] != DYN):
+                raise ShapeError(f"bias {shapes.fmt(b)} must be 1-d of extent {out[1]}")
+        if self.residual is not None:
+            r = shape_of(self.residual)
+            if shapes.broadcast(out, r) != tuple(out) and shapes.is_static(out):
+                raise ShapeError(f"residual {shapes.fmt(r)} does not broadcast to {shapes.fmt(out)}")
+        return [out]
+
+
+@irdl_op_definition
+class ConvTransposeOp(GraphOp, WindowOpMixin):
+    """N-d transposed convolution (ONNX ConvTranspose, explicit pads)."""
+
+    name = "graph.conv_transpose"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    strides = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
+    output_padding = opt_prop_def(DenseArrayBase)
+    group = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        n = len(ins[0]) - 2
+        strides, pads, dil = self.window(len(ins[0]))
+        out_pad = self.ints("output_padding", (0,) * n)
+        return [
+            shapes.conv_transpose(
+                ins[0], ins[1], strides, pads, dil, out_pad, self.int_("group", 1)
+            )
+        ]
+
+
+@irdl_op_definition
+class BatchNormOp(GraphOp):
+    """Inference batch normalisation: scale * (x - mean) / sqrt(var + eps) + bias."""
+
+    name = "graph.batch_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    var = operand_def(TensorType)
+    output = result_def(TensorType)
+    epsilon = opt_prop_def(FloatAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        x = ins[0]
+        if len(x) < 2:
+            raise ShapeError(f"input {shapes.fmt(x)} needs a channel dim")
+        for name, s in zip(("scale", "bias", "mean", "var"), ins[1:]):
+            if len(s) != 1 or DYN not in (s[0], x[1]) and s[0] != x[1]:
+                raise ShapeError(f"{name} {shapes.fmt(s)} must be 1-d of extent {x[1]}")
+        return [x]
+
+
+class PoolOp(GraphOp, WindowOpMixin, ABC):
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    kernel_shape = prop_def(DenseArrayBase)
+    strides = opt_prop_def(DenseArrayBase)
+    pads = opt_prop_def(DenseArrayBase)
+    dilations = opt_prop_def(DenseArrayBase)
+    ceil_mode = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        k = self.ints("kernel_shape")
+        strides, pads, dil = self.window(len(k) + 2)
+        return [shapes.pool(ins[0], k, strides, pads, dil, bool(self.int_("ceil_mode", 0)))]
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    name = "graph.max_pool"
+
+
+@irdl_op_definition
+class AvgPoolOp(PoolOp):
+    """Average pooling; `count_include_pad` counts padded cells in the divisor."""
+
+    name = "graph.avg_pool"
+    count_include_pad = opt_prop_def(IntegerAttr)
+
+
+class GlobalPoolOp(GraphOp, ABC):
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        x = ins[0]
+        if len(x) < 3:
+            raise ShapeError(f"input {shapes.fmt(x)} needs spatial dims")
+        return [(x[0], x[1]) + (1,) * (len(x) - 2)]
+
+
+@irdl_op_definition
+class GlobalAvgPoolOp(GlobalPoolOp):
+    name = "graph.global_avg_pool"
+
+
+@irdl_op_definition
+class GlobalMaxPoolOp(GlobalPoolOp):
+    name = "graph.global_max_pool"
+
+
+@irdl_op_definition
+class LrnOp(GraphOp):
+    """Local response normalisation across channels (ONNX LRN)."""
+
+    name = "graph.lrn"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    size = prop_def(IntegerAttr)
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    bias = opt_prop_def(FloatAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        if len(ins[0]) < 3:
+            raise ShapeError(f"input {shapes.fmt(ins[0])} needs rank >= 3")
+        if self.int_("size", 1) < 1:
+            raise ShapeError("size must be positive")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class MatMulOp(GraphOp):
+    """Numpy matmul, with an optional bias added and an activation epilogue."""
+
+    name = "graph.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    activation = opt_prop_def(StringAttr)
+    activation_params = opt_prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        _check_activation(self)
+        out = shapes.matmul(ins[0], ins[1])
+        if len(ins) > 2 and shapes.broadcast(out, ins[2]) != out and shapes.is_static(out):
+            raise ShapeError(f"bias {shapes.fmt(ins[2])} does not broadcast to {shapes.fmt(out)}")
+        return [out]
+
+
+@irdl_op_definition
+class GemmOp(GraphOp):
+    """alpha * op(A) @ op(B) + beta * C (ONNX Gemm), with an activation epilogue."""
+
+    name = "graph.gemm"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    trans_a = opt_prop_def(IntegerAttr)
+    trans_b = opt_prop_def(IntegerAttr)
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+    activation = opt_prop_def(StringAttr)
+    activation_params = opt_prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        _check_activation(self)
+        out = shapes.gemm(
+            ins[0], ins[1], bool(self.int_("trans_a", 0)), bool(self.int_("trans_b", 0))
+        )
+        if len(ins) > 2 and shapes.is_static(out) and shapes.broadcast(out, ins[2]) != out:
+            raise ShapeError(f"bias {shapes.fmt(ins[2])} does not broadcast to {shapes.fmt(out)}")
+        return [out]
+
+
+@irdl_op_definition
+class SoftmaxOp(GraphOp):
+    """Softmax along one axis (ONNX opset >= 13 semantics; older opsets are
+    rewritten at import)."""
+
+    name = "graph.softmax"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        shapes.normalize_axis(self.int_("axis", -1), len(ins[0]))
+        return [ins[0]]
+
+
+@irdl_op_definition
+class LogSoftmaxOp(GraphOp):
+    name = "graph.log_softmax"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        shapes.normalize_axis(self.int_("axis", -1), len(ins[0]))
+        return [ins[0]]
+
+
+@irdl_op_definition
+class LayerNormOp(GraphOp):
+    """Normalise over dims [axis, rank), then scale and shift (ONNX
+    LayerNormalization, first output only)."""
+
+    name = "graph.layer_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+    epsilon = opt_prop_def(FloatAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        x = ins[0]
+        ax = shapes.normalize_axis(self.int_("axis", -1), len(x))
+        for s in ins[1:]:
+            shapes.broadcast(x[ax:], s)
+            if len(s) > len(x) - ax:
+                raise ShapeError(f"scale/bias {shapes.fmt(s)} has more dims than {shapes.fmt(x[ax:])}")
+        return [x]
+
+
+# ------------------------------------------------------------- elementwise
+
+
+@irdl_op_definition
+class ReluOp(ElementwiseUnaryOp):
+    name = "graph.relu"
+
+
+@irdl_op_definition
+class LeakyReluOp(ElementwiseUnaryOp):
+    name = "graph.leaky_relu"
+    alpha = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class ClipOp(ElementwiseUnaryOp):
+    """Clamp to [min, max]; a missing bound is unbounded."""
+
+    name = "graph.clip"
+    min = opt_prop_def(FloatAttr)
+    max = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class SigmoidOp(ElementwiseUnaryOp):
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(ElementwiseUnaryOp):
+    name = "graph.tanh"
+
+
+@irdl_op_definition
+class ErfOp(ElementwiseUnaryOp):
+    name = "graph.erf"
+
+
+@irdl_op_definition
+class GeluOp(ElementwiseUnaryOp):
+    """GELU; approximate = "none" (erf form) or "tanh"."""
+
+    name = "graph.gelu"
+    approximate = opt_prop_def(StringAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        if self.str_("approximate", "none") not in ("none", "tanh"):
+            raise ShapeError("approximate must be \"none\" or \"tanh\"")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class SqrtOp(ElementwiseUnaryOp):
+    name = "graph.sqrt"
+
+
+@irdl_op_definition
+class ExpOp(ElementwiseUnaryOp):
+    name = "graph.exp"
+
+
+@irdl_op_definition
+class LogOp(ElementwiseUnaryOp):
+    name = "graph.log"
+
+
+@irdl_op_definition
+class NegOp(ElementwiseUnaryOp):
+    name = "graph.neg"
+
+
+@irdl_op_definition
+class AbsOp(ElementwiseUnaryOp):
+    name = "graph.abs"
+
+
+@irdl_op_definition
+class ReciprocalOp(ElementwiseUnaryOp):
+    name = "graph.reciprocal"
+
+
+@irdl_op_definition
+class IdentityOp(ElementwiseUnaryOp):
+    """Pass-through (ONNX Identity, and Dropout in inference)."""
+
+    name = "graph.identity"
+
+
+@irdl_op_definition
+class CastOp(ElementwiseUnaryOp):
+    """Element type conversion; the target is the result's element type."""
+
+    name = "graph.cast"
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        return [None]
+
+
+@irdl_op_definition
+class AddOp(ElementwiseBinaryOp):
+    name = "graph.add"
+
+
+@irdl_op_definition
+class SubOp(ElementwiseBinaryOp):
+    name = "graph.sub"
+
+
+@irdl_op_definition
+class MulOp(ElementwiseBinaryOp):
+    name = "graph.mul"
+
+
+@irdl_op_definition
+class DivOp(ElementwiseBinaryOp):
+    name = "graph.div"
+
+
+@irdl_op_definition
+class PowOp(ElementwiseBinaryOp):
+    """x ** y; the exponent may have another element type (ONNX Pow)."""
+
+    name = "graph.pow"
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        return [ins[0]]
+
+
+@irdl_op_definition
+class MaxOp(ElementwiseBinaryOp):
+    name = "graph.max"
+
+
+@irdl_op_definition
+class MinOp(ElementwiseBinaryOp):
+    name = "graph.min"
+
+
+@irdl_op_definition
+class SumOp(GraphOp):
+    """Broadcasting sum of any number of tensors (ONNX Sum)."""
+
+    name = "graph.sum"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        if not ins:
+            raise ShapeError("sum needs at least one operand")
+        return [shapes.broadcast(*ins)]
+
+
+# -------------------------------------------------------------- reductions
+
+
+class ReduceOp(GraphOp, ABC):
+    """Reduce over `axes` (all axes when absent)."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = opt_prop_def(DenseArrayBase)
+    keepdims = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.reduce(ins[0], self.ints("axes"), bool(self.int_("keepdims", 1)))]
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "graph.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "graph.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "graph.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "graph.reduce_min"
+
+
+# ---------------------------------------------------------- data movement
+
+
+@irdl_op_definition
+class ConcatOp(GraphOp):
+    name = "graph.concat"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.concat(ins, self.int_("axis", 0))]
+
+
+@irdl_op_definition
+class SplitOp(GraphOp):
+    name = "graph.split"
+    input = operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+    split = prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return shapes.split(ins[0], self.int_("axis", 0), self.ints("split"))
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        return [ins[0]] * len(self.ints("split"))
+
+
+@irdl_op_definition
+class SliceOp(GraphOp):
+    """Strided slice with ONNX clamping of starts/ends."""
+
+    name = "graph.slice"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    starts = prop_def(DenseArrayBase)
+    ends = prop_def(DenseArrayBase)
+    axes = opt_prop_def(DenseArrayBase)
+    steps = opt_prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        starts = self.ints("starts")
+        axes = self.ints("axes", range(len(starts)))
+        steps = self.ints("steps", (1,) * len(starts))
+        return [shapes.slice_shape(ins[0], starts, self.ints("ends"), axes, steps)]
+
+
+@irdl_op_definition
+class ReshapeOp(GraphOp):
+    """ONNX Reshape with a constant `shape` (0 copies a dim unless allowzero,
+    one -1 is inferred). A view: it moves no data."""
+
+    name = "graph.reshape"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    shape = prop_def(DenseArrayBase)
+    allowzero = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [
+            shapes.resolve_reshape(ins[0], self.ints("shape"), bool(self.int_("allowzero", 0)))
+        ]
+
+
+@irdl_op_definition
+class FlattenOp(GraphOp):
+    name = "graph.flatten"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.flatten(ins[0], self.int_("axis", 1))]
+
+
+@irdl_op_definition
+class TransposeOp(GraphOp):
+    name = "graph.transpose"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    perm = prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.transpose(ins[0], self.ints("perm"))]
+
+
+@irdl_op_definition
+class SqueezeOp(GraphOp):
+    name = "graph.squeeze"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.squeeze(ins[0], self.ints("axes"))]
+
+
+@irdl_op_definition
+class UnsqueezeOp(GraphOp):
+    name = "graph.unsqueeze"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axes = prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.unsqueeze(ins[0], self.ints("axes"))]
+
+
+@irdl_op_definition
+class GatherOp(GraphOp):
+    """Take entries of `input` along `axis` at integer `indices` (ONNX Gather)."""
+
+    name = "graph.gather"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.gather(ins[0], ins[1], self.int_("axis", 0))]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if not isinstance(ins[1], IntegerType):
+            raise ShapeError(f"indices must be integers, got {ins[1]}")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class ShapeOp(GraphOp):
+    """The shape of a tensor as a 1-d i64 tensor; folds once it is static."""
+
+    name = "graph.shape"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [(len(ins[0]),)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        return [i64]
+
+
+Graph = Dialect(
+    "graph",
+    [
+        ConstantOp,
+        FillOp,
+        ConvOp,
+        ConvTransposeOp,
+        BatchNormOp,
+        MaxPoolOp,
+        AvgPoolOp,
+        GlobalAvgPoolOp,
+        GlobalMaxPoolOp,
+        LrnOp,
+        MatMulOp,
+        GemmOp,
+        SoftmaxOp,
+        LogSoftmaxOp,
+        LayerNormOp,
+        ReluOp,
+        LeakyReluOp,
+        ClipOp,
+        SigmoidOp,
+        TanhOp,
+        ErfOp,
+        GeluOp,
+        SqrtOp,
+        ExpOp,
+        LogOp,
+        NegOp,
+        AbsOp,
+        ReciprocalOp,
+        IdentityOp,
+        CastOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        PowOp,
+        MaxOp,
+        MinOp,
+        SumOp,
+        ReduceMeanOp,
+        ReduceSumOp,
+        ReduceMaxOp,
+        ReduceMinOp,
+        ConcatOp,
+        SplitOp,
+        SliceOp,
+        ReshapeOp,
+        FlattenOp,
+        TransposeOp,
+        SqueezeOp,
+        UnsqueezeOp,
+        GatherOp,
+        ShapeOp,
+    ],
+    [],
+)

@@ -1,0 +1,346 @@
+"""Shape rules of the graph dialect, on plain tuples.
+
+One module holds every op's shape arithmetic so that the verifiers, the ONNX
+importer (which builds result types) and the reference interpreter (which
+resolves reshape targets) agree by construction. A dimension of ``DYN`` (-1,
+printed ``?``) is unknown until an input shape is fixed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+DYN = -1
+
+Shape = tuple[int, ...]
+
+
+class ShapeError(ValueError):
+    """A shape rule is violated; the message says how, for a user."""
+
+
+def is_static(shape: Sequence[int]) -> bool:
+    return all(d != DYN for d in shape)
+
+
+def num_elements(shape: Sequence[int]) -> int:
+    return math.prod(shape) if is_static(shape) else DYN
+
+
+def fmt(shape: Sequence[int]) -> str:
+    return "x".join("?" if d == DYN else str(d) for d in shape) or "scalar"
+
+
+def normalize_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ShapeError(f"{what} {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def normalize_axes(axes: Sequence[int], rank: int, what: str = "axes") -> list[int]:
+    out = [normalize_axis(a, rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        raise ShapeError(f"{what} {list(axes)} repeat an axis")
+    return out
+
+
+def broadcast(*shapes: Sequence[int]) -> Shape:
+    """Numpy (multidirectional) broadcasting, with unknown dims."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[int] = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        known = {d for d in dims if d not in (1, DYN)}
+        if len(known) > 1:
+            raise ShapeError(
+                "shapes " + ", ".join(fmt(s) for s in shapes) + " do not broadcast"
+            )
+        if known:
+            out.append(known.pop())
+        elif DYN in dims:
+            out.append(DYN)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def window_output(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool = False,
+) -> Shape:
+    """Output spatial dims of a conv/pool window; pads are [begins..., ends...]."""
+    n = len(spatial)
+    out = []
+    for i in range(n):
+        size, total_pad = spatial[i], pads[i] + pads[i + n]
+        if size == DYN:
+            out.append(DYN)
+            continue
+        span = dilations[i] * (kernel[i] - 1) + 1
+        if size + total_pad < span:
+            raise ShapeError(
+                f"window of extent {span} does not fit input extent {size} "
+                f"with padding {pads[i]}+{pads[i + n]}"
+            )
+        if ceil_mode:
+            o = -(-(size + total_pad - span) // strides[i]) + 1
+            # A window that would start inside the end padding is dropped.
+            if (o - 1) * strides[i] >= size + pads[i]:
+                o -= 1
+        else:
+            o = (size + total_pad - span) // strides[i] + 1
+        out.append(o)
+    return tuple(out)
+
+
+def same_pads(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    upper: bool,
+) -> list[int]:
+    """Explicit pads for ONNX auto_pad SAME_UPPER / SAME_LOWER."""
+    n = len(spatial)
+    begins, ends = [0] * n, [0] * n
+    for i in range(n):
+        out = -(-spatial[i] // strides[i])
+        span = dilations[i] * (kernel[i] - 1) + 1
+        total = max(0, (out - 1) * strides[i] + span - spatial[i])
+        small, big = total // 2, total - total // 2
+        begins[i], ends[i] = (small, big) if upper else (big, small)
+    return begins + ends
+
+
+def conv(
+    x: Sequence[int],
+    w: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    group: int,
+) -> Shape:
+    if len(x) < 3 or len(w) != len(x):
+        raise ShapeError(
+            f"input {fmt(x)} and weight {fmt(w)} must have the same rank (>= 3)"
+        )
+    n = len(x) - 2
+    _check_window_attrs(n, strides, pads, dilations)
+    if x[1] != DYN and w[1] != DYN and x[1] != w[1] * group:
+        raise ShapeError(
+            f"input channels {x[1]} do not match weight channels {w[1]} x group {group}"
+        )
+    if w[0] != DYN and w[0] % group:
+        raise ShapeError(f"output channels {w[0]} are not divisible by group {group}")
+    return (x[0], w[0]) + window_output(x[2:], w[2:], strides, pads, dilations)
+
+
+def conv_transpose(
+    x: Sequence[int],
+    w: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    output_padding: Sequence[int],
+    group: int,
+) -> Shape:
+    if len(x) < 3 or len(w) != len(x):
+        raise ShapeError(
+            f"input {fmt(x)} and weight {fmt(w)} must have the same rank (>= 3)"
+        )
+    n = len(x) - 2
+    _check_window_attrs(n, strides, pads, dilations)
+    if x[1] != DYN and w[0] != DYN and x[1] != w[0]:
+        raise ShapeError(f"input channels {x[1]} do not match weight dim 0 {w[0]}")
+    spatial = []
+    for i in range(n):
+        if x[2 + i] == DYN:
+            spatial.append(DYN)
+            continue
+        o = (
+            strides[i] * (x[2 + i] - 1)
+            + output_padding[i]
+            + (w[2 + i] - 1) * dilations[i]
+            + 1
+            - pads[i]
+            - pads[i + n]
+        )
+        if o <= 0:
+            raise ShapeError(f"output extent {o} along spatial axis {i} is not positive")
+        spatial.append(o)
+    cout = DYN if w[1] == DYN else w[1] * group
+    return (x[0], cout, *spatial)
+
+
+def _check_window_attrs(
+    n: int, strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int]
+) -> None:
+    if len(strides) != n or len(dilations) != n or len(pads) != 2 * n:
+        raise ShapeError(
+            f"expected {n} strides, {n} dilations and {2 * n} pads, got "
+            f"{len(strides)}, {len(dilations)} and {len(pads)}"
+        )
+    if any(s < 1 for s in strides) or any(d < 1 for d in dilations):
+        raise ShapeError("strides and dilations must be positive")
+    if any(p < 0 for p in pads):
+        raise ShapeError("pads must be non-negative")
+
+
+def pool(
+    x: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+) -> Shape:
+    n = len(kernel)
+    if len(x) != n + 2:
+        raise ShapeError(f"input {fmt(x)} needs rank {n + 2} for a {n}-d kernel")
+    _check_window_attrs(n, strides, pads, dilations)
+    return tuple(x[:2]) + window_output(x[2:], kernel, strides, pads, dilations, ceil_mode)
+
+
+def matmul(a: Sequence[int], b: Sequence[int]) -> Shape:
+    if not a or not b:
+        raise ShapeError("matmul operands must have rank >= 1")
+    a2 = (1, *a) if len(a) == 1 else tuple(a)
+    b2 = (*b, 1) if len(b) == 1 else tuple(b)
+    k1, k2 = a2[-1], b2[-2]
+    if k1 != DYN and k2 != DYN and k1 != k2:
+        raise ShapeError(
+            f"contraction dims differ: {fmt(a)} x {fmt(b)} ({k1} vs {k2})"
+        )
+    batch = broadcast(a2[:-2], b2[:-2])
+    out = (*batch, a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def gemm(a: Sequence[int], b: Sequence[int], trans_a: bool, trans_b: bool) -> Shape:
+    if len(a) != 2 or len(b) != 2:
+        raise ShapeError(f"gemm operands must be 2-d, got {fmt(a)} and {fmt(b)}")
+    m, k1 = (a[1], a[0]) if trans_a else (a[0], a[1])
+    k2, n = (b[1], b[0]) if trans_b else (b[0], b[1])
+    if k1 != DYN and k2 != DYN and k1 != k2:
+        raise ShapeError(f"contraction dims differ: {k1} vs {k2}")
+    return (m, n)
+
+
+def reduce(x: Sequence[int], axes: Sequence[int], keepdims: bool) -> Shape:
+    axes_n = set(normalize_axes(axes, len(x))) if axes else set(range(len(x)))
+    if keepdims:
+        return tuple(1 if i in axes_n else d for i, d in enumerate(x))
+    return tuple(d for i, d in enumerate(x) if i not in axes_n)
+
+
+def concat(shapes: Sequence[Sequence[int]], axis: int) -> Shape:
+    if not shapes:
+        raise ShapeError("concat needs at least one operand")
+    rank = len(shapes[0])
+    ax = normalize_axis(axis, rank)
+    out = list(shapes[0])
+    for s in shapes[1:]:
+        if len(s) != rank:
+            raise ShapeError("concat operands must all have the same rank")
+        for i in range(rank):
+            if i == ax:
+                out[i] = DYN if DYN in (out[i], s[i]) else out[i] + s[i]
+            elif DYN not in (out[i], s[i]) and out[i] != s[i]:
+                raise ShapeError(
+                    f"concat operands differ in dim {i} ({out[i]} vs {s[i]})"
+                )
+            elif out[i] == DYN:
+                out[i] = s[i]
+    return tuple(out)
+
+
+def split(x: Sequence[int], axis: int, sizes: Sequence[int]) -> list[Shape]:
+    ax = normalize_axis(axis, len(x))
+    if x[ax] != DYN and sum(sizes) != x[ax]:
+        raise ShapeError(f"split sizes {list(sizes)} do not add up to dim {x[ax]}")
+    return [tuple(s if i == ax else d for i, d in enumerate(x)) for s in sizes]
+
+
+def resolve_reshape(x: Sequence[int], target: Sequence[int], allowzero: bool) -> Shape:
+    """ONNX Reshape: 0 copies the input dim (unless allowzero), one -1 is inferred."""
+    out = list(target)
+    for i, t in enumerate(out):
+        if t == 0 and not allowzero:
+            if i >= len(x):
+                raise ShapeError(f"shape {list(target)} copies dim {i} the input lacks")
+            out[i] = x[i]
+    if out.count(-1) > 1:
+        raise ShapeError(f"shape {list(target)} has more than one -1")
+    if any(t < -1 for t in out):
+        raise ShapeError(f"shape {list(target)} has a negative dim")
+    total = num_elements(x)
+    if -1 in out:
+        rest = math.prod(t for t in out if t != -1)
+        if total == DYN or any(t == DYN for t in out if t != -1):
+            return tuple(DYN if t == -1 else t for t in out)
+        if rest == 0 or total % rest:
+            raise ShapeError(f"cannot reshape {fmt(x)} into {list(target)}")
+        out[out.index(-1)] = total // rest
+    elif total != DYN and DYN not in out and math.prod(out) != total:
+        raise ShapeError(f"cannot reshape {fmt(x)} ({total} elements) into {fmt(out)}")
+    return tuple(out)
+
+
+def flatten(x: Sequence[int], axis: int) -> Shape:
+    ax = normalize_axis(axis, len(x) + 1) if axis != len(x) else axis
+    return (num_elements(x[:ax]) if ax else 1, num_elements(x[ax:]))
+
+
+def transpose(x: Sequence[int], perm: Sequence[int]) -> Shape:
+    if sorted(perm) != list(range(len(x))):
+        raise ShapeError(f"perm {list(perm)} is not a permutation of rank {len(x)}")
+    return tuple(x[p] for p in perm)
+
+
+def squeeze(x: Sequence[int], axes: Sequence[int]) -> Shape:
+    axes_n = set(normalize_axes(axes, len(x)))
+    for a in axes_n:
+        if x[a] not in (1, DYN):
+            raise ShapeError(f"cannot squeeze axis {a} of extent {x[a]}")
+    return tuple(d for i, d in enumerate(x) if i not in axes_n)
+
+
+def unsqueeze(x: Sequence[int], axes: Sequence[int]) -> Shape:
+    rank = len(x) + len(axes)
+    axes_n = set(normalize_axes(axes, rank))
+    it = iter(x)
+    return tuple(1 if i in axes_n else next(it) for i in range(rank))
+
+
+def slice_shape(
+    x: Sequence[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
+    axes: Sequence[int],
+    steps: Sequence[int],
+) -> Shape:
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise ShapeError("starts, ends, axes and steps must have the same length")
+    out = list(x)
+    for st, en, ax, sp in zip(starts, ends, normalize_axes(axes, len(x)), steps):
+        if sp == 0:
+            raise ShapeError("slice step must not be 0")
+        if x[ax] == DYN:
+            out[ax] = DYN
+            continue
+        out[ax] = len(range(*slice(st, en, sp).indices(x[ax])))
+    return tuple(out)
+
+
+def gather(data: Sequence[int], indices: Sequence[int], axis: int) -> Shape:
+    ax = normalize_axis(axis, len(data))
+    return (*data[:ax], *indices, *data[ax + 1 :])

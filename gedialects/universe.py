@@ -1,0 +1,41 @@
+"""The xDSL universe of gedialects: dialects, passes and frontends by name.
+
+Every entry is a lazy factory (it imports on use) so that `ge-opt --help` and
+plain `xdsl-opt` start fast. Registered through the `xdsl.universe` entry point
+in pyproject.toml; nothing else registers these names again.
+"""
+
+from __future__ import annotations
+
+from xdsl.universe import Universe
+
+
+def _graph_dialect():
+    from gedialects.graph.ops import Graph
+
+    return Graph
+
+
+def _graph_canonicalize():
+    from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
+
+    return GraphCanonicalizePass
+
+
+def _onnx_frontend():
+    from gedialects.frontend.onnx_frontend import OnnxFrontend
+
+    return OnnxFrontend
+
+
+GE_UNIVERSE = Universe(
+    all_dialects={
+        "graph": _graph_dialect,
+    },
+    all_passes={
+        "graph-canonicalize": _graph_canonicalize,
+    },
+    all_frontends={
+        "onnx": _onnx_frontend,
+    },
+)
