@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import UNKNOWN_LOC, FileLineColLoc, FusedLoc, NameLoc, StringAttr
+from xdsl.dialects.builtin import FileLineColLoc, FusedLoc, NameLoc, NoneAttr, StringAttr
 from xdsl.ir import Attribute, Operation
 
 
@@ -41,4 +41,4 @@ def node_name_of(loc: Attribute) -> str:
 
 def name_loc(name: str) -> NameLoc:
     """`loc("conv1")`: how a model node's name is attached to its ops."""
-    return NameLoc(StringAttr(name), UNKNOWN_LOC)
+    return NameLoc(StringAttr(name), NoneAttr())

@@ -20,5 +20,9 @@ class OnnxFrontend(Frontend):
     input_shape: str = ""
 
     def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
+        # The printer looks for resource blobs in the dialects the context has
+        # loaded; nothing was parsed, so load the ones the import produces.
+        for dialect in ("builtin", "func", "graph"):
+            ctx.get_dialect(dialect)
         model = load_model(input_name, input.read())
         return import_model(model, parse_input_shapes(self.input_shape), source=input_name)

@@ -152,7 +152,7 @@ class _Importer:
             raise FrontendError(f"{self.source}: input '{info.name}' is not a tensor")
         dims = [d.dim_value if d.HasField("dim_value") else DYN for d in tt.shape.dim]
         if info.name in self.input_shapes:
-            fixed = list(self.input_shapes[info.name])
+            fixed = [DYN if d < 0 else d for d in self.input_shapes[info.name]]
             if tt.HasField("shape") and len(fixed) != len(dims):
                 raise FrontendError(
                     f"{self.source}: --input-shape gives '{info.name}' rank {len(fixed)}, "
@@ -164,7 +164,7 @@ class _Importer:
                         f"{self.source}: --input-shape sets dim {i} of '{info.name}' to {new}, "
                         f"the model fixes it to {old}"
                     )
-            dims = fixed
+            dims = [DYN if d < 0 else d for d in fixed]
         return TensorType(self._element(tt.elem_type, f"input '{info.name}'"), dims)
 
     def _element(self, onnx_type: int, what: str) -> Attribute:
@@ -189,7 +189,7 @@ class _Importer:
 
     def _materialize(self, name: str, array: np.ndarray) -> SSAValue:
         assert self.builder is not None
-        if array.size > 1 and not any(array.strides):
+        if array.size > 1 and (not any(array.strides) or np.all(array == array.flat[0])):
             op: Operation = g.FillOp(array.flat[0].item(), TensorType(element_type(array.dtype), array.shape))
         else:
             op = g.ConstantOp(constant_attr(name, array))

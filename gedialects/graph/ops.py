@@ -20,6 +20,7 @@ from abc import ABC
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
@@ -56,6 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from gedialects.graph import shapes
 from gedialects.graph.shapes import DYN, Shape, ShapeError
+from gedialects.graph.tensors import numpy_dtype
 from gedialects.location import describe_op
 
 ACTIVATIONS = ("relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu")
@@ -86,9 +88,9 @@ class GraphOp(IRDLOperation, ABC):
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
-
-    # Ops are not `Pure`: xDSL's greedy rewriter would silently erase unused
-    # ones, and dead-code removal is graph-canonicalize's job, with a record.
+    # Operators have no side effects, so xDSL's CSE and DCE apply to them
+    # (and greedy rewrites drop results nobody uses, which is what we want).
+    traits = traits_def(Pure())
 
     # --- attribute accessors with ONNX defaults ---------------------------
     def ints(self, name: str, default: Sequence[int] = ()) -> tuple[int, ...]:
@@ -290,7 +292,13 @@ class FillOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         v = self.value.value.data
-        printer.print_string(repr(float(v)) if isinstance(self.value, FloatAttr) else str(v))
+        if isinstance(self.value, FloatAttr):
+            # The shortest text that reads back as the same element value.
+            v = numpy_dtype(self.value.type).type(v)
+            text = repr(float(v)) if v.dtype == np.float64 else str(v)
+        else:
+            text = str(v)
+        printer.print_string(text)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.output.type)

@@ -2,8 +2,9 @@
 
 One module holds every op's shape arithmetic so that the verifiers, the ONNX
 importer (which builds result types) and the reference interpreter (which
-resolves reshape targets) agree by construction. A dimension of ``DYN`` (-1,
-printed ``?``) is unknown until an input shape is fixed.
+resolves reshape targets) agree by construction. A dimension of ``DYN``
+(xDSL's DYNAMIC_INDEX, printed ``?``) is unknown until an input shape is
+fixed; it is distinct from the -1 of ONNX Reshape targets.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-DYN = -1
+DYN = -(2**63)
 
 Shape = tuple[int, ...]
 

@@ -1,0 +1,181 @@
+"""graph-canonicalize: fold constants and shape ops, drop no-op ops, then CSE
+and DCE.
+
+Constant folding evaluates an op whose operands are all constants with the
+reference kernels; a splat result stays a `graph.fill`, so folding never
+inflates the IR with a blob of equal values.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from gedialects.graph import ops as g
+from gedialects.graph import shapes
+from gedialects.graph.interpreter import evaluate
+from gedialects.graph.tensors import SMALL_CONSTANT_ELEMENTS, constant_attr, element_type, numpy_dtype
+from gedialects.location import describe_op, node_name
+
+log = logging.getLogger("gedialects.canonicalize")
+
+FOLD_MAX_ELEMENTS = 1 << 24
+"""Larger constant results are left unfolded (they would dwarf the IR)."""
+
+_VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp)
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array of a value defined by graph.constant / graph.fill, else None."""
+    op = value.owner
+    if isinstance(op, g.FillOp):
+        shape = g.shape_of(op.output)
+        dtype = g.element_type_of(op.output)
+        # A zero-stride view: folding a splat costs no memory.
+        return np.broadcast_to(np.asarray(op.value.value.data, dtype=numpy_dtype(dtype)), shape)
+    if isinstance(op, g.ConstantOp):
+        return evaluate(op, [])[0]
+    return None
+
+
+def materialize(array: np.ndarray, name: str, location) -> Operation:
+    """A graph.fill for a splat, else a graph.constant."""
+    array = np.asarray(array)
+    if array.size > 1 and np.all(array == array.flat[0]):
+        op: Operation = g.FillOp(array.flat[0].item(), builtin.TensorType(element_type(array.dtype), array.shape))
+    else:
+        op = g.ConstantOp(constant_attr(name, np.ascontiguousarray(array)))
+    op.location = location
+    return op
+
+
+class FoldConstantOp(RewritePattern):
+    """Evaluate an operator whose operands are all constant."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.GraphOp) or not op.operands:
+            return
+        if not all(shapes.is_static(g.shape_of(r)) for r in op.results):
+            return
+        if any(shapes.num_elements(g.shape_of(r)) > FOLD_MAX_ELEMENTS for r in op.results):
+            return
+        args = [constant_value(o) for o in op.operands]
+        if any(a is None for a in args):
+            return
+        results = evaluate(op, args)
+        new_ops = [
+            materialize(r, f"{node_name(op)}_folded", op.location) for r in results
+        ]
+        log.info("folded %s into a constant", describe_op(op))
+        rewriter.replace_op(op, new_ops, [n.results[0] for n in new_ops])
+
+
+class FoldShapeOp(RewritePattern):
+    """graph.shape of a tensor whose shape is static is a constant."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ShapeOp):
+            return
+        shape = g.shape_of(op.input)
+        if not shapes.is_static(shape):
+            return
+        new = materialize(np.array(shape, dtype=np.int64), f"{node_name(op)}_shape", op.location)
+        log.info("folded %s: the shape is static", describe_op(op))
+        rewriter.replace_op(op, new)
+
+
+class RemoveNoOp(RewritePattern):
+    """Identity (and Dropout), and ops that provably do nothing here."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, g.IdentityOp):
+            pass
+        elif isinstance(op, (*_VIEW_OPS, g.CastOp)):
+            if op.operands[0].type != op.results[0].type:
+                return
+        elif isinstance(op, g.TransposeOp):
+            if list(op.ints("perm")) != list(range(len(op.ints("perm")))):
+                return
+        elif isinstance(op, g.ConcatOp | g.SumOp):
+            if len(op.operands) != 1 or op.operands[0].type != op.results[0].type:
+                return
+        else:
+            return
+        log.info("removed %s: it does not change its operand", describe_op(op))
+        rewriter.replace_op(op, [], [op.operands[0]])
+
+
+class FoldViewChain(RewritePattern):
+    """reshape(reshape(x)) -> reshape(x), for every view op (squeeze, flatten...)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, _VIEW_OPS):
+            return
+        inner = op.operands[0].owner
+        if not isinstance(inner, _VIEW_OPS):
+            return
+        out = g.shape_of(op.results[0])
+        if not shapes.is_static(out):
+            return
+        new = g.ReshapeOp.build_inferred(
+            [inner.operands[0]], {"shape": g.int_array(out)}, location=op.location
+        )
+        log.info("merged %s into %s", describe_op(inner), describe_op(op))
+        rewriter.replace_op(op, new)
+
+
+def _cse_keeping_weights_apart(module: builtin.ModuleOp) -> None:
+    """xDSL's CSE, except that two weights are never merged.
+
+    Weights equal in value are still two layers' parameters: merging them
+    would make the compiled structure depend on weight values (the light
+    models' placeholder weights are all 0.02, real ones are not). A
+    temporary unique attribute makes each weight distinct to CSE.
+    """
+    guarded = [
+        c
+        for c in module.walk()
+        if isinstance(c, g.ConstantOp | g.FillOp)
+        and shapes.num_elements(g.shape_of(c.output)) > SMALL_CONSTANT_ELEMENTS
+    ]
+    for i, c in enumerate(guarded):
+        c.attributes[_CSE_GUARD] = builtin.IntegerAttr(i, 64)
+    cse(module)
+    for c in guarded:
+        if c.parent is not None:
+            del c.attributes[_CSE_GUARD]
+
+
+_CSE_GUARD = "ge.cse_guard"
+
+
+@dataclass(frozen=True)
+class GraphCanonicalizePass(ModulePass):
+    """Fold constants and shape ops, remove Identity/Dropout and no-op view ops,
+    eliminate common subexpressions and dead ops."""
+
+    name = "graph-canonicalize"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldConstantOp()]
+            )
+        ).rewrite_module(op)
+        _cse_keeping_weights_apart(op)
+        for region in op.regions:
+            region_dce(region)

@@ -1,0 +1,59 @@
+"""Textual IR in and out: a context with every registered dialect, and
+printing that keeps locations and the dialect_resources section."""
+
+from __future__ import annotations
+
+import io
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.universe import Universe
+
+
+def make_context() -> Context:
+    """A context that knows every dialect of the xdsl.universe (ours included)."""
+    ctx = Context()
+    for name, factory in Universe.get_multiverse().all_dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+class GeParser(Parser):
+    """xDSL's parser, with resource keys renamed consistently.
+
+    The builtin dialect keeps one blob store per process. When a key is
+    already taken (a second module parsed in the same process), xDSL 0.75
+    renames it at its first use but forgets the renaming, so the blob in
+    the dialect_resources section lands under yet another key. Remember it.
+    """
+
+    def _parse_dialect_resource_handle(self, dialect_name: str, interface) -> str:
+        key = self.parse_identifier(context_msg=" for resource handle")
+        renames: dict[tuple[str, str], str] = self.__dict__.setdefault("_ge_renames", {})
+        if (dialect_name, key) not in renames:
+            renames[(dialect_name, key)] = interface.declare_resource(key)
+            self.dialect_resources.add((dialect_name, renames[(dialect_name, key)]))
+        return renames[(dialect_name, key)]
+
+
+def parse_module(text: str | bytes, name: str = "<input>", ctx: Context | None = None) -> ModuleOp:
+    if isinstance(text, bytes):
+        text = text.decode()
+    return GeParser(ctx or make_context(), text, name).parse_module()
+
+
+def print_module(module: ModuleOp, ctx: Context | None = None, debuginfo: bool = True) -> str:
+    out = io.StringIO()
+    printer = Printer(stream=out, print_debuginfo=debuginfo)
+    printer.print_op(module)
+    printer.print_metadata((ctx or make_context()).loaded_dialects or _builtin_only())
+    out.write("\n")
+    return out.getvalue()
+
+
+def _builtin_only():
+    from xdsl.dialects.builtin import Builtin
+
+    return [Builtin]

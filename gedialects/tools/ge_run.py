@@ -1,0 +1,179 @@
+"""ge-run: execute a model and write its outputs.
+
+    ge-run MODEL(.onnx|.mlir) [--backend reference] [--inputs IN.npz]
+           [--output OUT.npz] [--input-shape 'x:1,3,224,224'] [--check]
+
+npz keys are the graph's input and output names. Without --inputs, inputs
+are random (seeded). --check compares with onnxruntime (ONNX models only)
+and exits 1 on a mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+
+
+class UserError(Exception):
+    """A one-line problem with the command line or the inputs."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ge-run", description="Run a model on a gedialects backend and write its outputs."
+    )
+    p.add_argument("model", help="an .onnx model or graph-dialect .mlir file")
+    p.add_argument(
+        "--backend",
+        choices=["reference"],
+        default="reference",
+        help="reference: the numpy interpreter of the graph dialect",
+    )
+    p.add_argument("--inputs", help="npz file of inputs, keyed by graph input name")
+    p.add_argument("--output", help="npz file to write the outputs to, keyed by output name")
+    p.add_argument("--input-shape", default="", help="fix dynamic dims, ATC syntax: 'x:1,3,224,224;y:4,8'")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--check", action="store_true", help="compare with onnxruntime; exit 1 on mismatch")
+    p.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance of --check")
+    p.add_argument("--atol", type=float, default=1e-5, help="absolute tolerance of --check")
+    return p
+
+
+def load_module(path: str, input_shape: str):
+    """The graph-dialect module of a .onnx or .mlir file."""
+    if not os.path.exists(path):
+        raise UserError(f"{path}: no such file")
+    ext = os.path.splitext(path)[1]
+    if ext == ".onnx":
+        from gedialects.frontend.onnx_import import import_model, load_model, parse_input_shapes
+
+        return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
+    if ext == ".mlir":
+        if input_shape:
+            raise UserError("--input-shape applies to .onnx models only")
+        from gedialects.textual import parse_module
+
+        with open(path) as f:
+            module = parse_module(f.read(), path)
+        module.verify()
+        return module
+    raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx or .mlir)")
+
+
+def make_inputs(fn, given: dict[str, np.ndarray] | None, seed: int) -> dict[str, np.ndarray]:
+    from gedialects.graph.interpreter import input_names
+    from gedialects.graph.shapes import DYN
+    from gedialects.graph.tensors import numpy_dtype
+
+    rng = np.random.default_rng(seed)
+    out: dict[str, np.ndarray] = {}
+    for name, arg in zip(input_names(fn), fn.args):
+        shape = tuple(arg.type.get_shape())
+        dtype = numpy_dtype(arg.type.element_type)
+        if given is not None:
+            if name not in given:
+                raise UserError(f"--inputs lacks input '{name}' (it has {', '.join(given) or 'nothing'})")
+            value = given[name]
+            if len(value.shape) != len(shape) or any(
+                d != DYN and d != v for d, v in zip(shape, value.shape)
+            ):
+                raise UserError(f"input '{name}' has shape {value.shape}, the model expects {_fmt(shape)}")
+            out[name] = value.astype(dtype, copy=False)
+            continue
+        if DYN in shape:
+            raise UserError(f"input '{name}' has dynamic shape {_fmt(shape)}; fix it with --input-shape")
+        if np.issubdtype(dtype, np.floating):
+            out[name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype == np.bool_:
+            out[name] = rng.integers(0, 2, shape).astype(dtype)
+        else:
+            out[name] = rng.integers(0, 4, shape).astype(dtype)
+    return out
+
+
+def _fmt(shape) -> str:
+    from gedialects.graph.shapes import fmt
+
+    return fmt(shape)
+
+
+def check_with_onnxruntime(path: str, inputs, outputs, rtol: float, atol: float) -> list[str]:
+    """Mismatch lines, one per output that differs from onnxruntime."""
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    expected = dict(zip(names, session.run(names, inputs)))
+    problems = []
+    for name, want in expected.items():
+        got = outputs[name]
+        if got.shape != want.shape:
+            problems.append(f"output '{name}': shape {got.shape} vs onnxruntime {want.shape}")
+        elif not np.allclose(got, want, rtol=rtol, atol=atol):
+            err = np.abs(got.astype(np.float64) - want).max()
+            problems.append(f"output '{name}': max abs error {err:.3g} exceeds rtol={rtol} atol={atol}")
+    return problems
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from gedialects.graph.interpreter import main_function, run as run_reference
+
+    module = load_module(args.model, args.input_shape)
+    given = None
+    if args.inputs:
+        try:
+            with np.load(args.inputs) as data:
+                given = {k: data[k] for k in data.files}
+        except (OSError, ValueError) as e:
+            raise UserError(f"{args.inputs}: cannot read inputs ({e})") from None
+    inputs = make_inputs(main_function(module), given, args.seed)
+    outputs = run_reference(module, inputs)
+    for name, value in outputs.items():
+        print(f"{name}: {value.dtype}{list(value.shape)} mean={float(np.mean(value)):.6g}")
+    if args.output:
+        np.savez(args.output, **outputs)
+    if args.check:
+        if not args.model.endswith(".onnx"):
+            raise UserError("--check needs an .onnx model (onnxruntime is the oracle)")
+        problems = check_with_onnxruntime(args.model, inputs, outputs, args.rtol, args.atol)
+        for p in problems:
+            print(f"ge-run: mismatch: {p}", file=sys.stderr)
+        if problems:
+            return EXIT_USER
+        print(f"check: all {len(outputs)} output(s) match onnxruntime (rtol={args.rtol}, atol={args.atol})")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from gedialects.frontend.errors import FrontendError
+
+    try:
+        return run(argv)
+    except (UserError, FrontendError) as e:
+        print(f"ge-run: error: {e}", file=sys.stderr)
+    except DiagnosticException as e:
+        first = str(e).strip().splitlines()
+        print(f"ge-run: error: {first[0] if first else type(e).__name__}", file=sys.stderr)
+        if len(first) > 1:
+            print("\n".join(first[1:4]), file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug: one line unless asked for the traceback
+        if os.environ.get("GE_OPT_TRACEBACK"):
+            raise
+        print(f"ge-run: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_USER
+
+
+if __name__ == "__main__":
+    sys.exit(main())
