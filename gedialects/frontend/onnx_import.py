@@ -589,7 +589,7 @@ def _layer_norm(im: _Importer, node, attrs):
         raise im.error("LayerNormalization's Mean/InvStdDev outputs are not supported")
     props = {"axis": _i(attrs.get("axis", -1)), "epsilon": _f(attrs.get("epsilon", 1e-5))}
     bias = [im.value(node.input[2])] if im.has_input(node, 2) else []
-    im.define(node, im.emit(g.LayerNormOp, [im.value(node.input[0]), im.value(node.input[1]), bias], props))
+    im.define(node, im.emit(g.LayerNormOp, [im.value(node.input[0]), im.value(node.input[1]), bias, []], props))
 
 
 _REDUCE_AXES_AS_INPUT = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18}

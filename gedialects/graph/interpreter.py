@@ -163,8 +163,21 @@ def _log_softmax(op: g.LogSoftmaxOp, args):
 
 @kernel(g.LayerNormOp)
 def _layer_norm(op: g.LayerNormOp, args):
-    bias = args[2] if len(args) > 2 else None
-    return ref.layer_norm(args[0], args[1], bias, op.int_("axis", -1), op.float_("epsilon", 1e-5))
+    x = args[0]
+    bias = args[2] if op.bias is not None else None
+    if op.residual is not None:
+        x = (x + args[-1]).astype(x.dtype)
+    return ref.layer_norm(x, args[1], bias, op.int_("axis", -1), op.float_("epsilon", 1e-5))
+
+
+@kernel(g.FusionOp)
+def _fusion(op: g.FusionOp, args):
+    env = dict(zip(op.body.block.args, args))
+    for inner in op.body.block.ops:
+        if isinstance(inner, g.YieldOp):
+            return tuple(env[v] for v in inner.values)
+        env.update(zip(inner.results, evaluate(inner, [env[o] for o in inner.operands])))
+    raise InterpretationError(f"{describe_op(op)}: body has no graph.yield")
 
 
 def _unary(fn: Callable[[np.ndarray], np.ndarray]) -> Kernel:

@@ -34,17 +34,19 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     VarResultDef,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
@@ -52,7 +54,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from gedialects.graph import shapes
@@ -345,9 +347,9 @@ class ConvOp(GraphOp, WindowOpMixin):
 
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = (
-        "$input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict `:` "
-        "`(` type($input) `,` type($weight) (`,` `bias` type($bias)^)? "
-        "(`,` `residual` type($residual)^)? `)` `->` type($output)"
+        "$input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? "
+        "(`residual` `(` $residual^ `:` type($residual) `)`)? attr-dict "
+        "`:` type($input) `,` type($weight) `->` type($output)"
     )
 
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
@@ -559,23 +561,37 @@ class LogSoftmaxOp(GraphOp):
 @irdl_op_definition
 class LayerNormOp(GraphOp):
     """Normalise over dims [axis, rank), then scale and shift (ONNX
-    LayerNormalization, first output only)."""
+    LayerNormalization, first output only). A `residual` operand is added to
+    the input first (the fused Add+LayerNorm of transformer blocks)."""
 
     name = "graph.layer_norm"
     input = operand_def(TensorType)
     scale = operand_def(TensorType)
     bias = opt_operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntegerAttr)
     epsilon = opt_prop_def(FloatAttr)
 
+    irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
+    assembly_format = (
+        "$input `,` $scale (`bias` `(` $bias^ `:` type($bias) `)`)? "
+        "(`residual` `(` $residual^ `:` type($residual) `)`)? attr-dict "
+        "`:` type($input) `,` type($scale) `->` type($output)"
+    )
+
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
         x = ins[0]
         ax = shapes.normalize_axis(self.int_("axis", -1), len(x))
-        for s in ins[1:]:
-            shapes.broadcast(x[ax:], s)
+        params = [shape_of(self.scale)] + ([shape_of(self.bias)] if self.bias is not None else [])
+        for s in params:
             if len(s) > len(x) - ax:
                 raise ShapeError(f"scale/bias {shapes.fmt(s)} has more dims than {shapes.fmt(x[ax:])}")
+            shapes.broadcast(x[ax:], s)
+        if self.residual is not None:
+            r = shape_of(self.residual)
+            if shapes.is_static(x) and shapes.broadcast(x, r) != tuple(x):
+                raise ShapeError(f"residual {shapes.fmt(r)} does not broadcast to {shapes.fmt(x)}")
         return [x]
 
 
@@ -909,6 +925,54 @@ class ShapeOp(GraphOp):
         return [i64]
 
 
+# ------------------------------------------------------------------ fusion
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Terminates a graph.fusion body; its operands are the fusion's results."""
+
+    name = "graph.yield"
+    values = var_operand_def(TensorType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(FusionOp), Pure()))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+
+@irdl_op_definition
+class FusionOp(IRDLOperation):
+    """A fused group of elementwise/broadcast ops (XLA-style loop fusion):
+    one kernel that reads its operands once and writes only its results.
+    The body's block arguments stand for the operands."""
+
+    name = "graph.fusion"
+    inputs = var_operand_def(TensorType)
+    outputs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $outputs) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_types: Sequence[Attribute], body: Region):
+        super().__init__(operands=[inputs], result_types=[result_types], regions=[body])
+
+    def verify_(self) -> None:
+        block = self.body.block
+        if [a.type for a in block.args] != [o.type for o in self.inputs]:
+            raise VerifyException(f"{describe_op(self)}: body arguments must match the operand types")
+        term = block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException(f"{describe_op(self)}: body must end with graph.yield")
+        if [v.type for v in term.values] != [r.type for r in self.outputs]:
+            raise VerifyException(f"{describe_op(self)}: graph.yield types must match the result types")
+        for op in block.ops:
+            if op is not term and not isinstance(op, ElementwiseUnaryOp | ElementwiseBinaryOp | SumOp | FillOp | ConstantOp):
+                raise VerifyException(
+                    f"{describe_op(self)}: {op.name} cannot be fused into a loop fusion body"
+                )
+
+
 Graph = Dialect(
     "graph",
     [
@@ -964,6 +1028,8 @@ Graph = Dialect(
         UnsqueezeOp,
         GatherOp,
         ShapeOp,
+        FusionOp,
+        YieldOp,
     ],
     [],
 )
