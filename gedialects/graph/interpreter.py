@@ -62,8 +62,8 @@ def _constant(op: g.ConstantOp, args):
 
 @kernel(g.FillOp)
 def _fill(op: g.FillOp, args):
-    shape = shape_of(op.output)
-    return np.full(shape, op.value.value.data, dtype=_out_dtype(op))
+    # A read-only zero-stride view: a splat weight costs no memory.
+    return np.broadcast_to(np.asarray(op.value.value.data, dtype=_out_dtype(op)), shape_of(op.output))
 
 
 @kernel(g.ConvOp)
@@ -134,7 +134,7 @@ def _lrn(op: g.LrnOp, args):
 
 @kernel(g.MatMulOp)
 def _matmul(op: g.MatMulOp, args):
-    y = ref.matmul(args[0], args[1])
+    y = np.matmul(args[0], args[1])
     if len(args) > 2:
         y = y + args[2]
     y = y.astype(_out_dtype(op))
@@ -153,7 +153,8 @@ def _gemm(op: g.GemmOp, args):
 
 @kernel(g.SoftmaxOp)
 def _softmax(op: g.SoftmaxOp, args):
-    return ref.softmax(args[0], op.int_("axis", -1))
+    y = ref.softmax(args[0], op.int_("axis", -1))
+    return y if op.shape is None else y.reshape(op.ints("shape"))
 
 
 @kernel(g.LogSoftmaxOp)
@@ -263,10 +264,27 @@ def _reduce(fn: Callable[..., np.ndarray]) -> Kernel:
     return run
 
 
+def _identity_of(fn: Callable[..., np.ndarray], sign: int) -> Callable[..., np.ndarray]:
+    """Max/min reduction whose value over an empty set is its identity
+    (-inf/+inf, or the integer extreme), as ONNX specifies."""
+
+    def run(x: np.ndarray, axis, keepdims):
+        if x.dtype == np.bool_:
+            initial = sign < 0
+        elif np.issubdtype(x.dtype, np.integer):
+            info = np.iinfo(x.dtype)
+            initial = info.min if sign > 0 else info.max
+        else:
+            initial = -np.inf if sign > 0 else np.inf
+        return fn(x, axis=axis, keepdims=keepdims, initial=initial)
+
+    return run
+
+
 KERNELS[g.ReduceMeanOp] = _reduce(np.mean)
 KERNELS[g.ReduceSumOp] = _reduce(np.sum)
-KERNELS[g.ReduceMaxOp] = _reduce(np.max)
-KERNELS[g.ReduceMinOp] = _reduce(np.min)
+KERNELS[g.ReduceMaxOp] = _reduce(_identity_of(np.max, +1))
+KERNELS[g.ReduceMinOp] = _reduce(_identity_of(np.min, -1))
 
 
 @kernel(g.ConcatOp)
@@ -321,6 +339,13 @@ def _gather(op: g.GatherOp, args):
     axis = op.int_("axis", 0) % x.ndim
     idx = np.where(idx < 0, idx + x.shape[axis], idx)
     return np.take(x, idx, axis=axis)
+
+
+@kernel(g.OffloadOp)
+@kernel(g.ReloadOp)
+def _copy(op, args):
+    """Device <-> host copies (graph-plan-memory): the value is unchanged."""
+    return np.array(args[0], copy=True)
 
 
 @kernel(g.ShapeOp)

@@ -234,8 +234,7 @@ def activate(kind: str, params: Sequence[float], x: np.ndarray) -> np.ndarray:
 
 
 def gemm(a, b, c, trans_a: bool, trans_b: bool, alpha: float, beta: float) -> np.ndarray:
-    a64, b64 = a.astype(np.float64), b.astype(np.float64)
-    y = (a64.T if trans_a else a64) @ (b64.T if trans_b else b64)
+    y = (a.T if trans_a else a) @ (b.T if trans_b else b)
     if alpha != 1.0:
         y = y * alpha
     if c is not None:
@@ -250,10 +249,6 @@ def slice_(x, starts, ends, axes, steps) -> np.ndarray:
         # A negative stop from indices() means "past the front", not "from the end".
         index[ax] = slice(start, None if stop < 0 else stop, step)
     return x[tuple(index)]
-
-
-def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
 
 
 def pow_(x: np.ndarray, y: np.ndarray) -> np.ndarray:

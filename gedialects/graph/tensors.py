@@ -71,6 +71,28 @@ def _resources() -> OpAsmDialectInterface:
     return interface
 
 
+class ArrayBlob:
+    """A blob held as an array, turned into MLIR's hex text only when printed.
+
+    xDSL keeps blobs as hex strings; a model's weights would be hexed at
+    import and decoded again to run (seconds for VGG's 0.5 GB). The printer
+    only formats the value and tests its truth, which this type provides.
+    """
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    def __str__(self) -> str:
+        data = self.array.astype(np.uint8) if self.array.dtype == np.bool_ else self.array
+        align = max(4, data.dtype.itemsize)
+        return "0x" + align.to_bytes(4, "little").hex() + data.tobytes().hex()
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
+
+    def __bool__(self) -> bool:
+        return True
+
+
 _decoded: dict[str, tuple[str, np.ndarray]] = {}
 
 
@@ -80,6 +102,8 @@ def resource_array(attr: DenseResourceAttr) -> np.ndarray:
     blob = _resources().lookup(key)
     if not blob:
         raise KeyError(f"dense_resource<{key}> has no blob in dialect_resources")
+    if isinstance(blob, ArrayBlob):
+        return blob.array
     cached = _decoded.get(key)
     if cached is not None and cached[0] is blob:
         return cached[1]
@@ -104,11 +128,7 @@ def resource_attr(name: str, array: np.ndarray) -> DenseResourceAttr:
         key = "_" + key
     interface = _resources()
     key = interface.declare_resource(key)
-    data = np.ascontiguousarray(array)
-    if data.dtype == np.bool_:
-        data = data.astype(np.uint8)
-    align = max(4, data.dtype.itemsize)
-    interface.parse_resource(key, "0x" + align.to_bytes(4, "little").hex() + data.tobytes().hex())
+    interface._blob_storage[key] = ArrayBlob(np.ascontiguousarray(array))  # type: ignore[assignment]
     return DenseResourceAttr.from_params(key, tensor_type(array))
 
 
