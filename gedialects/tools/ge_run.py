@@ -28,7 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ge-run", description="Run a model on a gedialects backend and write its outputs."
     )
-    p.add_argument("model", help="an .onnx model or graph-dialect .mlir file")
+    p.add_argument(
+        "model",
+        help="an .onnx model, a graph-dialect .mlir file, or the name of a bundled "
+        "light model (resnet50, squeezenet, ...)",
+    )
     p.add_argument(
         "--backend",
         choices=["reference"],
@@ -45,10 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def model_path(path: str) -> str:
+    """A file path, or the path of the bundled light model of that name."""
+    if os.path.exists(path):
+        return path
+    from gedialects.zoo import LIGHT_MODELS, light_model_path
+
+    if path not in LIGHT_MODELS:
+        raise UserError(f"{path}: no such file (nor a bundled model: {', '.join(LIGHT_MODELS)})")
+    return str(light_model_path(path))
+
+
 def load_module(path: str, input_shape: str):
     """The graph-dialect module of a .onnx or .mlir file."""
-    if not os.path.exists(path):
-        raise UserError(f"{path}: no such file")
+    path = model_path(path)
     ext = os.path.splitext(path)[1]
     if ext == ".onnx":
         from gedialects.frontend.onnx_import import import_model, load_model, parse_input_shapes
@@ -105,11 +119,11 @@ def _fmt(shape) -> str:
 
 def check_with_onnxruntime(path: str, inputs, outputs, rtol: float, atol: float) -> list[str]:
     """Mismatch lines, one per output that differs from onnxruntime."""
-    import onnxruntime as ort
+    import onnx
 
-    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-    names = [o.name for o in session.get_outputs()]
-    expected = dict(zip(names, session.run(names, inputs)))
+    from gedialects.zoo import onnxruntime_outputs
+
+    expected = onnxruntime_outputs(onnx.load(path), inputs)
     problems = []
     for name, want in expected.items():
         got = outputs[name]
@@ -140,9 +154,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.output:
         np.savez(args.output, **outputs)
     if args.check:
-        if not args.model.endswith(".onnx"):
+        path = model_path(args.model)
+        if not path.endswith(".onnx"):
             raise UserError("--check needs an .onnx model (onnxruntime is the oracle)")
-        problems = check_with_onnxruntime(args.model, inputs, outputs, args.rtol, args.atol)
+        problems = check_with_onnxruntime(path, inputs, outputs, args.rtol, args.atol)
         for p in problems:
             print(f"ge-run: mismatch: {p}", file=sys.stderr)
         if problems:
