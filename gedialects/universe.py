@@ -16,6 +16,12 @@ def _graph_dialect():
     return Graph
 
 
+def _npu_dialect():
+    from gedialects.npu.ops import NPU
+
+    return NPU
+
+
 def _graph_canonicalize():
     from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
 
@@ -31,6 +37,7 @@ def _onnx_frontend():
 GE_UNIVERSE = Universe(
     all_dialects={
         "graph": _graph_dialect,
+        "npu": _npu_dialect,
     },
     all_passes={
         "graph-canonicalize": _graph_canonicalize,

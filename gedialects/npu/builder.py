@@ -1,0 +1,197 @@
+"""A small builder for npu programs, for hand-written kernels and for lowering.
+
+    pb = ProgramBuilder("add", gm_size=3 * 4096)
+    pb.input("x", 0, (2048,), "f16"); pb.input("y", 4096, (2048,), "f16")
+    pb.output("z", 8192, (2048,), "f16")
+    with pb.kernel("add") as k:
+        i = k.block_idx()
+        with k.loop(0, 4) as j:              # scf.for over index values
+            off = k.add(k.mul(i, 4096), k.mul(j, 1024))
+            k.emit(DmaOp("mte2", k.ptr("ub", 0), k.ptr("gm", 0, off), len=1024))
+            ...
+    pb.launch("add", block_dim=2)
+    module = pb.module()
+
+Integer arguments of `add`/`mul`/... and `ptr(dyn=...)` become `arith.constant`s
+hoisted to the top of the kernel; values are `index` SSA values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from gedialects.npu import ops as npu
+from gedialects.npu.isa import MemSpace, Pipe
+
+Value = SSAValue | int
+
+_ELEM: dict[str, Attribute] = {
+    "f16": Float16Type(),
+    "f32": Float32Type(),
+    "i8": IntegerType(8),
+    "i32": IntegerType(32),
+    "i64": IntegerType(64),
+}
+
+
+def tensor_type(shape: Sequence[int], dtype: str) -> TensorType:
+    return TensorType(_ELEM[dtype], list(shape))
+
+
+class KernelBuilder:
+    """Appends ops to one npu.kernel body (or a loop body inside it)."""
+
+    def __init__(self, kernel: npu.KernelOp):
+        self.kernel = kernel
+        self.entry = kernel.body.block
+        self.builder = Builder(InsertPoint.at_end(self.entry))
+        self._consts: dict[int, SSAValue] = {}
+
+    def emit(self, op: Operation) -> Operation:
+        self.builder.insert(op)
+        return op
+
+    # -- scalars -------------------------------------------------------------
+
+    def const(self, value: int) -> SSAValue:
+        """An index constant, created once at the top of the kernel."""
+        if value not in self._consts:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            first = self.entry.first_op
+            if first is None:
+                self.entry.add_op(op)
+            else:
+                self.entry.insert_op_before(op, first)
+            self._consts[value] = op.result
+        return self._consts[value]
+
+    def value(self, v: Value) -> SSAValue:
+        return self.const(v) if isinstance(v, int) else v
+
+    def add(self, a: Value, b: Value) -> SSAValue:
+        return self.emit(arith.AddiOp(self.value(a), self.value(b))).results[0]
+
+    def sub(self, a: Value, b: Value) -> SSAValue:
+        return self.emit(arith.SubiOp(self.value(a), self.value(b))).results[0]
+
+    def mul(self, a: Value, b: Value) -> SSAValue:
+        return self.emit(arith.MuliOp(self.value(a), self.value(b))).results[0]
+
+    def min(self, a: Value, b: Value) -> SSAValue:
+        return self.emit(arith.MinSIOp(self.value(a), self.value(b))).results[0]
+
+    def rem(self, a: Value, b: Value) -> SSAValue:
+        return self.emit(arith.RemSIOp(self.value(a), self.value(b))).results[0]
+
+    def block_idx(self) -> SSAValue:
+        return self.emit(npu.BlockIdxOp()).results[0]
+
+    def block_num(self) -> SSAValue:
+        return self.emit(npu.BlockNumOp()).results[0]
+
+    def ptr(
+        self, space: MemSpace | str, offset: int = 0, dyn: Value | None = None
+    ) -> SSAValue:
+        """A pointer `space[offset + dyn]`."""
+        d = None if dyn is None else self.value(dyn)
+        return self.emit(npu.PtrOp(space, offset, d)).results[0]
+
+    @contextmanager
+    def loop(self, lb: Value, ub: Value, step: Value = 1) -> Iterator[SSAValue]:
+        """`scf.for iv = lb to ub step step`; ops emitted inside the `with` go
+        into the loop body."""
+        body = Block(arg_types=[IndexType()])
+        op = scf.ForOp(self.value(lb), self.value(ub), self.value(step), [], body)
+        self.emit(op)
+        outer = self.builder
+        self.builder = Builder(InsertPoint.at_end(body))
+        try:
+            yield body.args[0]
+        finally:
+            body.add_op(scf.YieldOp())
+            self.builder = outer
+
+    # -- sync ----------------------------------------------------------------
+
+    def set_flag(self, src: Pipe | str, dst: Pipe | str, event: int) -> Operation:
+        return self.emit(npu.SetFlagOp(src, dst, event))
+
+    def wait_flag(self, src: Pipe | str, dst: Pipe | str, event: int) -> Operation:
+        return self.emit(npu.WaitFlagOp(src, dst, event))
+
+    def barrier(self, pipe: Pipe | str = Pipe.ALL) -> Operation:
+        return self.emit(npu.PipeBarrierOp(pipe))
+
+
+class ProgramBuilder:
+    """Builds one npu.program: GM layout, kernels, launches."""
+
+    def __init__(self, name: str = "main", gm_size: int = 1 << 20):
+        self.program = npu.ProgramOp(name, gm_size)
+        self.block = self.program.body.block
+
+    def input(
+        self, name: str, offset: int, shape: Sequence[int], dtype: str
+    ) -> npu.InputOp:
+        op = npu.InputOp(name, offset, tensor_type(shape, dtype))
+        self.block.add_op(op)
+        return op
+
+    def output(
+        self, name: str, offset: int, shape: Sequence[int], dtype: str
+    ) -> npu.OutputOp:
+        op = npu.OutputOp(name, offset, tensor_type(shape, dtype))
+        self.block.add_op(op)
+        return op
+
+    def constant(
+        self, name: str, offset: int, data: np.ndarray, dtype: str
+    ) -> npu.ConstantOp:
+        """A constant placed in GM; small ones as dense<...> attributes."""
+        ttype = tensor_type(data.shape, dtype)
+        values = (
+            [float(x) for x in np.asarray(data).ravel()]
+            if dtype.startswith("f")
+            else [int(x) for x in np.asarray(data).ravel()]
+        )
+        attr = DenseIntOrFPElementsAttr.from_list(ttype, values)
+        op = npu.ConstantOp(name, offset, attr)
+        self.block.add_op(op)
+        return op
+
+    @contextmanager
+    def kernel(self, name: str) -> Iterator[KernelBuilder]:
+        op = npu.KernelOp(name)
+        self.block.add_op(op)
+        yield KernelBuilder(op)
+
+    def launch(self, kernel: str, block_dim: int = 1, stream: int = 0) -> npu.LaunchOp:
+        op = npu.LaunchOp(kernel, block_dim, stream)
+        self.block.add_op(op)
+        return op
+
+    def stream_record(self, stream: int, event: int) -> None:
+        self.block.add_op(npu.StreamRecordOp(stream, event))
+
+    def stream_wait(self, stream: int, event: int) -> None:
+        self.block.add_op(npu.StreamWaitOp(stream, event))
+
+    def module(self) -> ModuleOp:
+        """The program wrapped in a builtin.module (detaches it from the builder)."""
+        return ModuleOp([self.program])

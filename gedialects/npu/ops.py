@@ -1,0 +1,1477 @@
+"""The npu dialect: instructions of a DaVinci-like AI core, and programs of kernels.
+
+Two levels of ops live here.
+
+* Program structure (`npu.program`, `npu.input`, `npu.output`, `npu.constant`,
+  `npu.kernel`, `npu.launch`, `npu.stream_record`, `npu.stream_wait`): one flat
+  GM arena per program, named tensors and constant blobs at GM offsets, kernels,
+  and the ordered list of launches on streams.
+* Kernel bodies: pointers (`npu.ptr`, a byte address in one memory space, the
+  space being part of its type `!npu.ptr<ub>`), the block index, and
+  instructions. Scalar math and loops reuse `arith` (on `index`) and `scf.for`,
+  so standard folding works and a compiler needs no new loop op.
+
+Every instruction declares the pipe it runs on (`pipe()`, from a class
+attribute or, for `npu.dma` and the flags, from its properties) and puts its
+written operand first, so sync analysis needs no table of op names.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasAncestor,
+    HasParent,
+    IsolatedFromAbove,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+    SymbolTable,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from gedialects.npu.isa import (
+    ALIGNMENT,
+    BLOCK_BYTES,
+    DMA_PATHS,
+    ELEM_BYTES,
+    FRACTAL,
+    MAX_NBURST,
+    MAX_REPEAT,
+    MAX_STRIDE,
+    NUM_EVENTS,
+    REPEAT_BYTES,
+    MemSpace,
+    Pipe,
+)
+from gedialects.npu.syntax import (
+    Field,
+    FieldValue,
+    KeywordSyntaxOp,
+    dtype_attr,
+    dtype_name,
+    operand_names,
+)
+
+# ---------------------------------------------------------------------------
+# Attributes and types
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class PipeAttr(EnumAttribute[Pipe], SpacedOpaqueSyntaxAttribute):
+    """A pipe of the AI core: s, v, m, mte1, mte2, mte3 (or all)."""
+
+    name = "npu.pipe"
+
+
+@irdl_attr_definition
+class MemSpaceAttr(EnumAttribute[MemSpace], SpacedOpaqueSyntaxAttribute):
+    """A memory space: gm, l1, l0a, l0b, l0c, ub."""
+
+    name = "npu.space"
+
+
+@irdl_attr_definition
+class PtrType(ParametrizedAttribute, TypeAttribute):
+    """A byte address in one memory space, e.g. `!npu.ptr<ub>`."""
+
+    name = "npu.ptr"
+
+    space: MemSpaceAttr
+
+    def __init__(self, space: MemSpace | MemSpaceAttr | str):
+        if not isinstance(space, MemSpaceAttr):
+            space = MemSpaceAttr(MemSpace(space))
+        super().__init__(space)
+
+    @property
+    def mem_space(self) -> MemSpace:
+        return self.space.data
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string(self.space.data.value)
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[MemSpaceAttr]:
+        with parser.in_angle_brackets():
+            return (MemSpaceAttr(parser.parse_str_enum(MemSpace)),)
+
+
+def _space_of(value: SSAValue) -> MemSpace | None:
+    return value.type.mem_space if isinstance(value.type, PtrType) else None
+
+
+# ---------------------------------------------------------------------------
+# Instructions: common base
+# ---------------------------------------------------------------------------
+
+
+class NpuInstruction(KeywordSyntaxOp, abc.ABC):
+    """An instruction the scalar unit issues into one pipe's queue.
+
+    Subclasses set `PIPE` (or override `pipe()`), and `SPACES`: for each
+    pointer operand in order, the memory spaces it may point into. Operand 0 is
+    the one written (if any)."""
+
+    PIPE: ClassVar[Pipe]
+    SPACES: ClassVar[tuple[frozenset[MemSpace], ...]] = ()
+
+    def pipe(self) -> Pipe:
+        return self.PIPE
+
+    def verify_(self) -> None:
+        names = operand_names(self)
+        for name, value, allowed in zip(names, self.operands, self.SPACES):
+            space = _space_of(value)
+            if space is None:
+                raise VerifyException(
+                    f"{self.name}: operand '{name}' must be an !npu.ptr, got {value.type}"
+                )
+            if space not in allowed:
+                expected = " or ".join(sorted(s.value for s in allowed))
+                raise VerifyException(
+                    f"{self.name}: operand '{name}' must point into {expected}, "
+                    f"got {space.value}"
+                )
+        self.verify_fields()
+
+    def verify_fields(self) -> None:
+        """Range checks of the fields; overridden per instruction family."""
+
+
+def _ub() -> frozenset[MemSpace]:
+    return frozenset({MemSpace.UB})
+
+
+# ---------------------------------------------------------------------------
+# Data movement
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class DmaOp(NpuInstruction):
+    """Copy `nburst` bursts of `len` bytes from `src` to `dst`.
+
+    After each burst the source skips `src_gap` bytes and the destination
+    `dst_gap` bytes, so one instruction can gather a column panel or scatter a
+    tile into a larger matrix (ND <-> fractal layouts on the fly). The pipe is
+    written explicitly and must be the one the hardware uses for this path
+    (GM->L1/UB: mte2, L1->L0A/L0B/UB: mte1, UB->GM/L1: mte3, L0C->UB and UB->UB:
+    v). With `cast_f16` (L0C->UB only) fp32 accumulators are converted to fp16
+    on the way: `len` and `src_gap` count source bytes, `dst_gap` destination
+    bytes."""
+
+    name = "npu.dma"
+    HEAD: ClassVar = (("pipe", "pipe"),)
+    FIELDS: ClassVar = (
+        Field("nburst", default=1),
+        Field("len"),
+        Field("src_gap", default=0),
+        Field("dst_gap", default=0),
+        Field("cast_f16", "flag"),
+    )
+    SPACES: ClassVar = (frozenset(MemSpace), frozenset(MemSpace))
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    pipe_ = prop_def(PipeAttr, prop_name="pipe")
+    nburst = prop_def(IntegerAttr[I64])
+    len = prop_def(IntegerAttr[I64])
+    src_gap = prop_def(IntegerAttr[I64])
+    dst_gap = prop_def(IntegerAttr[I64])
+    cast_f16 = opt_prop_def(UnitAttr)
+
+    def __init__(
+        self,
+        pipe: Pipe | str,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        len: int,
+        nburst: int = 1,
+        src_gap: int = 0,
+        dst_gap: int = 0,
+        cast_f16: bool = False,
+    ):
+        head = {"pipe": PipeAttr(Pipe(pipe))}
+        fields = {
+            "nburst": nburst,
+            "len": len,
+            "src_gap": src_gap,
+            "dst_gap": dst_gap,
+            "cast_f16": cast_f16,
+        }
+        super().__init__(
+            operands=[dst, src], properties=self.build_properties(head, fields)
+        )
+
+    def pipe(self) -> Pipe:
+        return self.pipe_.data
+
+    @property
+    def src_space(self) -> MemSpace:
+        return self.src.type.mem_space  # type: ignore[attr-defined]
+
+    @property
+    def dst_space(self) -> MemSpace:
+        return self.dst.type.mem_space  # type: ignore[attr-defined]
+
+    def verify_fields(self) -> None:
+        src, dst, pipe = self.src_space, self.dst_space, self.pipe()
+        expected = DMA_PATHS.get((src, dst))
+        if expected is None:
+            paths = ", ".join(f"{s.value}->{d.value}" for s, d in DMA_PATHS)
+            raise VerifyException(
+                f"npu.dma: no DMA path moves {src.value} -> {dst.value} "
+                f"(paths: {paths})"
+            )
+        if pipe != expected:
+            raise VerifyException(
+                f"npu.dma: {src.value} -> {dst.value} moves on {expected.value}, "
+                f"not {pipe.value}"
+            )
+        self.check_range("nburst", 1, MAX_NBURST)
+        length = self.check_range("len", 1, None)
+        self.check_range("src_gap", 0, None)
+        self.check_range("dst_gap", 0, None)
+        cast = self.flag("cast_f16")
+        if cast and (src, dst) != (MemSpace.L0C, MemSpace.UB):
+            raise VerifyException("npu.dma: cast_f16 is only valid for l0c -> ub")
+        dst_len = length // 2 if cast else length
+        for side, space, n, gap in (
+            ("source", src, length, "src_gap"),
+            ("destination", dst, dst_len, "dst_gap"),
+        ):
+            unit = max(ALIGNMENT[space], BLOCK_BYTES) if space != MemSpace.GM else 1
+            if n % unit or self.int_field(gap) % unit:
+                raise VerifyException(
+                    f"npu.dma: burst length and {gap} must be multiples of {unit} "
+                    f"bytes on the {side} side ({space.value}), got len={n}, "
+                    f"{gap}={self.int_field(gap)}"
+                )
+
+
+@irdl_op_definition
+class Load2dOp(NpuInstruction):
+    """Load `repeat` 512-byte fractals from L1 into L0A/L0B (MTE1).
+
+    Fractal i is read at `src + i * src_stride * 512` and written contiguously;
+    `transpose` transposes each 16x16 fp16 fractal (row-major <-> column-major),
+    which turns an L1 panel of B into the ZN order L0B wants."""
+
+    name = "npu.load_2d"
+    PIPE: ClassVar = Pipe.MTE1
+    FIELDS: ClassVar = (
+        Field("repeat"),
+        Field("src_stride", default=1),
+        Field("transpose", "flag"),
+    )
+    SPACES: ClassVar = (
+        frozenset({MemSpace.L0A, MemSpace.L0B}),
+        frozenset({MemSpace.L1}),
+    )
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    repeat = prop_def(IntegerAttr[I64])
+    src_stride = prop_def(IntegerAttr[I64])
+    transpose = opt_prop_def(UnitAttr)
+
+    def __init__(
+        self,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        repeat: int,
+        src_stride: int = 1,
+        transpose: bool = False,
+    ):
+        fields = {"repeat": repeat, "src_stride": src_stride, "transpose": transpose}
+        super().__init__(
+            operands=[dst, src], properties=self.build_properties({}, fields)
+        )
+
+    def verify_fields(self) -> None:
+        self.check_range("repeat", 1, MAX_REPEAT, "split into several loads")
+        self.check_range("src_stride", 0, 65535)
+
+
+@irdl_op_definition
+class Load3dOp(NpuInstruction):
+    """im2col: build rows of the convolution's A matrix in L0A from one C1 slice
+    of a feature map in L1 (MTE1).
+
+    The source holds an fp16 map [fm_h, fm_w, 16] (NC1HWC0 with one C1 slice).
+    The result is rows `m_start .. m_start+m_len` of the matrix
+    [OH*OW, kh*kw*16] (row = output pixel, column = (ki, kj, c0)) in L0A's ZZ
+    fractal order; rows past OH*OW and padded taps read zeros."""
+
+    name = "npu.load_3d"
+    PIPE: ClassVar = Pipe.MTE1
+    FIELDS: ClassVar = (
+        Field("fm_h"),
+        Field("fm_w"),
+        Field("kh"),
+        Field("kw"),
+        Field("stride_h", default=1),
+        Field("stride_w", default=1),
+        Field("pad_top", default=0),
+        Field("pad_bottom", default=0),
+        Field("pad_left", default=0),
+        Field("pad_right", default=0),
+        Field("dilation_h", default=1),
+        Field("dilation_w", default=1),
+        Field("m_start", default=0),
+        Field("m_len"),
+    )
+    SPACES: ClassVar = (frozenset({MemSpace.L0A}), frozenset({MemSpace.L1}))
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    fm_h = prop_def(IntegerAttr[I64])
+    fm_w = prop_def(IntegerAttr[I64])
+    kh = prop_def(IntegerAttr[I64])
+    kw = prop_def(IntegerAttr[I64])
+    stride_h = prop_def(IntegerAttr[I64])
+    stride_w = prop_def(IntegerAttr[I64])
+    pad_top = prop_def(IntegerAttr[I64])
+    pad_bottom = prop_def(IntegerAttr[I64])
+    pad_left = prop_def(IntegerAttr[I64])
+    pad_right = prop_def(IntegerAttr[I64])
+    dilation_h = prop_def(IntegerAttr[I64])
+    dilation_w = prop_def(IntegerAttr[I64])
+    m_start = prop_def(IntegerAttr[I64])
+    m_len = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        fm_h: int,
+        fm_w: int,
+        kh: int,
+        kw: int,
+        m_len: int,
+        m_start: int = 0,
+        stride: tuple[int, int] = (1, 1),
+        pad: tuple[int, int, int, int] = (0, 0, 0, 0),
+        dilation: tuple[int, int] = (1, 1),
+    ):
+        fields = {
+            "fm_h": fm_h,
+            "fm_w": fm_w,
+            "kh": kh,
+            "kw": kw,
+            "stride_h": stride[0],
+            "stride_w": stride[1],
+            "pad_top": pad[0],
+            "pad_bottom": pad[1],
+            "pad_left": pad[2],
+            "pad_right": pad[3],
+            "dilation_h": dilation[0],
+            "dilation_w": dilation[1],
+            "m_start": m_start,
+            "m_len": m_len,
+        }
+        super().__init__(
+            operands=[dst, src], properties=self.build_properties({}, fields)
+        )
+
+    def output_hw(self) -> tuple[int, int]:
+        f = self.fields()
+        oh = (
+            f["fm_h"]
+            + f["pad_top"]
+            + f["pad_bottom"]
+            - f["dilation_h"] * (f["kh"] - 1)
+            - 1
+        ) // f["stride_h"] + 1
+        ow = (
+            f["fm_w"]
+            + f["pad_left"]
+            + f["pad_right"]
+            - f["dilation_w"] * (f["kw"] - 1)
+            - 1
+        ) // f["stride_w"] + 1
+        return int(oh), int(ow)
+
+    def verify_fields(self) -> None:
+        for name in ("fm_h", "fm_w"):
+            self.check_range(name, 1, 65535)
+        for name in ("kh", "kw", "dilation_h", "dilation_w"):
+            self.check_range(name, 1, 255)
+        for name in ("stride_h", "stride_w"):
+            self.check_range(name, 1, 63)
+        for name in ("pad_top", "pad_bottom", "pad_left", "pad_right"):
+            self.check_range(name, 0, 255)
+        m_len = self.check_range("m_len", 1, None)
+        if m_len % FRACTAL:
+            raise VerifyException(
+                f"npu.load_3d: m_len must be a multiple of {FRACTAL}, got {m_len}"
+            )
+        oh, ow = self.output_hw()
+        if oh < 1 or ow < 1:
+            raise VerifyException(
+                f"npu.load_3d: the kernel does not fit the padded feature map "
+                f"(output would be {oh}x{ow})"
+            )
+        self.check_range("m_start", 0, oh * ow - 1, f"the output has {oh * ow} rows")
+
+
+# ---------------------------------------------------------------------------
+# Cube
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class MmadOp(NpuInstruction):
+    """C[m, n] (+)= A[m, k] x B[k, n] on the cube (pipe m).
+
+    A is in L0A in ZZ order (fractals row-major over (m1, k1), each 16 x k0
+    row-major), B in L0B in ZN order (fractals row-major over (k1, n1), each
+    stored n0-major), C in L0C in NZ order (fractals column-major over
+    (n1, m1), each 16x16 row-major) as fp32. `dtype` is the input type: f16
+    (k0 = 16, accumulate in fp32) or f32 (k0 = 8). Without `accumulate` C is
+    overwritten."""
+
+    name = "npu.mmad"
+    PIPE: ClassVar = Pipe.M
+    HEAD: ClassVar = (("dtype", "dtype"),)
+    FIELDS: ClassVar = (Field("m"), Field("n"), Field("k"), Field("accumulate", "flag"))
+    SPACES: ClassVar = (
+        frozenset({MemSpace.L0C}),
+        frozenset({MemSpace.L0A}),
+        frozenset({MemSpace.L0B}),
+    )
+
+    c = operand_def(PtrType)
+    a = operand_def(PtrType)
+    b = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    m = prop_def(IntegerAttr[I64])
+    n = prop_def(IntegerAttr[I64])
+    k = prop_def(IntegerAttr[I64])
+    accumulate = opt_prop_def(UnitAttr)
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        c: SSAValue | Operation,
+        a: SSAValue | Operation,
+        b: SSAValue | Operation,
+        *,
+        m: int,
+        n: int,
+        k: int,
+        accumulate: bool = False,
+    ):
+        head = {"dtype": dtype_attr(dtype)}
+        fields = {"m": m, "n": n, "k": k, "accumulate": accumulate}
+        super().__init__(
+            operands=[c, a, b], properties=self.build_properties(head, fields)
+        )
+
+    def verify_fields(self) -> None:
+        dt = dtype_name(self.dtype)
+        if dt not in ELEM_BYTES:
+            raise VerifyException(f"npu.mmad: dtype must be f16 or f32, got {dt}")
+        k0 = BLOCK_BYTES // ELEM_BYTES[dt]
+        for name, unit in (("m", FRACTAL), ("n", FRACTAL), ("k", k0)):
+            value = self.check_range(name, 1, 4095)
+            if value % unit:
+                raise VerifyException(
+                    f"npu.mmad: {name} must be a multiple of {unit} for {dt}, got {value}"
+                )
+
+
+# ---------------------------------------------------------------------------
+# Vector unit (all operands in UB)
+# ---------------------------------------------------------------------------
+
+
+def _stride_fields(roles: Sequence[str]) -> tuple[Field, ...]:
+    blk = tuple(Field(f"{r}_blk", default=1) for r in roles)
+    rep = tuple(Field(f"{r}_rep") for r in roles)  # default depends on dtype
+    return blk + rep
+
+
+class VectorOp(NpuInstruction, abc.ABC):
+    """A vector instruction: `repeat` iterations, each over 256 bytes of the
+    widest operand (8 blocks of 32 bytes). Per operand, `<role>_blk` is the
+    distance between the blocks of one repeat and `<role>_rep` the distance
+    between repeats, both in 32-byte blocks (defaults: contiguous). `mask` is
+    the number of leading elements of each repeat that are processed."""
+
+    PIPE: ClassVar = Pipe.V
+    HEAD: ClassVar = (("dtype", "dtype"),)
+    ROLES: ClassVar[tuple[str, ...]]
+    # Roles whose element type is `src_dtype` instead of `dtype` (vconv).
+
+    def role_dtype(self, role: str) -> str:
+        return dtype_name(self.properties["dtype"])
+
+    @classmethod
+    def _role_dtypes(cls, head: dict[str, Attribute]) -> dict[str, str]:
+        dt = dtype_name(head.get("dtype", dtype_attr("f16")))
+        return {r: dt for r in cls.ROLES}
+
+    @classmethod
+    def elems_per_repeat(cls, head: dict[str, Attribute]) -> int:
+        widest = max(ELEM_BYTES.get(d, 2) for d in cls._role_dtypes(head).values())
+        return REPEAT_BYTES // widest
+
+    @classmethod
+    def field_defaults(cls, head) -> dict[str, FieldValue]:
+        defaults = super().field_defaults(head)
+        per_repeat = cls.elems_per_repeat(head)
+        for role, dt in cls._role_dtypes(head).items():
+            defaults[f"{role}_rep"] = per_repeat * ELEM_BYTES.get(dt, 2) // BLOCK_BYTES
+        defaults["mask"] = per_repeat
+        return defaults
+
+    def verify_fields(self) -> None:
+        head = {p: self.properties[p] for p, _ in self.HEAD}
+        for dt in self._role_dtypes(head).values():
+            if dt not in ELEM_BYTES:
+                raise VerifyException(
+                    f"{self.name}: dtype must be f16 or f32, got {dt}"
+                )
+        self.check_range("repeat", 1, MAX_REPEAT, "split into several instructions")
+        self.check_range("mask", 1, self.elems_per_repeat(head))
+        for f in self.FIELDS:
+            if f.name.endswith("_blk") or f.name.endswith("_rep"):
+                self.check_range(f.name, 0, MAX_STRIDE)
+
+
+def _vector_fields(roles: Sequence[str], scalar: bool = False) -> tuple[Field, ...]:
+    head = (Field("scalar", "float"),) if scalar else ()
+    return head + (Field("repeat"), Field("mask")) + _stride_fields(roles)
+
+
+def _vector_props(
+    cls: type[VectorOp], dtype, repeat, mask, strides: dict, scalar=None, **head
+):
+    h = {"dtype": dtype_attr(dtype), **head}
+    fields = {"repeat": repeat, "mask": mask, **strides}
+    if scalar is not None:
+        fields["scalar"] = scalar
+    return cls.build_properties(h, fields)
+
+
+class VectorBinaryOp(VectorOp, abc.ABC):
+    """dst = src0 <op> src1, elementwise."""
+
+    ROLES: ClassVar = ("dst", "src0", "src1")
+    FIELDS: ClassVar = _vector_fields(ROLES)
+    SPACES: ClassVar = (_ub(), _ub(), _ub())
+
+    dst = operand_def(PtrType)
+    src0 = operand_def(PtrType)
+    src1 = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    src0_blk = prop_def(IntegerAttr[I64])
+    src1_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+    src0_rep = prop_def(IntegerAttr[I64])
+    src1_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        src0: SSAValue | Operation,
+        src1: SSAValue | Operation,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, mask, strides)
+        super().__init__(operands=[dst, src0, src1], properties=props)
+
+
+class VectorUnaryOp(VectorOp, abc.ABC):
+    """dst = f(src), elementwise."""
+
+    ROLES: ClassVar = ("dst", "src")
+    FIELDS: ClassVar = _vector_fields(ROLES)
+    SPACES: ClassVar = (_ub(), _ub())
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    src_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+    src_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, mask, strides)
+        super().__init__(operands=[dst, src], properties=props)
+
+
+class VectorScalarOp(VectorOp, abc.ABC):
+    """dst = src <op> scalar, elementwise."""
+
+    ROLES: ClassVar = ("dst", "src")
+    FIELDS: ClassVar = _vector_fields(ROLES, scalar=True)
+    SPACES: ClassVar = (_ub(), _ub())
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    scalar = prop_def(FloatAttr)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    src_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+    src_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        scalar: float,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, mask, strides, scalar=scalar)
+        super().__init__(operands=[dst, src], properties=props)
+
+
+@irdl_op_definition
+class VaddOp(VectorBinaryOp):
+    name = "npu.vadd"
+
+
+@irdl_op_definition
+class VsubOp(VectorBinaryOp):
+    name = "npu.vsub"
+
+
+@irdl_op_definition
+class VmulOp(VectorBinaryOp):
+    name = "npu.vmul"
+
+
+@irdl_op_definition
+class VdivOp(VectorBinaryOp):
+    name = "npu.vdiv"
+
+
+@irdl_op_definition
+class VmaxOp(VectorBinaryOp):
+    name = "npu.vmax"
+
+
+@irdl_op_definition
+class VminOp(VectorBinaryOp):
+    name = "npu.vmin"
+
+
+@irdl_op_definition
+class VreluOp(VectorUnaryOp):
+    name = "npu.vrelu"
+
+
+@irdl_op_definition
+class VexpOp(VectorUnaryOp):
+    name = "npu.vexp"
+
+
+@irdl_op_definition
+class VlnOp(VectorUnaryOp):
+    name = "npu.vln"
+
+
+@irdl_op_definition
+class VsqrtOp(VectorUnaryOp):
+    name = "npu.vsqrt"
+
+
+@irdl_op_definition
+class VabsOp(VectorUnaryOp):
+    name = "npu.vabs"
+
+
+@irdl_op_definition
+class VaddsOp(VectorScalarOp):
+    name = "npu.vadds"
+
+
+@irdl_op_definition
+class VmulsOp(VectorScalarOp):
+    name = "npu.vmuls"
+
+
+@irdl_op_definition
+class VmaxsOp(VectorScalarOp):
+    name = "npu.vmaxs"
+
+
+class VectorReduceOp(VectorOp, abc.ABC):
+    """dst[r] = reduce(the masked elements of repeat r of src); the results of
+    consecutive repeats are written contiguously from dst."""
+
+    ROLES: ClassVar = ("src",)
+    FIELDS: ClassVar = _vector_fields(ROLES)
+    SPACES: ClassVar = (_ub(), _ub())
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    src_blk = prop_def(IntegerAttr[I64])
+    src_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, mask, strides)
+        super().__init__(operands=[dst, src], properties=props)
+
+
+@irdl_op_definition
+class VreduceSumOp(VectorReduceOp):
+    name = "npu.vreduce_sum"
+
+
+@irdl_op_definition
+class VreduceMaxOp(VectorReduceOp):
+    name = "npu.vreduce_max"
+
+
+@irdl_op_definition
+class VconvOp(VectorOp):
+    """dst (dtype) = cast(src (src_dtype)), f32 <-> f16. A repeat processes 64
+    elements (256 bytes of the f32 side, 128 of the f16 side), so the default
+    repeat stride is 8 blocks on the f32 side and 4 on the f16 side."""
+
+    name = "npu.vconv"
+    HEAD: ClassVar = (("dtype", "dtype"), ("src_dtype", "dtype"))
+    ROLES: ClassVar = ("dst", "src")
+    FIELDS: ClassVar = _vector_fields(ROLES)
+    SPACES: ClassVar = (_ub(), _ub())
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    src_dtype = prop_def(AnyFloat)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    src_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+    src_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        src_dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(
+            type(self), dtype, repeat, mask, strides, src_dtype=dtype_attr(src_dtype)
+        )
+        super().__init__(operands=[dst, src], properties=props)
+
+    def role_dtype(self, role: str) -> str:
+        prop = "src_dtype" if role == "src" else "dtype"
+        return dtype_name(self.properties[prop])
+
+    @classmethod
+    def _role_dtypes(cls, head: dict[str, Attribute]) -> dict[str, str]:
+        f16 = dtype_attr("f16")
+        return {
+            "dst": dtype_name(head.get("dtype", f16)),
+            "src": dtype_name(head.get("src_dtype", f16)),
+        }
+
+    def verify_fields(self) -> None:
+        super().verify_fields()
+        if dtype_name(self.dtype) == dtype_name(self.src_dtype):
+            raise VerifyException(
+                f"npu.vconv: source and destination dtypes are both "
+                f"{dtype_name(self.dtype)}; use f32 <-> f16"
+            )
+
+
+@irdl_op_definition
+class VdupOp(VectorOp):
+    """dst = scalar, broadcast over the masked elements of every repeat."""
+
+    name = "npu.vdup"
+    ROLES: ClassVar = ("dst",)
+    FIELDS: ClassVar = _vector_fields(ROLES, scalar=True)
+    SPACES: ClassVar = (_ub(),)
+
+    dst = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    scalar = prop_def(FloatAttr)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        scalar: float,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, mask, strides, scalar=scalar)
+        super().__init__(operands=[dst], properties=props)
+
+
+# ---------------------------------------------------------------------------
+# Synchronisation
+# ---------------------------------------------------------------------------
+
+
+class FlagOp(NpuInstruction, abc.ABC):
+    """`npu.set_flag mte2 -> v event 0`: a set runs on the source pipe and fires
+    once all earlier work of that pipe is done; a wait runs on the destination
+    pipe and stalls it until the flag is set, then clears it."""
+
+    src_pipe = prop_def(PipeAttr)
+    dst_pipe = prop_def(PipeAttr)
+    event = prop_def(IntegerAttr[I64])
+
+    def __init__(self, src: Pipe | str, dst: Pipe | str, event: int):
+        super().__init__(
+            properties={
+                "src_pipe": PipeAttr(Pipe(src)),
+                "dst_pipe": PipeAttr(Pipe(dst)),
+                "event": IntegerAttr(event, i64),
+            }
+        )
+
+    @property
+    def src(self) -> Pipe:
+        return self.src_pipe.data
+
+    @property
+    def dst(self) -> Pipe:
+        return self.dst_pipe.data
+
+    def verify_(self) -> None:
+        if Pipe.ALL in (self.src, self.dst):
+            raise VerifyException(f"{self.name}: a flag connects two pipes, not 'all'")
+        if self.src == self.dst:
+            raise VerifyException(
+                f"{self.name}: source and destination pipe are both {self.src.value}; "
+                f"use npu.pipe_barrier {self.src.value} to order work within a pipe"
+            )
+        ev = self.event.value.data
+        if not 0 <= ev < NUM_EVENTS:
+            raise VerifyException(
+                f"{self.name}: event must be in [0, {NUM_EVENTS - 1}], got {ev}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(
+            f" {self.src.value} -> {self.dst.value} event {self.event.value.data}"
+        )
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        src = parser.parse_str_enum(Pipe)
+        parser.parse_punctuation("->")
+        dst = parser.parse_str_enum(Pipe)
+        parser.parse_keyword("event")
+        event = parser.parse_integer(allow_negative=True)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(src, dst, event)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class SetFlagOp(FlagOp):
+    name = "npu.set_flag"
+
+    def pipe(self) -> Pipe:
+        return self.src
+
+
+@irdl_op_definition
+class WaitFlagOp(FlagOp):
+    name = "npu.wait_flag"
+
+    def pipe(self) -> Pipe:
+        return self.dst
+
+
+@irdl_op_definition
+class PipeBarrierOp(NpuInstruction):
+    """`npu.pipe_barrier v` orders work within one pipe; `npu.pipe_barrier all`
+    stalls issue until every pipe of the core has drained."""
+
+    name = "npu.pipe_barrier"
+    HEAD: ClassVar = (("pipe", "pipe"),)
+
+    pipe_ = prop_def(PipeAttr, prop_name="pipe")
+
+    def __init__(self, pipe: Pipe | str):
+        super().__init__(properties={"pipe": PipeAttr(Pipe(pipe))})
+
+    def pipe(self) -> Pipe:
+        return self.pipe_.data
+
+    def verify_fields(self) -> None:
+        if self.pipe() == Pipe.S:
+            raise VerifyException(
+                "npu.pipe_barrier: the scalar pipe is in order already; "
+                "barrier a specific pipe or 'all'"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Kernel scalars: pointers and the block index
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class PtrOp(IRDLOperation):
+    """A byte address in one memory space: `npu.ptr ub 4096` or, with a
+    dynamic part computed by `arith` on index values, `npu.ptr ub 4096 + %off`.
+    A static-only address must satisfy the space's alignment; a dynamic one is
+    checked when the simulator runs it."""
+
+    name = "npu.ptr"
+
+    dyn = opt_operand_def(IndexType)
+    space = prop_def(MemSpaceAttr)
+    offset = prop_def(IntegerAttr[I64])
+    result = result_def(PtrType)
+
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        space: MemSpace | str,
+        offset: int = 0,
+        dyn: SSAValue | Operation | None = None,
+    ):
+        space = MemSpace(space)
+        super().__init__(
+            operands=[[dyn] if dyn is not None else []],
+            result_types=[PtrType(space)],
+            properties={
+                "space": MemSpaceAttr(space),
+                "offset": IntegerAttr(offset, i64),
+            },
+        )
+
+    @property
+    def mem_space(self) -> MemSpace:
+        return self.space.data
+
+    def verify_(self) -> None:
+        space = self.mem_space
+        offset = self.offset.value.data
+        if (
+            not isinstance(self.result.type, PtrType)
+            or self.result.type.mem_space != space
+        ):
+            raise VerifyException(
+                f"npu.ptr: result type must be !npu.ptr<{space.value}>, "
+                f"got {self.result.type}"
+            )
+        if offset < 0:
+            raise VerifyException(f"npu.ptr: offset must be >= 0, got {offset}")
+        align = ALIGNMENT[space]
+        if self.dyn is None and offset % align:
+            raise VerifyException(
+                f"npu.ptr: {space.value} address {offset} is not aligned to "
+                f"{align} bytes"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.mem_space.value} {self.offset.value.data}")
+        if self.dyn is not None:
+            printer.print_string(" + ")
+            printer.print_operand(self.dyn)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PtrOp:
+        space = parser.parse_str_enum(MemSpace)
+        offset = parser.parse_integer(allow_negative=True)
+        dyn = None
+        if parser.parse_optional_punctuation("+") is not None:
+            dyn = parser.parse_operand(IndexType())
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(space, offset, dyn)
+        op.attributes.update(attrs)
+        return op
+
+
+class _BlockScalarOp(IRDLOperation, abc.ABC):
+    result = result_def(IndexType)
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+# ---------------------------------------------------------------------------
+# Program structure
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ProgramOp(IRDLOperation):
+    """A whole device program: one GM arena of `gm_size` bytes, its named
+    tensors and constants, kernels, and launches in program order."""
+
+    name = "npu.program"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    gm_size = prop_def(IntegerAttr[I64])
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator(), SymbolTable(), SymbolOpInterface())
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(f" gm_size {self.size}")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(
+            self.body, print_entry_block_args=False, print_empty_block=False
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ProgramOp:
+        name = parser.parse_symbol_name().data
+        parser.parse_keyword("gm_size")
+        size = parser.parse_integer(allow_negative=True)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(name, size, _parse_body(parser))
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def __init__(self, name: str, gm_size: int, body: Region | None = None):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "gm_size": IntegerAttr(gm_size, i64),
+            },
+            regions=[body if body is not None else Region(_new_block())],
+        )
+
+    @property
+    def size(self) -> int:
+        return self.gm_size.value.data
+
+    def verify_(self) -> None:
+        if self.size <= 0:
+            raise VerifyException(f"npu.program: gm_size must be > 0, got {self.size}")
+        consts = sorted(
+            (op.gm_range(), op.const_name.data)
+            for op in self.body.block.ops
+            if isinstance(op, ConstantOp)
+        )
+        for ((_, end), name), ((start, _), other) in pairwise(consts):
+            if start < end:
+                raise VerifyException(
+                    f"npu.program: constants '{name}' and '{other}' overlap in GM"
+                )
+
+
+def _new_block():
+    from xdsl.ir import Block
+
+    return Block()
+
+
+def _parse_body(parser: Parser) -> Region:
+    """A single-block region; `{}` (which xDSL parses as no block) gets one."""
+    region = parser.parse_region()
+    if not region.blocks:
+        region.add_block(_new_block())
+    return region
+
+
+def _static_nbytes(t: Attribute) -> int | None:
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+        return None
+    elem = t.get_element_type()
+    width = getattr(elem, "bitwidth", None)
+    if width is None:
+        width = getattr(elem, "width", None)
+        width = width.data if width is not None else None
+    if width is None:
+        return None
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    return n * max(1, width // 8)
+
+
+class GmTensorOp(IRDLOperation, abc.ABC):
+    """A named tensor at a GM offset (a program input or output)."""
+
+    io_name = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr[I64])
+    tensor_type = prop_def(TensorType)
+
+    traits = traits_def(HasParent(ProgramOp))
+    assembly_format = "$io_name `at` $offset attr-dict `:` $tensor_type"
+
+    def __init__(self, name: str, offset: int, tensor_type: TensorType):
+        super().__init__(
+            properties={
+                "io_name": StringAttr(name),
+                "offset": IntegerAttr(offset, i64),
+                "tensor_type": tensor_type,
+            }
+        )
+
+    def gm_range(self) -> tuple[int, int]:
+        start = self.offset.value.data
+        return start, start + (_static_nbytes(self.tensor_type) or 0)
+
+    def verify_(self) -> None:
+        if _static_nbytes(self.tensor_type) is None:
+            raise VerifyException(
+                f"{self.name}: '{self.io_name.data}' needs a static shape and a "
+                f"sized element type, got {self.tensor_type}"
+            )
+        _verify_in_gm(self, self.io_name.data, self.gm_range())
+
+
+def _verify_in_gm(op: Operation, name: str, rng: tuple[int, int]) -> None:
+    start, end = rng
+    if start < 0:
+        raise VerifyException(f"{op.name}: '{name}' has a negative GM offset {start}")
+    program = op.parent_op()
+    if isinstance(program, ProgramOp) and end > program.size:
+        raise VerifyException(
+            f"{op.name}: '{name}' occupies GM [{start}, {end}) beyond gm_size "
+            f"{program.size}"
+        )
+
+
+@irdl_op_definition
+class InputOp(GmTensorOp):
+    name = "npu.input"
+
+
+@irdl_op_definition
+class OutputOp(GmTensorOp):
+    name = "npu.output"
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """Constant bytes (weights) placed in GM before the first launch. The value
+    is a `dense<...>` or a `dense_resource<key>` whose blob is in the file's
+    dialect_resources section."""
+
+    name = "npu.constant"
+
+    const_name = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr[I64])
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+
+    traits = traits_def(HasParent(ProgramOp))
+    assembly_format = "$const_name `at` $offset `=` $value attr-dict"
+
+    def __init__(
+        self,
+        name: str,
+        offset: int,
+        value: DenseIntOrFPElementsAttr | DenseResourceAttr,
+    ):
+        super().__init__(
+            properties={
+                "const_name": StringAttr(name),
+                "offset": IntegerAttr(offset, i64),
+                "value": value,
+            }
+        )
+
+    @property
+    def tensor_type(self) -> Attribute:
+        return self.value.type
+
+    def gm_range(self) -> tuple[int, int]:
+        start = self.offset.value.data
+        return start, start + (_static_nbytes(self.value.type) or 0)
+
+    def verify_(self) -> None:
+        if _static_nbytes(self.value.type) is None:
+            raise VerifyException(
+                f"npu.constant: '{self.const_name.data}' needs a static tensor type"
+            )
+        _verify_in_gm(self, self.const_name.data, self.gm_range())
+
+
+@irdl_op_definition
+class KernelOp(IRDLOperation):
+    """Code run by every block of a launch; `npu.block_idx` tells blocks apart."""
+
+    name = "npu.kernel"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    body = region_def("single_block")
+
+    traits = traits_def(
+        NoTerminator(), IsolatedFromAbove(), SymbolOpInterface(), HasParent(ProgramOp)
+    )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(
+            self.body, print_entry_block_args=False, print_empty_block=False
+        )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> KernelOp:
+        name = parser.parse_symbol_name().data
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(name, _parse_body(parser))
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def __init__(self, name: str, body: Region | None = None):
+        super().__init__(
+            properties={"sym_name": StringAttr(name)},
+            regions=[body if body is not None else Region(_new_block())],
+        )
+
+
+@irdl_op_definition
+class BlockIdxOp(_BlockScalarOp):
+    """The index of the running block, in [0, block_dim)."""
+
+    name = "npu.block_idx"
+    traits = traits_def(Pure(), HasAncestor(KernelOp))
+
+
+@irdl_op_definition
+class BlockNumOp(_BlockScalarOp):
+    """The launch's block_dim."""
+
+    name = "npu.block_num"
+    traits = traits_def(Pure(), HasAncestor(KernelOp))
+
+
+@irdl_op_definition
+class LaunchOp(IRDLOperation):
+    """Run `kernel` on `block_dim` blocks, after earlier work of `stream`."""
+
+    name = "npu.launch"
+
+    kernel = prop_def(SymbolRefAttr)
+    block_dim = prop_def(IntegerAttr[I64])
+    stream = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(HasParent(ProgramOp))
+    assembly_format = "$kernel `block_dim` $block_dim `stream` $stream attr-dict"
+
+    def __init__(self, kernel: str, block_dim: int, stream: int = 0):
+        super().__init__(
+            properties={
+                "kernel": SymbolRefAttr(kernel),
+                "block_dim": IntegerAttr(block_dim, i64),
+                "stream": IntegerAttr(stream, i64),
+            }
+        )
+
+    def verify_(self) -> None:
+        name = self.kernel.root_reference.data
+        program = self.parent_op()
+        if program is not None and not any(
+            isinstance(op, KernelOp) and op.sym_name.data == name
+            for op in program.regions[0].block.ops
+        ):
+            raise VerifyException(f"npu.launch: no npu.kernel named @{name}")
+        bd = self.block_dim.value.data
+        if not 1 <= bd <= 65535:
+            raise VerifyException(
+                f"npu.launch: block_dim must be in [1, 65535], got {bd}"
+            )
+        if self.stream.value.data < 0:
+            raise VerifyException("npu.launch: stream must be >= 0")
+
+
+class StreamEventOp(IRDLOperation, abc.ABC):
+    stream = prop_def(IntegerAttr[I64])
+    event = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(HasParent(ProgramOp))
+    assembly_format = "`stream` $stream `event` $event attr-dict"
+
+    def __init__(self, stream: int, event: int):
+        super().__init__(
+            properties={
+                "stream": IntegerAttr(stream, i64),
+                "event": IntegerAttr(event, i64),
+            }
+        )
+
+    def verify_(self) -> None:
+        if self.stream.value.data < 0 or self.event.value.data < 0:
+            raise VerifyException(f"{self.name}: stream and event must be >= 0")
+
+
+@irdl_op_definition
+class StreamRecordOp(StreamEventOp):
+    """Record `event` when all earlier launches of `stream` have finished."""
+
+    name = "npu.stream_record"
+
+
+@irdl_op_definition
+class StreamWaitOp(StreamEventOp):
+    """Later launches of `stream` start only after `event` was recorded."""
+
+    name = "npu.stream_wait"
+
+    def verify_(self) -> None:
+        super().verify_()
+        ev = self.event.value.data
+        op = self.prev_op
+        while op is not None:
+            if isinstance(op, StreamRecordOp) and op.event.value.data == ev:
+                return
+            op = op.prev_op
+        raise VerifyException(
+            f"npu.stream_wait: event {ev} is not recorded by an earlier npu.stream_record"
+        )
+
+
+NPU = Dialect(
+    "npu",
+    [
+        ProgramOp,
+        InputOp,
+        OutputOp,
+        ConstantOp,
+        KernelOp,
+        LaunchOp,
+        StreamRecordOp,
+        StreamWaitOp,
+        BlockIdxOp,
+        BlockNumOp,
+        PtrOp,
+        DmaOp,
+        Load2dOp,
+        Load3dOp,
+        MmadOp,
+        VaddOp,
+        VsubOp,
+        VmulOp,
+        VdivOp,
+        VmaxOp,
+        VminOp,
+        VreluOp,
+        VexpOp,
+        VlnOp,
+        VsqrtOp,
+        VabsOp,
+        VaddsOp,
+        VmulsOp,
+        VmaxsOp,
+        VreduceSumOp,
+        VreduceMaxOp,
+        VconvOp,
+        VdupOp,
+        SetFlagOp,
+        WaitFlagOp,
+        PipeBarrierOp,
+    ],
+    [PipeAttr, MemSpaceAttr, PtrType],
+)

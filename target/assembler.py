@@ -1,0 +1,511 @@
+"""Assembler: an npu-dialect module -> a compact `Program` (the offline model).
+
+Decoding happens once. SSA index values become registers; `arith.constant`s
+become initial register values; `npu.ptr` folds into (register, immediate)
+address pairs of the instructions that use it; `scf.for` becomes a FOR/ENDFOR
+pair (loops stay loops, so code size does not grow with trip counts).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Builtin,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FileLineColLoc,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    NameLoc,
+    TensorType,
+    UnknownLoc,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from gedialects.npu import ops as npu
+from gedialects.npu.isa import DMA_PATHS, PIPE_INDEX, SPACE_INDEX, MemSpace, Pipe
+from gedialects.npu.syntax import dtype_name
+from target import program as P
+from target.errors import AssemblyError
+
+PATHS = tuple(DMA_PATHS)  # path index -> (src, dst)
+PATH_INDEX = {p: i for i, p in enumerate(PATHS)}
+
+_ARITH_BINARY: dict[type, int] = {
+    arith.AddiOp: P.ADD,
+    arith.SubiOp: P.SUB,
+    arith.MuliOp: P.MUL,
+    arith.DivSIOp: P.DIVS,
+    arith.DivUIOp: P.FLOORDIV,
+    arith.FloorDivSIOp: P.FLOORDIV,
+    arith.CeilDivSIOp: P.CEILDIV,
+    arith.CeilDivUIOp: P.CEILDIV,
+    arith.RemSIOp: P.REMS,
+    arith.RemUIOp: P.REMS,
+    arith.MinSIOp: P.MIN,
+    arith.MinUIOp: P.MIN,
+    arith.MaxSIOp: P.MAX,
+    arith.MaxUIOp: P.MAX,
+}
+
+
+def loc_text(op: Operation) -> str:
+    loc = op.location
+    if isinstance(loc, UnknownLoc):
+        return ""
+    if isinstance(loc, NameLoc):
+        return f'loc("{loc.desc.data}")'
+    if isinstance(loc, FileLineColLoc):
+        return f"loc({loc.filename.data}:{loc.line.data}:{loc.column.data})"
+    return f"loc({loc})"
+
+
+def _describe(op: Operation) -> str:
+    where = loc_text(op)
+    return f"{op.name}{' at ' + where if where else ''}"
+
+
+def numpy_dtype(t: Attribute) -> np.dtype:
+    if isinstance(t, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(t, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(t, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(t, IntegerType):
+        width = t.width.data
+        if width in (8, 16, 32, 64):
+            unsigned = t.signedness.data.name == "UNSIGNED"
+            return np.dtype(f"{'u' if unsigned else ''}int{width}")
+        if width == 1:
+            return np.dtype(np.bool_)
+    if isinstance(t, BFloat16Type):
+        raise AssemblyError("bf16 tensors are not supported by the simulator")
+    raise AssemblyError(f"unsupported element type {t}")
+
+
+def constant_bytes(op: npu.ConstantOp) -> bytes:
+    """The raw bytes of an npu.constant (dense or dense_resource)."""
+    value = op.value
+    ttype = value.type
+    assert isinstance(ttype, TensorType)
+    dtype = numpy_dtype(ttype.get_element_type())
+    count = int(np.prod(ttype.get_shape(), dtype=np.int64))
+    if isinstance(value, DenseResourceAttr):
+        key = value.resource_handle.data
+        blob = Builtin.get_interface(OpAsmDialectInterface).lookup(key)
+        if not blob:
+            raise AssemblyError(
+                f"{_describe(op)}: no blob for dense_resource<{key}> in the "
+                f"file's dialect_resources section"
+            )
+        # MLIR blobs start with a 4-byte little-endian alignment word.
+        data = bytes.fromhex(blob[2:])[4:]
+        if len(data) != count * dtype.itemsize:
+            raise AssemblyError(
+                f"{_describe(op)}: blob '{key}' has {len(data)} bytes, "
+                f"{ttype} needs {count * dtype.itemsize}"
+            )
+        return data
+    assert isinstance(value, DenseIntOrFPElementsAttr)
+    values = np.asarray(value.get_values(), dtype=dtype)
+    if values.size == 1 and count != 1:
+        values = np.full(count, values.reshape(()), dtype=dtype)
+    return values.tobytes()
+
+
+class _KernelAssembler:
+    """Turns one npu.kernel body into code."""
+
+    def __init__(self, kernel: npu.KernelOp):
+        self.kernel = kernel
+        self.init: list[int] = [0, 0, 0]  # zero, block index, block count
+        self.regs: dict[SSAValue, int] = {}
+        self.ptrs: dict[SSAValue, tuple[MemSpace, int, int]] = {}
+        self.code: list[tuple] = []
+        self.locs: list[tuple[str, str]] = []
+        self.uses_cube = False
+
+    def new_reg(self, init: int = 0) -> int:
+        self.init.append(init)
+        return len(self.init) - 1
+
+    def reg(self, value: SSAValue, user: Operation) -> int:
+        if value not in self.regs:
+            raise AssemblyError(
+                f"{_describe(user)}: operand {value.name_hint or value} is not an "
+                f"index value the assembler knows (defined by "
+                f"{value.owner.name if isinstance(value.owner, Operation) else 'a block'})"
+            )
+        return self.regs[value]
+
+    def emit(self, op: Operation, ins: tuple) -> int:
+        self.code.append(ins)
+        self.locs.append((op.name, loc_text(op)))
+        return len(self.code) - 1
+
+    def addr(self, value: SSAValue, user: Operation) -> tuple[MemSpace, int, int]:
+        if value not in self.ptrs:
+            raise AssemblyError(f"{_describe(user)}: pointer operand is not an npu.ptr")
+        return self.ptrs[value]
+
+    def run(self) -> P.Kernel:
+        self.block(self.kernel.body.block.ops)
+        return P.Kernel(
+            name=self.kernel.sym_name.data,
+            code=tuple(self.code),
+            init_regs=tuple(self.init),
+            locs=tuple(self.locs),
+            uses_cube=self.uses_cube,
+        )
+
+    def block(self, ops) -> None:
+        for op in ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            if not hasattr(value, "value") or not isinstance(value.value.data, int):
+                raise AssemblyError(
+                    f"{_describe(op)}: only integer constants are supported in kernels"
+                )
+            self.regs[op.result] = self.new_reg(int(value.value.data))
+        elif type(op) in _ARITH_BINARY:
+            dst = self.new_reg()
+            self.regs[op.results[0]] = dst
+            self.emit(
+                op,
+                (
+                    _ARITH_BINARY[type(op)],
+                    -1,
+                    dst,
+                    self.reg(op.lhs, op),
+                    self.reg(op.rhs, op),
+                ),
+            )
+        elif isinstance(op, arith.IndexCastOp):
+            self.regs[op.result] = self.reg(op.input, op)  # same value, new type
+        elif isinstance(op, npu.BlockIdxOp):
+            self.regs[op.result] = 1
+        elif isinstance(op, npu.BlockNumOp):
+            self.regs[op.result] = 2
+        elif isinstance(op, npu.PtrOp):
+            reg = 0 if op.dyn is None else self.reg(op.dyn, op)
+            self.ptrs[op.result] = (op.mem_space, reg, op.offset.value.data)
+        elif isinstance(op, scf.ForOp):
+            self.for_loop(op)
+        elif isinstance(op, npu.NpuInstruction):
+            encoder = _ENCODERS.get(type(op))
+            if encoder is None:
+                raise AssemblyError(
+                    f"{_describe(op)}: no encoding for this instruction"
+                )
+            self.emit(op, encoder(self, op))
+        else:
+            raise AssemblyError(
+                f"{_describe(op)}: not allowed in an npu.kernel (use npu instructions, "
+                f"npu.ptr, arith on index values and scf.for)"
+            )
+
+    def for_loop(self, op: scf.ForOp) -> None:
+        lb, ub, step = (self.reg(v, op) for v in (op.lb, op.ub, op.step))
+        iv, *iter_args = op.body.block.args
+        iter_regs = []
+        for arg, init in zip(iter_args, op.iter_args):
+            r = self.new_reg()
+            self.emit(op, (P.MOV, -1, r, self.reg(init, op)))
+            self.regs[arg] = r
+            iter_regs.append(r)
+        iv_reg = self.new_reg()
+        self.regs[iv] = iv_reg
+        head = self.emit(op, (P.FOR, -1, iv_reg, lb, ub, step, -1))
+        body_ops = list(op.body.block.ops)
+        yield_op = (
+            body_ops[-1] if body_ops and isinstance(body_ops[-1], scf.YieldOp) else None
+        )
+        if yield_op is not None:
+            body_ops = body_ops[:-1]
+        self.block(body_ops)
+        copies: list[int] = []
+        if yield_op is not None:
+            for r, v in zip(iter_regs, yield_op.arguments):
+                copies += [r, self.reg(v, yield_op)]
+        tail = self.emit(op, (P.ENDFOR, -1, iv_reg, ub, step, head + 1, *copies))
+        self.code[head] = (P.FOR, -1, iv_reg, lb, ub, step, tail)
+        for res, r in zip(op.results, iter_regs):
+            self.regs[res] = r
+
+
+# ---------------------------------------------------------------------------
+# Encoders: one per instruction class
+# ---------------------------------------------------------------------------
+
+
+def _ptrs(a: _KernelAssembler, op: npu.NpuInstruction) -> tuple[int, ...]:
+    out: list[int] = []
+    for v in op.operands:
+        _, r, i = a.addr(v, op)
+        out += [r, i]
+    out += [0, 0] * (3 - len(op.operands))
+    return tuple(out)
+
+
+def _dtype(op, prop: str = "dtype") -> int:
+    return P.DTYPES.index(dtype_name(op.properties[prop]))
+
+
+def _enc_dma(a: _KernelAssembler, op: npu.DmaOp) -> tuple:
+    f = op.fields()
+    src, dst = op.src_space, op.dst_space
+    return (
+        P.DMA,
+        PIPE_INDEX[op.pipe()],
+        *_ptrs(a, op),
+        SPACE_INDEX[src],
+        SPACE_INDEX[dst],
+        f["nburst"],
+        f["len"],
+        f["src_gap"],
+        f["dst_gap"],
+        int(f["cast_f16"]),
+        PATH_INDEX[(src, dst)],
+    )
+
+
+def _enc_load2d(a: _KernelAssembler, op: npu.Load2dOp) -> tuple:
+    f = op.fields()
+    dst = op.dst.type.mem_space  # type: ignore[attr-defined]
+    return (
+        P.LOAD2D,
+        PIPE_INDEX[Pipe.MTE1],
+        *_ptrs(a, op),
+        SPACE_INDEX[dst],
+        f["repeat"],
+        f["src_stride"],
+        int(f["transpose"]),
+    )
+
+
+def _enc_load3d(a: _KernelAssembler, op: npu.Load3dOp) -> tuple:
+    f = op.fields()
+    keys = (
+        "fm_h",
+        "fm_w",
+        "kh",
+        "kw",
+        "stride_h",
+        "stride_w",
+        "pad_top",
+        "pad_bottom",
+        "pad_left",
+        "pad_right",
+        "dilation_h",
+        "dilation_w",
+        "m_start",
+        "m_len",
+    )
+    return (P.LOAD3D, PIPE_INDEX[Pipe.MTE1], *_ptrs(a, op), *(f[k] for k in keys))
+
+
+def _enc_mmad(a: _KernelAssembler, op: npu.MmadOp) -> tuple:
+    a.uses_cube = True
+    f = op.fields()
+    return (
+        P.MMAD,
+        PIPE_INDEX[Pipe.M],
+        *_ptrs(a, op),
+        _dtype(op),
+        f["m"],
+        f["n"],
+        f["k"],
+        int(f["accumulate"]),
+    )
+
+
+def _strides(op: npu.VectorOp) -> tuple[int, ...]:
+    f = op.fields()
+    return tuple(f[f"{r}_blk"] for r in op.ROLES) + tuple(
+        f[f"{r}_rep"] for r in op.ROLES
+    )
+
+
+def _enc_vector(opcode: int, kinds: tuple[str, ...]) -> Callable:
+    def enc(a: _KernelAssembler, op: npu.VectorOp) -> tuple:
+        f = op.fields()
+        ins = (
+            opcode,
+            PIPE_INDEX[Pipe.V],
+            *_ptrs(a, op),
+            kinds.index(op.name[4:]),
+            _dtype(op),
+            f["repeat"],
+            f["mask"],
+            *_strides(op),
+        )
+        if "scalar" in f:
+            ins += (float(f["scalar"]),)
+        return ins
+
+    return enc
+
+
+def _enc_vconv(a: _KernelAssembler, op: npu.VconvOp) -> tuple:
+    f = op.fields()
+    return (
+        P.VCONV,
+        PIPE_INDEX[Pipe.V],
+        *_ptrs(a, op),
+        _dtype(op),
+        _dtype(op, "src_dtype"),
+        f["repeat"],
+        f["mask"],
+        *_strides(op),
+    )
+
+
+def _enc_vdup(a: _KernelAssembler, op: npu.VdupOp) -> tuple:
+    f = op.fields()
+    return (
+        P.VDUP,
+        PIPE_INDEX[Pipe.V],
+        *_ptrs(a, op),
+        _dtype(op),
+        f["repeat"],
+        f["mask"],
+        f["dst_blk"],
+        f["dst_rep"],
+        float(f["scalar"]),
+    )
+
+
+def _enc_set(a: _KernelAssembler, op: npu.SetFlagOp) -> tuple:
+    src, dst = PIPE_INDEX[op.src], PIPE_INDEX[op.dst]
+    return (P.SET_FLAG, src, 0, 0, 0, 0, 0, 0, src, dst, op.event.value.data)
+
+
+def _enc_wait(a: _KernelAssembler, op: npu.WaitFlagOp) -> tuple:
+    src, dst = PIPE_INDEX[op.src], PIPE_INDEX[op.dst]
+    if op.dst == Pipe.S:
+        return (P.WAIT_S, -1, src, op.event.value.data)
+    return (P.WAIT_FLAG, dst, 0, 0, 0, 0, 0, 0, src, dst, op.event.value.data)
+
+
+def _enc_barrier(a: _KernelAssembler, op: npu.PipeBarrierOp) -> tuple:
+    if op.pipe() == Pipe.ALL:
+        return (P.BARRIER_ALL, -1)
+    return (P.BARRIER, PIPE_INDEX[op.pipe()], 0, 0, 0, 0, 0, 0)
+
+
+_ENCODERS: dict[type, Callable] = {
+    npu.DmaOp: _enc_dma,
+    npu.Load2dOp: _enc_load2d,
+    npu.Load3dOp: _enc_load3d,
+    npu.MmadOp: _enc_mmad,
+    npu.VconvOp: _enc_vconv,
+    npu.VdupOp: _enc_vdup,
+    npu.SetFlagOp: _enc_set,
+    npu.WaitFlagOp: _enc_wait,
+    npu.PipeBarrierOp: _enc_barrier,
+}
+for _cls in (npu.VaddOp, npu.VsubOp, npu.VmulOp, npu.VdivOp, npu.VmaxOp, npu.VminOp):
+    _ENCODERS[_cls] = _enc_vector(P.VBIN, P.VBIN_KINDS)
+for _cls in (npu.VreluOp, npu.VexpOp, npu.VlnOp, npu.VsqrtOp, npu.VabsOp):
+    _ENCODERS[_cls] = _enc_vector(P.VUN, P.VUN_KINDS)
+for _cls in (npu.VaddsOp, npu.VmulsOp, npu.VmaxsOp):
+    _ENCODERS[_cls] = _enc_vector(P.VSCALAR, P.VSCALAR_KINDS)
+for _cls in (npu.VreduceSumOp, npu.VreduceMaxOp):
+    _ENCODERS[_cls] = _enc_vector(P.VREDUCE, P.VREDUCE_KINDS)
+
+
+# ---------------------------------------------------------------------------
+# Program level
+# ---------------------------------------------------------------------------
+
+
+def find_program(module: Operation) -> npu.ProgramOp:
+    if isinstance(module, npu.ProgramOp):
+        return module
+    programs = [op for op in module.walk() if isinstance(op, npu.ProgramOp)]
+    if len(programs) != 1:
+        raise AssemblyError(
+            f"expected exactly one npu.program in the module, found {len(programs)}"
+        )
+    return programs[0]
+
+
+def _slot(op: npu.GmTensorOp) -> P.TensorSlot:
+    t = op.tensor_type
+    return P.TensorSlot(
+        name=op.io_name.data,
+        offset=op.offset.value.data,
+        shape=tuple(t.get_shape()),
+        dtype=numpy_dtype(t.get_element_type()).name,
+    )
+
+
+def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
+    """Assemble the (single) npu.program of `module` into a Program."""
+    prog = find_program(module)
+    if verify:
+        try:
+            prog.verify()
+        except DiagnosticException as e:
+            raise AssemblyError(f"the npu program does not verify: {e}") from e
+    kernels: list[P.Kernel] = []
+    kernel_index: dict[str, int] = {}
+    inputs, outputs, constants, schedule = [], [], [], []
+    for op in prog.body.block.ops:
+        if isinstance(op, npu.InputOp):
+            inputs.append(_slot(op))
+        elif isinstance(op, npu.OutputOp):
+            outputs.append(_slot(op))
+        elif isinstance(op, npu.ConstantOp):
+            constants.append(
+                P.ConstBlob(
+                    op.const_name.data, op.offset.value.data, constant_bytes(op)
+                )
+            )
+        elif isinstance(op, npu.KernelOp):
+            kernel_index[op.sym_name.data] = len(kernels)
+            kernels.append(_KernelAssembler(op).run())
+        elif isinstance(op, npu.LaunchOp):
+            name = op.kernel.root_reference.data
+            if name not in kernel_index:
+                raise AssemblyError(
+                    f"{_describe(op)}: kernel @{name} must be defined before its launch"
+                )
+            schedule.append(
+                (
+                    "launch",
+                    kernel_index[name],
+                    op.block_dim.value.data,
+                    op.stream.value.data,
+                )
+            )
+        elif isinstance(op, npu.StreamRecordOp):
+            schedule.append(("record", op.stream.value.data, op.event.value.data))
+        elif isinstance(op, npu.StreamWaitOp):
+            schedule.append(("wait", op.stream.value.data, op.event.value.data))
+        else:
+            raise AssemblyError(
+                f"{_describe(op)}: not allowed at the top of an npu.program"
+            )
+    return P.Program(
+        name=prog.sym_name.data,
+        gm_size=prog.size,
+        inputs=tuple(inputs),
+        outputs=tuple(outputs),
+        constants=tuple(constants),
+        kernels=tuple(kernels),
+        schedule=tuple(schedule),
+    )

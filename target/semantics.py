@@ -1,0 +1,133 @@
+"""What the instructions compute, in NumPy, on byte arrays viewed with a dtype.
+
+Index patterns (which elements a vector operand or an im2col load touches)
+depend only on static fields, so they are computed once per pattern and cached;
+at run time only the base address is added.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
+
+NP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32))  # by dtype code
+ESIZE = (2, 4)
+
+
+def _relu(x, out=None):
+    return np.maximum(x, x.dtype.type(0), out=out)
+
+
+VBIN_FUNCS = (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum)
+VUN_FUNCS = (_relu, np.exp, np.log, np.sqrt, np.abs)
+VSCALAR_FUNCS = (np.add, np.multiply, np.maximum)
+
+
+def _reduce_sum(x: np.ndarray) -> np.ndarray:
+    # The adder tree accumulates in fp32 and rounds once to the result type.
+    return np.sum(x, axis=1, dtype=np.float32).astype(x.dtype)
+
+
+def _reduce_max(x: np.ndarray) -> np.ndarray:
+    return np.max(x, axis=1)
+
+
+VREDUCE_FUNCS = (_reduce_sum, _reduce_max)
+
+
+@lru_cache(maxsize=4096)
+def vector_layout(repeat: int, mask: int, blk: int, rep: int, esize: int):
+    """How a vector operand's elements sit relative to its base, as
+    (kind, repeat, mask, rep_elems, rel): kind 0 = one contiguous run, 1 = rows
+    of `mask` elements every `rep_elems`, 2 = gather with index array `rel`.
+    Element j of repeat r is at r*rep + (j // per_block)*blk + j % per_block."""
+    epb = BLOCK_BYTES // esize
+    rep_e = rep * epb
+    j = np.arange(mask, dtype=np.int64)
+    within = (j // epb) * (blk * epb) + j % epb
+    rel = (np.arange(repeat, dtype=np.int64) * rep_e)[:, None] + within[None, :]
+    rel.setflags(write=False)
+    if blk == 1 and (repeat == 1 or rep_e == mask):
+        return (0, repeat, mask, rep_e, rel)
+    if blk == 1 and rep_e > mask:
+        return (1, repeat, mask, rep_e, rel)
+    return (2, repeat, mask, rep_e, rel)
+
+
+def vread(arr: np.ndarray, base: int, layout) -> np.ndarray:
+    """The operand's elements as a [repeat, mask] array (a view when possible)."""
+    kind, repeat, mask, rep_e, rel = layout
+    if kind == 0:
+        return arr[base : base + repeat * mask].reshape(repeat, mask)
+    if kind == 1 and base + repeat * rep_e <= arr.shape[0]:
+        return arr[base : base + repeat * rep_e].reshape(repeat, rep_e)[:, :mask]
+    return arr[rel + base]
+
+
+def vwrite(arr: np.ndarray, base: int, layout, value) -> None:
+    kind, repeat, mask, rep_e, rel = layout
+    if kind == 0:
+        arr[base : base + repeat * mask].reshape(repeat, mask)[...] = value
+    elif kind == 1 and base + repeat * rep_e <= arr.shape[0]:
+        arr[base : base + repeat * rep_e].reshape(repeat, rep_e)[:, :mask] = value
+    else:
+        arr[rel + base] = value
+
+
+def operand_extent(repeat: int, mask: int, blk: int, rep: int, esize: int):
+    """(span in bytes from the base, chunk pattern or None) of a vector operand.
+
+    The span and the pattern count whole 32-byte blocks: the unit in which the
+    hardware addresses UB."""
+    nb = -(-(mask * esize) // BLOCK_BYTES)
+    span = ((repeat - 1) * rep + (nb - 1) * blk + 1) * BLOCK_BYTES
+    if repeat == 1:
+        dense = blk == 1 or nb == 1
+    else:
+        dense = blk == 1 and rep == nb
+    if dense:
+        return span, None
+    return span, (repeat, rep * BLOCK_BYTES, nb, blk * BLOCK_BYTES, BLOCK_BYTES)
+
+
+@lru_cache(maxsize=256)
+def im2col_index(fm_h, fm_w, kh, kw, sh, sw, pt, pb, pl, pr, dh, dw, m_start, m_len):
+    """Gather indices (into the feature map [H, W, 16] flattened, with index
+    H*W*16 meaning zero) that build ZZ fractals of the im2col matrix."""
+    oh = (fm_h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (fm_w + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    zero = fm_h * fm_w * FRACTAL
+    m = m_start + np.arange(m_len, dtype=np.int64)  # output pixel per row
+    valid_m = m < oh * ow
+    oy, ox = m // ow, m % ow
+    ki = np.repeat(np.arange(kh), kw)  # tap per k1 fractal column
+    kj = np.tile(np.arange(kw), kh)
+    iy = oy[:, None] * sh - pt + ki[None, :] * dh  # [m_len, K1]
+    ix = ox[:, None] * sw - pl + kj[None, :] * dw
+    ok = valid_m[:, None] & (iy >= 0) & (iy < fm_h) & (ix >= 0) & (ix < fm_w)
+    pix = np.where(ok, (iy * fm_w + ix) * FRACTAL, zero)  # [m_len, K1]
+    c0 = np.arange(FRACTAL)
+    idx = np.where(ok[:, :, None], pix[:, :, None] + c0[None, None, :], zero)
+    # rows m = m1*16 + m0 -> ZZ order (m1, k1, m0, c0)
+    k1 = kh * kw
+    idx = idx.reshape(m_len // FRACTAL, FRACTAL, k1, FRACTAL).transpose(0, 2, 1, 3)
+    out = np.ascontiguousarray(idx).ravel()
+    out.setflags(write=False)
+    return out
+
+
+def mmad(l0a, l0b, l0c_f32, a_e, b_e, c_e, m, n, k, k0, accumulate):
+    """C (NZ, fp32) (+)= A (ZZ) x B (ZN). Offsets are in elements of each view."""
+    m1, n1, k1 = m // FRACTAL, n // FRACTAL, k // k0
+    a = l0a[a_e : a_e + m * k].reshape(m1, k1, FRACTAL, k0).transpose(0, 2, 1, 3)
+    b = l0b[b_e : b_e + k * n].reshape(k1, n1, FRACTAL, k0).transpose(0, 3, 1, 2)
+    res = a.reshape(m, k).astype(np.float32) @ b.reshape(k, n).astype(np.float32)
+    c = l0c_f32[c_e : c_e + m * n].reshape(n1, m1, FRACTAL, FRACTAL)
+    nz = res.reshape(m1, FRACTAL, n1, FRACTAL).transpose(2, 0, 1, 3)
+    if accumulate:
+        c += nz
+    else:
+        c[...] = nz

@@ -1,0 +1,958 @@
+"""The simulated NPU: functional execution, timing per pipe, and race detection
+in one pass over an assembled Program.
+
+Timing model (ARCHITECTURE.md §5). The scalar unit walks the code in order,
+spending `issue` cycles per instruction it hands to a pipe and `scalar` cycles
+per scalar op or loop step. Each pipe is an in-order queue: an instruction
+starts when it has been issued and the pipe's previous instruction is done,
+and occupies the pipe for its cost. Pipes run concurrently. A set_flag fires
+when all earlier work of its pipe is done; a wait_flag holds its pipe until a
+matching set has fired, then consumes it (sets are counted). While a pipe
+waits for a set not yet issued, the instructions issued to it are parked and
+replayed, in order, when the set arrives, so every instruction executes (and
+computes) only after what it waits for. Block time is when the last pipe
+drains. Blocks of a launch are spread round-robin over the cores; a launch
+lasts as long as its busiest core; GM bandwidth is split over the active cores.
+Launches on one stream run in order; streams overlap, ordered by stream events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from gedialects.npu.isa import (
+    FRACTAL_BYTES,
+    PIPE_INDEX,
+    PIPES,
+    SPACE_INDEX,
+    SPACES,
+    MemSpace,
+)
+from target import program as P
+from target.assembler import PATHS
+from target.config import TargetConfig, load_target
+from target.errors import DeadlockError, FlagBalanceError, RaceError, SimulationError
+from target.profile import PIPE_LABELS, KernelProfile, Profile
+from target.races import (
+    NPIPES,
+    PIPE_NAMES,
+    SPACE_NAMES,
+    BlockRaces,
+    GmFootprint,
+    cross_conflict,
+)
+from target.semantics import (
+    ESIZE,
+    NP_DTYPES,
+    VBIN_FUNCS,
+    VREDUCE_FUNCS,
+    VSCALAR_FUNCS,
+    VUN_FUNCS,
+    im2col_index,
+    mmad,
+    operand_extent,
+    vector_layout,
+    vread,
+    vwrite,
+)
+
+GM, L1, L0A, L0B, L0C, UB = (SPACE_INDEX[s] for s in SPACES)
+S = PIPE_INDEX[PIPES[0]]
+PATH_NAMES = tuple(f"{s.value}_{d.value}" for s, d in PATHS)
+PATH_L1_L0A = PATHS.index((MemSpace.L1, MemSpace.L0A))
+PATH_L1_L0B = PATHS.index((MemSpace.L1, MemSpace.L0B))
+RACE_MODES = ("error", "warn", "off")
+VECTOR_OPS = frozenset({P.VBIN, P.VUN, P.VSCALAR, P.VREDUCE, P.VCONV, P.VDUP})
+
+
+@dataclass
+class SimResult:
+    outputs: dict[str, np.ndarray]
+    profile: Profile
+
+
+class Machine:
+    """GM and one set of core-local memories. Blocks run one after another, so
+    the local memories are reused by every block (as a core reuses them)."""
+
+    def __init__(self, config: TargetConfig, gm_size: int):
+        self.gm_size = gm_size
+        gm = np.zeros(-(-gm_size // 64) * 64, dtype=np.uint8)
+        cap = config.capacity_bytes
+        self.bufs = [gm] + [np.zeros(cap[s.value], dtype=np.uint8) for s in SPACES[1:]]
+        self.f16 = [b.view(np.float16) for b in self.bufs]
+        self.f32 = [b.view(np.float32) for b in self.bufs]
+        self.views = (self.f16, self.f32)  # by dtype code
+        self.cap = [gm_size] + [cap[s.value] for s in SPACES[1:]]
+        self.align = [config.alignment_bytes[s.value] for s in SPACES]
+
+
+def _space_pipes(kernel: P.Kernel) -> list[tuple[int, ...]]:
+    """For each memory space, the pipes whose instructions in this kernel touch
+    it. Only they can race on it, so an access record can be forgotten once
+    all of them are ordered after it."""
+    touch: list[set[int]] = [set() for _ in SPACES]
+    for ins in kernel.code:
+        op = ins[0]
+        if op < P.FIRST_PIPE_OP:
+            continue
+        p = ins[1]
+        if op == P.DMA:
+            touch[ins[8]].add(p)
+            touch[ins[9]].add(p)
+        elif op == P.LOAD2D:
+            touch[L1].add(p)
+            touch[ins[8]].add(p)
+        elif op == P.LOAD3D:
+            touch[L1].add(p)
+            touch[L0A].add(p)
+        elif op == P.MMAD:
+            for sp in (L0A, L0B, L0C):
+                touch[sp].add(p)
+        elif op in (P.VBIN, P.VUN, P.VSCALAR, P.VREDUCE, P.VCONV, P.VDUP):
+            touch[UB].add(p)
+    return [tuple(sorted(t)) for t in touch]
+
+
+class KernelRun:
+    """Runs every block of one launch; holds the per-block machine state."""
+
+    def __init__(self, sim: Simulation, kernel: P.Kernel, block_dim: int, launch: int):
+        cfg = sim.config
+        self.sim = sim
+        self.kernel = kernel
+        self.block_dim = block_dim
+        self.launch = launch
+        self.m = sim.machine
+        self.races_mode = sim.races
+        self.space_pipes = _space_pipes(kernel)
+        self.cores = min(block_dim, cfg.cores_for(kernel.uses_cube))
+        lat = cfg.latency_cycles
+        self.c_issue = lat["issue"]
+        self.c_scalar = lat["scalar"]
+        self.c_flag = lat["flag"]
+        self.c_barrier = lat["barrier"]
+        # (fixed latency, bytes per cycle) per DMA path at this launch's core count
+        self.path_cost = []
+        for name in PATH_NAMES:
+            if name.startswith("gm_") or name.endswith("_gm"):
+                self.path_cost.append(
+                    (lat["dma_gm"], cfg.gm_bytes_per_cycle(name, self.cores))
+                )
+            else:
+                self.path_cost.append((lat["dma_local"], cfg.dma_bytes_per_cycle[name]))
+        self.cfg = cfg
+        self.static: dict[int, tuple] = {}  # per-pc decoded facts (layouts, costs)
+        # One callable per pipe instruction: f(a0, a1, a2, issue_time).
+        handlers = {
+            P.DMA: self.h_dma,
+            P.LOAD2D: self.h_load2d,
+            P.LOAD3D: self.h_load3d,
+            P.MMAD: self.h_mmad,
+            P.SET_FLAG: self.h_set,
+            P.WAIT_FLAG: self.h_wait,
+            P.BARRIER: self.h_barrier,
+        }
+        self.busy = [0] * NPIPES
+        self.bytes = [0] * len(PATHS)
+        self.count = 0
+        self.trace = [] if sim.trace else None
+        self.footprints: list[GmFootprint] = []
+        self.exec_ = [None] * len(kernel.code)
+        for pc, ins in enumerate(kernel.code):
+            op = ins[0]
+            if op in VECTOR_OPS:
+                self.exec_[pc] = self.compile_vector(ins, pc)
+            elif op >= P.FIRST_PIPE_OP:
+                self.exec_[pc] = partial(handlers[op], ins, pc)
+
+    # ------------------------------------------------------------------
+    # Messages
+    # ------------------------------------------------------------------
+
+    def where(self, pc: int) -> str:
+        return f"kernel '{self.kernel.name}' block {self.block}: {self.kernel.describe(pc)}"
+
+    def check(self, sp: int, lo: int, hi: int, pc: int, what: str) -> None:
+        m = self.m
+        if lo < 0 or hi > m.cap[sp]:
+            limit = "gm_size" if sp == GM else "capacity"
+            raise SimulationError(
+                f"{self.where(pc)}: {what} {SPACE_NAMES[sp]} [{lo}, {hi}) is out of "
+                f"bounds ({limit} {m.cap[sp]} bytes)"
+            )
+        if lo % m.align[sp]:
+            raise SimulationError(
+                f"{self.where(pc)}: {what} {SPACE_NAMES[sp]} address {lo} is not "
+                f"aligned to {m.align[sp]} bytes"
+            )
+
+    # ------------------------------------------------------------------
+    # Launch and block loop
+    # ------------------------------------------------------------------
+
+    def run(self) -> tuple[int, list[int]]:
+        core_time = [0] * self.cores
+        for b in range(self.block_dim):
+            core = b % self.cores
+            start = core_time[core]
+            cycles = self.run_block(b, core, start)
+            core_time[core] = start + cycles
+        if self.races_mode != "off" and self.block_dim > 1:
+            hit = cross_conflict(self.footprints)
+            if hit is not None:
+                lo, hi, a, b = hit
+                self.sim.race(
+                    f"data race in kernel '{self.kernel.name}' between blocks {a} and "
+                    f"{b} on gm bytes [{lo}, {hi}): one writes what the other "
+                    f"touches, and the blocks of a launch are not ordered"
+                )
+        return max(core_time), core_time
+
+    def run_block(self, b: int, core: int, offset: int) -> int:
+        self.block = b
+        self.pf = pf = [0] * NPIPES  # when each pipe has finished its queue
+        self.blocked = blocked = [False] * NPIPES
+        self.pending = pending = [deque() for _ in range(NPIPES)]
+        self.wait_key = [-1] * NPIPES
+        self.flags = [deque() for _ in range(NPIPES * NPIPES * 8)]
+        self.rd = rd = (
+            BlockRaces(
+                self.space_pipes,
+                self.kernel.describe,
+                self.races_mode,
+                b,
+                self.kernel.name,
+            )
+            if self.races_mode != "off"
+            else None
+        )
+        self.events = events = [] if self.trace is not None else None
+        code = self.kernel.code
+        n = len(code)
+        regs = list(self.kernel.init_regs)
+        regs[1] = b
+        regs[2] = self.block_dim
+        exec_ = self.exec_
+        c_issue, c_scalar = self.c_issue, self.c_scalar
+        t = 0
+        pc = 0
+        count = 0
+        scalar_n = 0
+        while pc < n:
+            ins = code[pc]
+            op = ins[0]
+            count += 1
+            if op >= P.FIRST_PIPE_OP:
+                t += c_issue
+                p = ins[1]
+                a0 = regs[ins[2]] + ins[3]
+                a1 = regs[ins[4]] + ins[5]
+                a2 = regs[ins[6]] + ins[7]
+                if blocked[p]:
+                    pending[p].append((pc, a0, a1, a2, t))
+                else:
+                    exec_[pc](a0, a1, a2, t)
+                pc += 1
+                continue
+            t += c_scalar
+            scalar_n += 1
+            if op == P.ENDFOR:
+                if len(ins) > 6:
+                    vals = [regs[s] for s in ins[7::2]]
+                    for d, v in zip(ins[6::2], vals):
+                        regs[d] = v
+                iv = ins[2]
+                regs[iv] += regs[ins[4]]
+                if regs[iv] < regs[ins[3]]:
+                    pc = ins[5]
+                    continue
+            elif op == P.ADD:
+                regs[ins[2]] = regs[ins[3]] + regs[ins[4]]
+            elif op == P.MUL:
+                regs[ins[2]] = regs[ins[3]] * regs[ins[4]]
+            elif op == P.FOR:
+                if regs[ins[5]] <= 0:
+                    raise SimulationError(
+                        f"{self.where(pc)}: loop step {regs[ins[5]]} is not positive"
+                    )
+                regs[ins[2]] = regs[ins[3]]
+                if regs[ins[2]] >= regs[ins[4]]:
+                    pc = ins[6]
+            elif op == P.MOV:
+                regs[ins[2]] = regs[ins[3]]
+            elif op == P.WAIT_S:
+                t = self.wait_scalar(ins, pc, t)
+            elif op == P.BARRIER_ALL:
+                t = self.barrier_all(pc, t)
+            else:
+                regs[ins[2]] = self.scalar_op(op, regs[ins[3]], regs[ins[4]], pc)
+            pc += 1
+        for p in range(NPIPES):
+            if blocked[p]:
+                self.deadlock(p)
+        if rd is not None:
+            self.check_flag_balance()
+        end = max(max(pf), t)
+        self.busy[S] += scalar_n * c_scalar + (count - scalar_n) * c_issue
+        self.count += count
+        if rd is not None:
+            self.footprints.append(GmFootprint(rd.gm))
+            for msg in rd.found:
+                self.sim.race(msg)
+        if events is not None:
+            locs = self.kernel.locs
+            for p, start, dur, pc in events:
+                self.trace.append((core, p, offset + start, dur, locs[pc][0], b))
+            self.trace.append((core, S, offset, t, "issue", b))
+        return end
+
+    def check_flag_balance(self) -> None:
+        for key, q in enumerate(self.flags):
+            if not q:
+                continue
+            src, dst, ev = key // (NPIPES * 8), (key // 8) % NPIPES, key % 8
+            msg = (
+                f"kernel '{self.kernel.name}' block {self.block} ends with flag "
+                f"{PIPE_NAMES[src]} -> {PIPE_NAMES[dst]} event {ev} set {len(q)} time(s) "
+                f"more than waited; the next kernel on this core would pass a wait "
+                f"early (add the matching npu.wait_flag)"
+            )
+            if self.races_mode == "error":
+                raise FlagBalanceError(msg)
+            if msg not in self.sim.profile.races:
+                self.sim.race(msg)
+
+    def scalar_op(self, op: int, a: int, b: int, pc: int) -> int:
+        if op == P.SUB:
+            return a - b
+        if op == P.MIN:
+            return min(b, a)
+        if op == P.MAX:
+            return max(b, a)
+        if b == 0:
+            raise SimulationError(f"{self.where(pc)}: division by zero")
+        if op == P.FLOORDIV:
+            return a // b
+        if op == P.CEILDIV:
+            return -(-a // b)
+        if op == P.DIVS:
+            q = abs(a) // abs(b)
+            return q if (a >= 0) == (b > 0) else -q
+        if op == P.REMS:
+            return a - b * (
+                abs(a) // abs(b) if (a >= 0) == (b > 0) else -(abs(a) // abs(b))
+            )
+        raise SimulationError(f"{self.where(pc)}: unknown scalar opcode {op}")
+
+    # ------------------------------------------------------------------
+    # Timing helpers
+    # ------------------------------------------------------------------
+
+    def occupy(self, p: int, t: int, cost: int, pc: int, busy: bool = True) -> int:
+        pf = self.pf
+        start = max(t, pf[p])
+        pf[p] = start + cost
+        if busy:
+            self.busy[p] += cost
+        if self.events is not None:
+            self.events.append((p, start, cost, pc))
+        return start
+
+    def dma_cost(self, path: int, nbytes: int) -> int:
+        fixed, rate = self.path_cost[path]
+        self.bytes[path] += nbytes
+        return fixed + math.ceil(nbytes / rate)
+
+    # ------------------------------------------------------------------
+    # Synchronisation
+    # ------------------------------------------------------------------
+
+    def h_set(self, ins, pc, a0, a1, a2, t) -> None:
+        src = ins[8]
+        start = self.occupy(src, t, self.c_flag, pc, busy=False)
+        key = (ins[8] * NPIPES + ins[9]) * 8 + ins[10]
+        snap = self.rd.snapshot(src) if self.rd is not None else None
+        self.flags[key].append((start + self.c_flag, snap))
+        wait_key = self.wait_key
+        for p in range(NPIPES):
+            if self.blocked[p] and wait_key[p] == key:
+                self.drain(p)
+
+    def h_wait(self, ins, pc, a0, a1, a2, t) -> None:
+        p = ins[9]
+        key = (ins[8] * NPIPES + p) * 8 + ins[10]
+        q = self.flags[key]
+        if not q:
+            self.blocked[p] = True
+            self.wait_key[p] = key
+            self.pending[p].appendleft((pc, a0, a1, a2, t))
+            return
+        fired, snap = q.popleft()
+        pf = self.pf
+        ready = max(t, pf[p])
+        start = max(ready, fired)
+        pf[p] = start + self.c_flag
+        if self.events is not None:
+            self.events.append((p, ready, start - ready + self.c_flag, pc))
+        if snap is not None:
+            self.rd.join(p, snap)
+
+    def drain(self, p: int) -> None:
+        self.blocked[p] = False
+        self.wait_key[p] = -1
+        q = self.pending[p]
+        exec_ = self.exec_
+        while q and not self.blocked[p]:
+            pc, a0, a1, a2, t = q.popleft()
+            exec_[pc](a0, a1, a2, t)
+
+    def wait_scalar(self, ins, pc, t) -> int:
+        key = (ins[2] * NPIPES + S) * 8 + ins[3]
+        q = self.flags[key]
+        if not q:
+            raise DeadlockError(
+                f"{self.where(pc)}: the scalar unit waits for "
+                f"{PIPE_NAMES[ins[2]]} -> s event {ins[3]}, which no issued set_flag "
+                f"can fire (deadlock)"
+            )
+        fired, snap = q.popleft()
+        if snap is not None:
+            for p in range(NPIPES):
+                self.rd.join(p, snap)
+        return max(t, fired) + self.c_flag
+
+    def barrier_all(self, pc, t) -> int:
+        for p in range(NPIPES):
+            if self.blocked[p]:
+                self.deadlock(
+                    p, f"{self.kernel.describe(pc)} waits for every pipe, but "
+                )
+        if self.rd is not None:
+            self.rd.join_all()
+        end = max(max(self.pf), t) + self.c_barrier
+        if self.events is not None:
+            self.events.append((S, t, end - t, pc))
+        return end
+
+    def h_barrier(self, ins, pc, a0, a1, a2, t) -> None:
+        self.occupy(ins[1], t, self.c_barrier, pc, busy=False)
+
+    def deadlock(self, p: int, prefix: str = "") -> None:
+        pc = self.pending[p][0][0]
+        ins = self.kernel.code[pc]
+        raise DeadlockError(
+            f"deadlock in kernel '{self.kernel.name}' block {self.block}: {prefix}"
+            f"{self.kernel.describe(pc)} on {PIPE_NAMES[p]} waits for "
+            f"{PIPE_NAMES[ins[8]]} -> {PIPE_NAMES[ins[9]]} event {ins[10]}, which is "
+            f"never set"
+        )
+
+    # ------------------------------------------------------------------
+    # Data movement
+    # ------------------------------------------------------------------
+
+    def h_dma(self, ins, pc, dst, src, a2, t) -> None:
+        p, ssp, dsp, nb, ln, sg, dg, cast, path = (
+            ins[1],
+            ins[8],
+            ins[9],
+            ins[10],
+            ins[11],
+            ins[12],
+            ins[13],
+            ins[14],
+            ins[15],
+        )
+        dln = ln // 2 if cast else ln
+        s_hi = src + nb * ln + (nb - 1) * sg
+        d_hi = dst + nb * dln + (nb - 1) * dg
+        self.check(ssp, src, s_hi, pc, "source")
+        self.check(dsp, dst, d_hi, pc, "destination")
+        bufs = self.m.bufs
+        if cast:
+            sv = np.ndarray(
+                (nb, ln // 4),
+                np.float32,
+                buffer=bufs[ssp],
+                offset=src,
+                strides=(ln + sg, 4),
+            )
+            dv = np.ndarray(
+                (nb, ln // 4),
+                np.float16,
+                buffer=bufs[dsp],
+                offset=dst,
+                strides=(dln + dg, 2),
+            )
+            dv[...] = sv
+        elif nb == 1 or (sg == 0 and dg == 0):
+            n = nb * ln
+            bufs[dsp][dst : dst + n] = bufs[ssp][src : src + n]
+        else:
+            sv = np.ndarray(
+                (nb, ln), np.uint8, buffer=bufs[ssp], offset=src, strides=(ln + sg, 1)
+            )
+            dv = np.ndarray(
+                (nb, ln), np.uint8, buffer=bufs[dsp], offset=dst, strides=(dln + dg, 1)
+            )
+            dv[...] = sv
+        self.occupy(p, t, self.dma_cost(path, nb * ln), pc)
+        rd = self.rd
+        if rd is not None:
+            rd.tick(p)
+            rd.access(
+                ssp,
+                src,
+                s_hi,
+                False,
+                None if nb == 1 or sg == 0 else (src, nb, ln + sg, 1, 0, ln),
+                p,
+                pc,
+            )
+            rd.access(
+                dsp,
+                dst,
+                d_hi,
+                True,
+                None if nb == 1 or dg == 0 else (dst, nb, dln + dg, 1, 0, dln),
+                p,
+                pc,
+            )
+
+    def h_load2d(self, ins, pc, dst, src, a2, t) -> None:
+        dsp, rep, stride, transpose = ins[8], ins[9], ins[10], ins[11]
+        s_hi = src + ((rep - 1) * stride + 1) * FRACTAL_BYTES
+        d_hi = dst + rep * FRACTAL_BYTES
+        self.check(L1, src, s_hi, pc, "source")
+        self.check(dsp, dst, d_hi, pc, "destination")
+        bufs = self.m.bufs
+        sv = np.ndarray(
+            (rep, FRACTAL_BYTES),
+            np.uint8,
+            buffer=bufs[L1],
+            offset=src,
+            strides=(stride * FRACTAL_BYTES, 1),
+        )
+        dv = bufs[dsp][dst:d_hi].reshape(rep, FRACTAL_BYTES)
+        if transpose:
+            dv.view(np.float16).reshape(rep, 16, 16)[...] = (
+                np.ascontiguousarray(sv)
+                .view(np.float16)
+                .reshape(rep, 16, 16)
+                .transpose(0, 2, 1)
+            )
+        else:
+            dv[...] = sv
+        path = PATH_L1_L0A if dsp == L0A else PATH_L1_L0B
+        self.occupy(ins[1], t, self.dma_cost(path, rep * FRACTAL_BYTES), pc)
+        rd = self.rd
+        if rd is not None:
+            p = ins[1]
+            rd.tick(p)
+            pat = (
+                None
+                if stride == 1 or rep == 1
+                else (src, rep, stride * FRACTAL_BYTES, 1, 0, FRACTAL_BYTES)
+            )
+            rd.access(L1, src, s_hi, False, pat, p, pc)
+            rd.access(dsp, dst, d_hi, True, None, p, pc)
+
+    def h_load3d(self, ins, pc, dst, src, a2, t) -> None:
+        fm_h, fm_w = ins[8], ins[9]
+        n_src = fm_h * fm_w * 16
+        s_hi = src + n_src * 2
+        idx = im2col_index(*ins[8:22])
+        d_hi = dst + len(idx) * 2
+        self.check(L1, src, s_hi, pc, "source")
+        self.check(L0A, dst, d_hi, pc, "destination")
+        f16 = self.m.f16
+        fm = np.empty(n_src + 1, dtype=np.float16)
+        fm[:n_src] = f16[L1][src // 2 : src // 2 + n_src]
+        fm[n_src] = 0
+        f16[L0A][dst // 2 : dst // 2 + len(idx)] = fm[idx]
+        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx) * 2), pc)
+        rd = self.rd
+        if rd is not None:
+            p = ins[1]
+            rd.tick(p)
+            rd.access(L1, src, s_hi, False, None, p, pc)
+            rd.access(L0A, dst, d_hi, True, None, p, pc)
+
+    # ------------------------------------------------------------------
+    # Cube
+    # ------------------------------------------------------------------
+
+    def h_mmad(self, ins, pc, c, a, b, t) -> None:
+        dt, m, n, k, acc = ins[8], ins[9], ins[10], ins[11], ins[12]
+        es = ESIZE[dt]
+        a_hi, b_hi, c_hi = a + m * k * es, b + k * n * es, c + m * n * 4
+        self.check(L0A, a, a_hi, pc, "A")
+        self.check(L0B, b, b_hi, pc, "B")
+        self.check(L0C, c, c_hi, pc, "C")
+        views = self.m.views[dt]
+        mmad(
+            views[L0A],
+            views[L0B],
+            self.m.f32[L0C],
+            a // es,
+            b // es,
+            c // 4,
+            m,
+            n,
+            k,
+            32 // es,
+            acc,
+        )
+        cost = self.static.get(pc)
+        if cost is None:
+            cost = self.static[pc] = self.cfg.mmad_cycles(P.DTYPES[dt], m, n, k)
+        self.occupy(ins[1], t, cost, pc)
+        rd = self.rd
+        if rd is not None:
+            p = ins[1]
+            rd.tick(p)
+            rd.access(L0A, a, a_hi, False, None, p, pc)
+            rd.access(L0B, b, b_hi, False, None, p, pc)
+            rd.access(L0C, c, c_hi, True, None, p, pc)
+
+    # ------------------------------------------------------------------
+    # Vector
+    # ------------------------------------------------------------------
+
+    def compile_vector(self, ins, pc):
+        """A closure running one vector instruction, with its layouts, spans,
+        chunk patterns, NumPy function and cost bound once."""
+        op = ins[0]
+        views = self.m.views
+        if op == P.VBIN:
+            kind, dt, R, M = ins[8:12]
+            name, roles = (
+                P.VBIN_KINDS[kind],
+                [
+                    (dt, ins[12], ins[15]),
+                    (dt, ins[13], ins[16]),
+                    (dt, ins[14], ins[17]),
+                ],
+            )
+        elif op in (P.VUN, P.VSCALAR):
+            kind, dt, R, M = ins[8:12]
+            kinds = P.VUN_KINDS if op == P.VUN else P.VSCALAR_KINDS
+            name, roles = kinds[kind], [(dt, ins[12], ins[14]), (dt, ins[13], ins[15])]
+        elif op == P.VREDUCE:
+            kind, dt, R, M = ins[8:12]
+            name, roles = P.VREDUCE_KINDS[kind], [(dt, ins[12], ins[13])]
+        elif op == P.VCONV:
+            dt, sdt, R, M = ins[8:12]
+            name, roles = "vconv", [(dt, ins[12], ins[14]), (sdt, ins[13], ins[15])]
+        else:  # VDUP
+            dt, R, M = ins[8:11]
+            name, roles = "vdup", [(dt, ins[11], ins[12])]
+        layouts, spans, pats = [], [], []
+        for code, blk, rep in roles:
+            es = ESIZE[code]
+            span, pat = operand_extent(R, M, blk, rep, es)
+            layouts.append(vector_layout(R, M, blk, rep, es))
+            spans.append(span)
+            pats.append(pat)
+        if op == P.VREDUCE:  # results land contiguously, one per repeat
+            es = ESIZE[dt]
+            layouts.insert(0, None)
+            spans.insert(0, -(-(R * es) // 32) * 32)
+            pats.insert(0, None)
+        cost = self.cfg.vector_cycles(name, R)
+        compute = _vector_compute(op, ins, views, layouts)
+        nops = len(spans)
+        sp = tuple(spans) + (0,) * (3 - nops)
+        pt = tuple(pats) + (None,) * (3 - nops)
+        cap, align = self.m.cap[UB], self.m.align[UB]
+        busy, V = self.busy, 1
+
+        def fault(a0, a1, a2):
+            for i, a in enumerate((a0, a1, a2)[:nops]):
+                self.check(UB, a, a + sp[i], pc, "destination" if i == 0 else "source")
+
+        # Unrolled over the (up to) three operands: this is the hot path.
+        def run(a0, a1, a2, t):
+            if (
+                a0 < 0
+                or a0 + sp[0] > cap
+                or a0 % align
+                or (nops > 1 and (a1 < 0 or a1 + sp[1] > cap or a1 % align))
+                or (nops > 2 and (a2 < 0 or a2 + sp[2] > cap or a2 % align))
+            ):
+                fault(a0, a1, a2)
+            compute(a0, a1, a2)
+            pf = self.pf
+            start = max(t, pf[V])
+            pf[V] = start + cost
+            busy[V] += cost
+            if self.events is not None:
+                self.events.append((V, start, cost, pc))
+            rd = self.rd
+            if rd is not None:
+                rd.vc[V][V] += 1
+                access = rd.access
+                if nops > 1:
+                    p = pt[1]
+                    access(
+                        UB,
+                        a1,
+                        a1 + sp[1],
+                        False,
+                        None if p is None else (a1, *p),
+                        V,
+                        pc,
+                    )
+                    if nops > 2:
+                        p = pt[2]
+                        access(
+                            UB,
+                            a2,
+                            a2 + sp[2],
+                            False,
+                            None if p is None else (a2, *p),
+                            V,
+                            pc,
+                        )
+                p = pt[0]
+                access(UB, a0, a0 + sp[0], True, None if p is None else (a0, *p), V, pc)
+
+        return run
+
+
+def _vector_compute(op, ins, views, layouts):
+    """The NumPy part of a vector instruction: f(dst, src0, src1) on UB."""
+    if op == P.VCONV:
+        dt, sdt = ins[8], ins[9]
+        darr, sarr = views[dt][UB], views[sdt][UB]
+        ed, es = ESIZE[dt], ESIZE[sdt]
+        ld, ls = layouts
+        dtype = NP_DTYPES[dt]
+
+        def conv(d, s, _):
+            vwrite(darr, d // ed, ld, vread(sarr, s // es, ls).astype(dtype))
+
+        return conv
+    dt = ins[8] if op == P.VDUP else ins[9]
+    arr = views[dt][UB]
+    es = ESIZE[dt]
+    contiguous = all(lay is None or lay[0] == 0 for lay in layouts)
+    if op == P.VDUP:
+        (ld,) = layouts
+        value = NP_DTYPES[dt].type(ins[13])
+
+        def dup(d, _a, _b):
+            vwrite(arr, d // es, ld, value)
+
+        return dup
+    if op == P.VREDUCE:
+        _, ls = layouts
+        func = VREDUCE_FUNCS[ins[8]]
+        R = ins[10]
+
+        def reduce(d, s, _):
+            arr[d // es : d // es + R] = func(vread(arr, s // es, ls))
+
+        return reduce
+    if op == P.VBIN:
+        func = VBIN_FUNCS[ins[8]]
+        ld, l0, l1 = layouts
+        if contiguous:
+            n = ld[1] * ld[2]
+
+            def binary_fast(d, s0, s1):
+                d, s0, s1 = d // es, s0 // es, s1 // es
+                func(arr[s0 : s0 + n], arr[s1 : s1 + n], out=arr[d : d + n])
+
+            return binary_fast
+
+        def binary(d, s0, s1):
+            vwrite(
+                arr,
+                d // es,
+                ld,
+                func(vread(arr, s0 // es, l0), vread(arr, s1 // es, l1)),
+            )
+
+        return binary
+    ld, ls = layouts
+    if op == P.VSCALAR:
+        func = VSCALAR_FUNCS[ins[8]]
+        scalar = NP_DTYPES[dt].type(ins[16])
+        args = (scalar,)
+    else:
+        func = VUN_FUNCS[ins[8]]
+        args = ()
+    if contiguous:
+        n = ld[1] * ld[2]
+
+        def unary_fast(d, s, _):
+            d, s = d // es, s // es
+            func(arr[s : s + n], *args, out=arr[d : d + n])
+
+        return unary_fast
+
+    def unary(d, s, _):
+        vwrite(arr, d // es, ld, func(vread(arr, s // es, ls), *args))
+
+    return unary
+
+
+class Simulation:
+    """One run of a program: GM, launches in schedule order, stream timing."""
+
+    def __init__(
+        self, program: P.Program, config: TargetConfig, races: str, trace: bool
+    ):
+        if races not in RACE_MODES:
+            raise ValueError(f"races must be one of {RACE_MODES}, got {races!r}")
+        self.program = program
+        self.config = config
+        self.races = races
+        self.trace = trace
+        self.machine = Machine(config, program.gm_size)
+        self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz)
+
+    def race(self, msg: str) -> None:
+        if self.races == "error":
+            raise RaceError(msg)
+        self.profile.races.append(msg)
+
+    def load_inputs(self, inputs: dict[str, np.ndarray]) -> None:
+        gm = self.machine.bufs[GM]
+        for c in self.program.constants:
+            gm[c.offset : c.offset + len(c.data)] = np.frombuffer(
+                c.data, dtype=np.uint8
+            )
+        names = {s.name for s in self.program.inputs}
+        unknown = set(inputs) - names
+        if unknown:
+            raise SimulationError(
+                f"unknown input(s) {sorted(unknown)}; the program takes {sorted(names)}"
+            )
+        for slot in self.program.inputs:
+            if slot.name not in inputs:
+                raise SimulationError(
+                    f"missing input '{slot.name}' ({slot.dtype}{list(slot.shape)})"
+                )
+            arr = np.asarray(inputs[slot.name])
+            if tuple(arr.shape) != slot.shape:
+                raise SimulationError(
+                    f"input '{slot.name}' has shape {list(arr.shape)}, the program "
+                    f"expects {list(slot.shape)}"
+                )
+            data = np.ascontiguousarray(arr, dtype=slot.dtype).view(np.uint8).ravel()
+            gm[slot.offset : slot.offset + slot.nbytes] = data
+
+    def read_outputs(self) -> dict[str, np.ndarray]:
+        gm = self.machine.bufs[GM]
+        out = {}
+        for slot in self.program.outputs:
+            raw = gm[slot.offset : slot.offset + slot.nbytes].copy()
+            out[slot.name] = raw.view(slot.dtype).reshape(slot.shape)
+        return out
+
+    def run(self) -> None:
+        stream_time: dict[int, int] = {}
+        event_time: dict[int, int] = {}
+        # happens-before between launches: per stream, the last launch index
+        # of every stream known to be finished before its next launch
+        stream_vc: dict[int, dict[int, int]] = {}
+        event_vc: dict[int, dict[int, int]] = {}
+        done: list[tuple[int, int, dict[int, int], GmFootprint, str]] = []
+        for i, entry in enumerate(self.program.schedule):
+            kind = entry[0]
+            if kind == "record":
+                _, s, ev = entry
+                event_time[ev] = stream_time.get(s, 0)
+                event_vc[ev] = dict(stream_vc.get(s, {}))
+                continue
+            if kind == "wait":
+                _, s, ev = entry
+                if ev not in event_time:
+                    raise DeadlockError(
+                        f"stream {s} waits for event {ev}, which is never recorded"
+                    )
+                stream_time[s] = max(stream_time.get(s, 0), event_time[ev])
+                vc = stream_vc.setdefault(s, {})
+                for k, v in event_vc[ev].items():
+                    vc[k] = max(vc.get(k, -1), v)
+                continue
+            _, kidx, block_dim, s = entry
+            kernel = self.program.kernels[kidx]
+            run = KernelRun(self, kernel, block_dim, i)
+            cycles, _ = run.run()
+            start = stream_time.get(s, 0)
+            stream_time[s] = start + cycles
+            vc = stream_vc.setdefault(s, {})
+            footprint = (
+                GmFootprint.union(run.footprints) if self.races != "off" else None
+            )
+            if footprint is not None:
+                for j, js, jvc_seq, jfp, jname in done:
+                    ordered = js == s or vc.get(js, -1) >= jvc_seq
+                    if ordered:
+                        continue
+                    hit = footprint.conflict(jfp)
+                    if hit is not None:
+                        self.race(
+                            f"data race between launches of '{jname}' (stream {js}) and "
+                            f"'{kernel.name}' (stream {s}) on gm bytes [{hit[0]}, {hit[1]}): "
+                            f"no stream event orders them"
+                        )
+                done.append((i, s, i, footprint, kernel.name))
+            vc[s] = i
+            self.profile.kernels.append(self.kernel_profile(run, i, s, start, cycles))
+        self.profile.total_cycles = max(stream_time.values(), default=0)
+
+    def kernel_profile(
+        self, run: KernelRun, i: int, stream: int, start: int, cycles: int
+    ) -> KernelProfile:
+        denom = max(1, cycles * run.cores)
+        busy = {PIPE_LABELS[p]: run.busy[p] for p in range(NPIPES)}
+        events = []
+        if run.trace is not None:
+            events = [
+                (c, p, start + s, d, name, b) for c, p, s, d, name, b in run.trace
+            ]
+        return KernelProfile(
+            name=run.kernel.name,
+            launch=i,
+            stream=stream,
+            block_dim=run.block_dim,
+            cores=run.cores,
+            start=start,
+            cycles=cycles,
+            busy=busy,
+            ratio={k: v / denom for k, v in busy.items()},
+            bytes={PATH_NAMES[j]: n for j, n in enumerate(run.bytes) if n},
+            instructions=run.count,
+            events=events,
+        )
+
+
+def simulate(
+    program: P.Program,
+    inputs: dict[str, np.ndarray],
+    config: TargetConfig | str = "davinci-910",
+    *,
+    races: str = "error",
+    trace: bool = False,
+) -> SimResult:
+    """Run `program` on the simulated NPU.
+
+    races: "error" raises RaceError at the first race, "warn" collects them in
+    `profile.races`, "off" skips detection (faster). trace: record every
+    instruction for `write_chrome_trace`."""
+    cfg = load_target(config)
+    sim = Simulation(program, cfg, races, trace)
+    sim.load_inputs(inputs)
+    with np.errstate(all="ignore"):  # inf/nan are values here, as on the NPU
+        sim.run()
+    return SimResult(outputs=sim.read_outputs(), profile=sim.profile)

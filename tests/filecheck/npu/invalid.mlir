@@ -1,0 +1,463 @@
+// Every verifier error of the npu dialect, one per chunk, checked with MLIR's
+// --verify-diagnostics semantics. Messages name the op, say what is wrong and
+// what is allowed.
+// RUN: ge-opt %s --split-input-file --verify-diagnostics
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.ptr: ub address 100 is not aligned to 32 bytes}}
+    %u = npu.ptr ub 100
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.ptr: l0a address 256 is not aligned to 512 bytes}}
+    %a = npu.ptr l0a 256
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.ptr: offset must be >= 0, got -64}}
+    %u = npu.ptr ub -64
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.dma: no DMA path moves gm -> l0a}}
+    npu.dma mte2 %a, %g len 512 : !npu.ptr<l0a>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: gm -> ub moves on mte2, not mte1}}
+    npu.dma mte1 %u, %g len 32 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: nburst must be [1, 4095], got 0}}
+    npu.dma mte2 %u, %g nburst 0 len 32 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: len must be >= 1, got 0}}
+    npu.dma mte2 %u, %g len 0 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: src_gap must be >= 0, got -32}}
+    npu.dma mte2 %u, %g nburst 2 len 32 src_gap -32 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: burst length and dst_gap must be multiples of 32 bytes on the destination side (ub), got len=48, dst_gap=0}}
+    npu.dma mte2 %u, %g len 48 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.dma: burst length and dst_gap must be multiples of 512 bytes on the destination side (l0a)}}
+    npu.dma mte1 %a, %l1 len 256 : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: cast_f16 is only valid for l0c -> ub}}
+    npu.dma mte3 %g, %u len 64 cast_f16 : !npu.ptr<gm>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.load_2d: operand 'src' must point into l1, got ub}}
+    npu.load_2d %a, %u repeat 1 : !npu.ptr<l0a>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %c = npu.ptr l0c 0
+    // expected-error@+1 {{npu.load_2d: operand 'dst' must point into l0a or l0b, got l0c}}
+    npu.load_2d %c, %l1 repeat 1 : !npu.ptr<l0c>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.load_2d: repeat must be [1, 255], got 256 (split into several loads)}}
+    npu.load_2d %a, %l1 repeat 256 : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.load_3d: m_len must be a multiple of 16, got 20}}
+    npu.load_3d %a, %l1 fm_h 8 fm_w 8 kh 3 kw 3 m_len 20 : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.load_3d: the kernel does not fit the padded feature map (output would be 0x0)}}
+    npu.load_3d %a, %l1 fm_h 2 fm_w 2 kh 3 kw 3 m_len 16 : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.load_3d: m_start must be [0, 35], got 36 (the output has 36 rows)}}
+    npu.load_3d %a, %l1 fm_h 8 fm_w 8 kh 3 kw 3 m_start 36 m_len 16 : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.load_3d: stride_h must be [1, 63], got 0}}
+    npu.load_3d %a, %l1 fm_h 8 fm_w 8 kh 3 kw 3 stride_h 0 m_len 16 : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %a = npu.ptr l0a 0
+    %b = npu.ptr l0b 0
+    %c = npu.ptr l0c 0
+    // expected-error@+1 {{npu.mmad: m must be a multiple of 16 for f16, got 24}}
+    npu.mmad f16 %c, %a, %b m 24 n 16 k 16 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %a = npu.ptr l0a 0
+    %b = npu.ptr l0b 0
+    %c = npu.ptr l0c 0
+    // expected-error@+1 {{npu.mmad: k must be a multiple of 8 for f32, got 12}}
+    npu.mmad f32 %c, %a, %b m 16 n 16 k 12 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %a = npu.ptr l0a 0
+    %b = npu.ptr l0b 0
+    %c = npu.ptr l0c 0
+    // expected-error@+1 {{npu.mmad: n must be [1, 4095], got 4096}}
+    npu.mmad f16 %c, %a, %b m 16 n 4096 k 16 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %a = npu.ptr l0a 0
+    %b = npu.ptr l0b 0
+    %c = npu.ptr l0c 0
+    // expected-error@+1 {{npu.mmad: dtype must be f16 or f32, got f64}}
+    npu.mmad f64 %c, %a, %b m 16 n 16 k 16 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %a = npu.ptr l0a 0
+    %b = npu.ptr l0b 0
+    %c = npu.ptr l0c 0
+    // expected-error@+1 {{npu.mmad: operand 'a' must point into l0a, got l0b}}
+    npu.mmad f16 %c, %b, %b m 16 n 16 k 16 : !npu.ptr<l0c>, !npu.ptr<l0b>, !npu.ptr<l0b>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    %l1 = npu.ptr l1 0
+    // expected-error@+1 {{npu.vadd: operand 'src1' must point into ub, got l1}}
+    npu.vadd f16 %u, %u, %l1 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vmul: repeat must be [1, 255], got 256 (split into several instructions)}}
+    npu.vmul f16 %u, %u, %u repeat 256 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vexp: mask must be [1, 64], got 128}}
+    npu.vexp f32 %u, %u repeat 1 mask 128 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vadds: src_rep must be [0, 255], got 256}}
+    npu.vadds f16 %u, %u scalar 1.0 repeat 1 src_rep 256 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vrelu: dtype must be f16 or f32, got bf16}}
+    npu.vrelu bf16 %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vconv: source and destination dtypes are both f32; use f32 <-> f16}}
+    npu.vconv f32 f32 %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vreduce_sum: repeat must be [1, 255], got 0}}
+    npu.vreduce_sum f32 %u, %u repeat 0 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vdup: dst_blk must be [0, 255], got -1}}
+    npu.vdup f16 %u scalar 0.0 repeat 1 dst_blk -1 : !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.set_flag: source and destination pipe are both v; use npu.pipe_barrier v to order work within a pipe}}
+    npu.set_flag v -> v event 0
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.wait_flag: event must be in [0, 7], got 8}}
+    npu.wait_flag mte2 -> v event 8
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.set_flag: a flag connects two pipes, not 'all'}}
+    npu.set_flag all -> v event 0
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    // expected-error@+1 {{npu.pipe_barrier: the scalar pipe is in order already}}
+    npu.pipe_barrier s
+  }
+}
+
+// -----
+
+// expected-error@+1 {{npu.program: gm_size must be > 0, got 0}}
+npu.program @p gm_size 0 {
+}
+
+// -----
+
+// expected-error@+1 {{npu.program: constants 'a' and 'b' overlap in GM}}
+npu.program @p gm_size 1024 {
+  npu.constant "a" at 0 = dense<1.0> : tensor<8xf32>
+  npu.constant "b" at 16 = dense<2.0> : tensor<8xf32>
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.input: 'x' occupies GM [512, 2560) beyond gm_size 1024}}
+  npu.input "x" at 512 : tensor<32x32xf16>
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.output: 'y' has a negative GM offset -2}}
+  npu.output "y" at -2 : tensor<4xf16>
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.input: 'x' needs a static shape and a sized element type, got tensor<?x4xf16>}}
+  npu.input "x" at 0 : tensor<?x4xf16>
+}
+
+// -----
+
+npu.program @p gm_size 16 {
+  // expected-error@+1 {{npu.constant: 'w' occupies GM [0, 32) beyond gm_size 16}}
+  npu.constant "w" at 0 = dense<0.0> : tensor<8xf32>
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.launch: no npu.kernel named @missing}}
+  npu.launch @missing block_dim 1 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+  }
+  // expected-error@+1 {{npu.launch: block_dim must be in [1, 65535], got 0}}
+  npu.launch @k block_dim 0 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+  }
+  // expected-error@+1 {{npu.launch: stream must be >= 0}}
+  npu.launch @k block_dim 1 stream -1
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.stream_wait: event 3 is not recorded by an earlier npu.stream_record}}
+  npu.stream_wait stream 1 event 3
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.stream_record: stream and event must be >= 0}}
+  npu.stream_record stream 0 event -1
+}
+
+// -----
+
+// expected-error@+1 {{'npu.block_idx' expects ancestor op 'npu.kernel'}}
+%b = npu.block_idx
+
+// -----
+
+// expected-error@+1 {{'npu.kernel' expects parent op 'npu.program'}}
+npu.kernel @k {
+}

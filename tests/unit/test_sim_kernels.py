@@ -1,0 +1,156 @@
+"""Hand-written kernels on the simulator: numbers, timing, profile, trace."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gedialects.npu import examples
+from target.assembler import assemble
+from target.profile import format_profile, write_chrome_trace
+from target.simulator import simulate
+
+RNG = np.random.default_rng(1234)
+
+
+def _run(module, inputs, **kw):
+    return simulate(assemble(module), inputs, **kw)
+
+
+def _add_inputs(n):
+    x = RNG.standard_normal(n).astype(np.float16)
+    y = RNG.standard_normal(n).astype(np.float16)
+    return x, y
+
+
+@pytest.mark.parametrize("double_buffer", [True, False])
+def test_vector_add_bigger_than_ub(double_buffer):
+    n = 1 << 18  # 512 KB per tensor; UB holds 256 KB
+    x, y = _add_inputs(n)
+    res = _run(examples.vector_add(n, double_buffer=double_buffer), {"x": x, "y": y})
+    np.testing.assert_array_equal(res.outputs["z"], x + y)
+    assert res.profile.kernels[0].bytes == {"gm_ub": 2 * n * 2, "ub_gm": n * 2}
+
+
+def test_double_buffering_is_faster_and_overlaps_mte2_with_v():
+    n = 1 << 18
+    x, y = _add_inputs(n)
+    single = _run(
+        examples.vector_add(n, double_buffer=False), {"x": x, "y": y}, trace=True
+    )
+    double = _run(
+        examples.vector_add(n, double_buffer=True), {"x": x, "y": y}, trace=True
+    )
+    assert double.profile.total_cycles < single.profile.total_cycles
+
+    def overlaps(profile):
+        events = profile.kernels[0].events
+        mte2 = [
+            (s, s + d) for _, p, s, d, name, _ in events if p == 4 and name == "npu.dma"
+        ]
+        vec = [
+            (s, s + d)
+            for _, p, s, d, name, _ in events
+            if p == 1 and name == "npu.vadd"
+        ]
+        return sum(1 for a, b in vec if any(c < b and a < d for c, d in mte2))
+
+    # Every vadd but the last runs while MTE2 is loading the next tile.
+    tiles = n // 16384
+    assert overlaps(double.profile) >= tiles - 1
+    assert overlaps(single.profile) == 0
+
+
+def test_multi_core_vector_add_uses_the_block_index():
+    n = 1 << 18
+    x, y = _add_inputs(n)
+    one = _run(examples.vector_add(n, block_dim=1), {"x": x, "y": y})
+    four = _run(examples.vector_add(n, block_dim=4), {"x": x, "y": y})
+    np.testing.assert_array_equal(four.outputs["z"], x + y)
+    k = four.profile.kernels[0]
+    assert (k.block_dim, k.cores) == (4, 4)
+    assert four.profile.total_cycles < one.profile.total_cycles / 3
+
+
+@pytest.mark.parametrize("block_dim", [1, 2, 4])
+def test_tiled_matmul_accumulates_over_k(block_dim):
+    a = RNG.standard_normal((64, 128)).astype(np.float16)
+    b = RNG.standard_normal((128, 64)).astype(np.float16)
+    res = _run(examples.matmul(block_dim=block_dim), {"a": a, "b": b})
+    expected = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(res.outputs["c"], expected, rtol=1e-5, atol=1e-4)
+    k = res.profile.kernels[0]
+    assert k.busy["cube"] > 0 and k.ratio["mte2"] > 0
+    # each of the 4 output tiles loads a 32x128 panel of A and 128x32 of B
+    assert k.bytes["gm_l1"] == 4 * (32 * 128 + 128 * 32) * 2
+
+
+def test_non_square_matmul_tiles():
+    a = RNG.standard_normal((32, 96)).astype(np.float16)
+    b = RNG.standard_normal((96, 48)).astype(np.float16)
+    res = _run(
+        examples.matmul(32, 48, 96, tm=16, tn=48, tk=32, block_dim=2), {"a": a, "b": b}
+    )
+    np.testing.assert_allclose(
+        res.outputs["c"],
+        a.astype(np.float32) @ b.astype(np.float32),
+        rtol=1e-5,
+        atol=1e-4,
+    )
+
+
+@pytest.mark.parametrize("cols", [64, 256, 512])
+def test_row_reduction(cols):
+    x = RNG.standard_normal((64, cols)).astype(np.float32)
+    res = _run(examples.row_sum(64, cols), {"x": x})
+    np.testing.assert_allclose(res.outputs["out"], x.sum(axis=1), rtol=1e-5, atol=1e-4)
+
+
+def test_profile_ratios_and_memory_bound():
+    x, y = _add_inputs(1 << 16)
+    res = _run(examples.vector_add(1 << 16, tile=8192), {"x": x, "y": y})
+    k = res.profile.kernels[0]
+    assert set(k.ratio) == {"scalar", "vector", "cube", "mte1", "mte2", "mte3"}
+    assert all(0.0 <= r <= 1.0 for r in k.ratio.values())
+    assert k.ratio["cube"] == 0.0
+    assert k.memory_bound == pytest.approx(k.ratio["mte2"] / k.ratio["vector"])
+    assert k.memory_bound > 1  # an add is bound by loading its operands
+    table = format_profile(res.profile)
+    assert "vadd" in table and "mem_bound" in table and "gm_ub" in table
+
+
+def test_chrome_trace_has_a_track_per_core_and_pipe(tmp_path):
+    a = RNG.standard_normal((64, 128)).astype(np.float16)
+    b = RNG.standard_normal((128, 64)).astype(np.float16)
+    res = _run(examples.matmul(block_dim=4), {"a": a, "b": b}, trace=True)
+    path = tmp_path / "trace.json"
+    write_chrome_trace(res.profile, path)
+    data = json.loads(path.read_text())
+    events = data["traceEvents"]
+    names = {
+        (e["pid"], e["args"]["name"]) for e in events if e.get("name") == "process_name"
+    }
+    assert {(c + 1, f"core {c}") for c in range(4)} <= names
+    threads = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert threads == {"scalar", "vector", "cube", "mte1", "mte2", "mte3"}
+    spans = [e for e in events if e["ph"] == "X" and e["pid"] > 0]
+    assert {e["name"] for e in spans} >= {"npu.mmad", "npu.load_2d", "npu.dma"}
+    assert all(e["dur"] > 0 and e["ts"] >= 0 for e in spans)
+
+
+def test_split_target_uses_its_own_core_counts():
+    x, y = _add_inputs(1 << 16)
+    res = simulate(
+        assemble(examples.vector_add(1 << 16, tile=512, block_dim=64)),
+        {"x": x, "y": y},
+        "davinci-910b",
+    )
+    assert res.profile.kernels[0].cores == 48  # a vector-only kernel on AIV cores
+    a = RNG.standard_normal((64, 128)).astype(np.float16)
+    b = RNG.standard_normal((128, 64)).astype(np.float16)
+    mm = simulate(
+        assemble(examples.matmul(block_dim=4)), {"a": a, "b": b}, "davinci-910b"
+    )
+    assert mm.profile.clock_mhz == 1850
