@@ -1,11 +1,13 @@
 """ge-run: execute a model and write its outputs.
 
-    ge-run MODEL(.onnx|.mlir) [--backend reference] [--inputs IN.npz]
+    ge-run MODEL(.onnx|.mlir|.om) [--backend reference|npu] [--inputs IN.npz]
            [--output OUT.npz] [--input-shape 'x:1,3,224,224'] [--check]
+           [--target davinci-910] [--profile trace.json]
 
 npz keys are the graph's input and output names. Without --inputs, inputs
 are random (seeded). --check compares with onnxruntime (ONNX models only)
-and exits 1 on a mismatch.
+and exits 1 on a mismatch. The npu backend simulates npu-level programs
+(an .om offline model or an .mlir holding an npu.program).
 """
 
 from __future__ import annotations
@@ -35,10 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--backend",
-        choices=["reference"],
-        default="reference",
-        help="reference: the numpy interpreter of the graph dialect",
+        choices=["reference", "npu"],
+        default=None,
+        help="reference: the numpy interpreter of the graph dialect; npu: the simulated "
+        "NPU (npu-level .mlir or .om). Default: npu for .om and npu-level .mlir, else reference",
     )
+    p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
+    p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
     p.add_argument("--inputs", help="npz file of inputs, keyed by graph input name")
     p.add_argument("--output", help="npz file to write the outputs to, keyed by output name")
     p.add_argument("--input-shape", default="", help="fix dynamic dims, ATC syntax: 'x:1,3,224,224;y:4,8'")
@@ -65,7 +70,11 @@ def load_module(path: str, input_shape: str):
     path = model_path(path)
     ext = os.path.splitext(path)[1]
     if ext == ".onnx":
-        from gedialects.frontend.onnx_import import import_model, load_model, parse_input_shapes
+        from gedialects.frontend.onnx_import import (
+            import_model,
+            load_model,
+            parse_input_shapes,
+        )
 
         return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
     if ext == ".mlir":
@@ -135,20 +144,68 @@ def check_with_onnxruntime(path: str, inputs, outputs, rtol: float, atol: float)
     return problems
 
 
+def is_npu_program(path: str) -> bool:
+    if path.endswith(".om"):
+        return True
+    if path.endswith(".mlir") and os.path.exists(path):
+        with open(path) as f:
+            return "npu.program" in f.read()
+    return False
+
+
+def read_inputs(path: str | None) -> dict[str, np.ndarray] | None:
+    if not path:
+        return None
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: cannot read inputs ({e})") from None
+
+
+def run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
+    """Simulate an npu-level program; (inputs, outputs)."""
+    from target.config import load_target
+    from target.errors import AssemblyError, SimulationError
+    from target.profile import format_profile, write_chrome_trace
+    from target.run import load_program, random_inputs
+    from target.simulator import simulate
+
+    try:
+        program = load_program(args.model)
+        inputs = random_inputs(program, args.seed)
+        if given is not None:
+            missing = set(inputs) - set(given)
+            if missing:
+                raise UserError(f"--inputs lacks input(s) {', '.join(sorted(missing))}")
+            inputs = {k: given[k] for k in inputs}
+        result = simulate(program, inputs, load_target(args.target), trace=bool(args.profile))
+    except (AssemblyError, SimulationError) as e:
+        raise UserError(str(e)) from None
+    print(format_profile(result.profile))
+    if args.profile:
+        write_chrome_trace(result.profile, args.profile)
+    return inputs, result.outputs
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from gedialects.graph.interpreter import main_function, run as run_reference
+    given = read_inputs(args.inputs)
+    backend = args.backend or ("npu" if is_npu_program(args.model) else "reference")
+    if backend == "npu":
+        if not is_npu_program(args.model):
+            raise UserError(
+                f"{args.model}: --backend npu simulates npu-level programs (.om, or .mlir "
+                "holding an npu.program); this is a graph-level model"
+            )
+        inputs, outputs = run_npu(args, given)
+    else:
+        from gedialects.graph.interpreter import main_function
+        from gedialects.graph.interpreter import run as run_reference
 
-    module = load_module(args.model, args.input_shape)
-    given = None
-    if args.inputs:
-        try:
-            with np.load(args.inputs) as data:
-                given = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as e:
-            raise UserError(f"{args.inputs}: cannot read inputs ({e})") from None
-    inputs = make_inputs(main_function(module), given, args.seed)
-    outputs = run_reference(module, inputs)
+        module = load_module(args.model, args.input_shape)
+        inputs = make_inputs(main_function(module), given, args.seed)
+        outputs = run_reference(module, inputs)
     for name, value in outputs.items():
         print(f"{name}: {value.dtype}{list(value.shape)} mean={float(np.mean(value)):.6g}")
     if args.output:
