@@ -28,6 +28,18 @@ def _graph_canonicalize():
     return GraphCanonicalizePass
 
 
+def _graph_plan_memory():
+    from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
+
+    return GraphPlanMemoryPass
+
+
+def _graph_fuse():
+    from gedialects.graph.transforms.fuse import GraphFusePass
+
+    return GraphFusePass
+
+
 def _onnx_frontend():
     from gedialects.frontend.onnx_frontend import OnnxFrontend
 
@@ -41,6 +53,8 @@ GE_UNIVERSE = Universe(
     },
     all_passes={
         "graph-canonicalize": _graph_canonicalize,
+        "graph-fuse": _graph_fuse,
+        "graph-plan-memory": _graph_plan_memory,
     },
     all_frontends={
         "onnx": _onnx_frontend,

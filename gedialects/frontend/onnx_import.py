@@ -30,18 +30,19 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnknownLoc,
+    f16,
     f32,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from gedialects.frontend.errors import FrontendError
+from gedialects.frontend.errors import FrontendError, NotConstantError
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
-from gedialects.graph.interpreter import evaluate
 from gedialects.graph.ops import int_array
 from gedialects.graph.shapes import DYN, ShapeError
-from gedialects.graph.tensors import constant_attr, element_type
+from gedialects.graph.tensors import constant_attr, element_type, numpy_dtype
 from gedialects.location import name_loc
 
 FOLD_LIMIT = 4096
@@ -90,9 +91,16 @@ def load_model(path: str, data: bytes | None = None) -> onnx.ModelProto:
 
 
 def import_model(
-    model: onnx.ModelProto, input_shapes: Mapping[str, Sequence[int]] | None = None, source: str = "model"
+    model: onnx.ModelProto,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    source: str = "model",
+    bind: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
-    return _Importer(model, dict(input_shapes or {}), source).run()
+    """The graph-dialect module of `model`. `bind` specialises the model to
+    values of some graph inputs: they become constants, no longer inputs."""
+    importer = _Importer(model, dict(input_shapes or {}), source)
+    importer.consts.update((name, np.asarray(v)) for name, v in (bind or {}).items())
+    return importer.run()
 
 
 @dataclass
@@ -115,8 +123,13 @@ class _Importer:
             (o.version for o in self.model.opset_import if o.domain in ("", "ai.onnx")), 0
         )
         self.used = {n for node in graph.node for n in node.input} | {o.name for o in graph.output}
+        bound = set(self.consts)
+        unknown = bound - {i.name for i in graph.input}
+        if unknown:
+            raise FrontendError(f"{self.source}: cannot bind unknown input(s) {', '.join(sorted(unknown))}")
         for init in graph.initializer:
-            self.consts[init.name] = numpy_helper.to_array(init)
+            if init.name not in bound:
+                self.consts[init.name] = numpy_helper.to_array(init)
         inputs = [i for i in graph.input if i.name not in self.consts]
         unknown = set(self.input_shapes) - {i.name for i in inputs}
         if unknown:
@@ -198,7 +211,10 @@ class _Importer:
 
     def const(self, name: str, what: str) -> np.ndarray:
         if name not in self.consts:
-            raise self.error(f"{what} must be a constant known at import (dynamic shapes are not supported here)")
+            raise NotConstantError(
+                str(self.error(f"{what} must be a constant known at import (dynamic shapes are not supported here)")),
+                name,
+            )
         return self.consts[name]
 
     def inputs(self, node: onnx.NodeProto) -> list[str]:
@@ -266,6 +282,9 @@ class _Importer:
             if any(shapes.num_elements(g.shape_of(v)) > FOLD_LIMIT for v in produced):
                 return False
             env: dict[SSAValue, np.ndarray] = {a: self.consts[n] for n, a in zip(names, scratch.args)}
+            # Imported here: the interpreter pulls in xDSL's interpreters (slow to load).
+            from gedialects.graph.interpreter import evaluate
+
             for op in scratch.ops:
                 outs = evaluate(op, [env[o] for o in op.operands])
                 env.update(zip(op.results, outs))
@@ -401,7 +420,9 @@ def _conv_transpose(im: _Importer, node, attrs):
             if total < 0:
                 out_pad[i] += -total
                 total = 0
-            upper = auto_pad != "SAME_LOWER"
+            # SAME_UPPER puts the smaller half first; SAME_LOWER and NOTSET
+            # (an explicit output_shape) the bigger half.
+            upper = auto_pad == "SAME_UPPER"
             pads[i], pads[i + n] = (total // 2, total - total // 2) if upper else (total - total // 2, total // 2)
     props: dict[str, Attribute] = {}
     if any(s != 1 for s in strides):
@@ -423,7 +444,14 @@ def _batch_norm(im: _Importer, node, attrs):
     if im.extra_outputs_used(node) or attrs.get("training_mode", 0):
         raise im.error("BatchNormalization in training mode (extra outputs) is not supported")
     props = {"epsilon": _f(attrs.get("epsilon", 1e-5))}
-    im.define(node, im.emit(g.BatchNormOp, [im.value(n) for n in node.input[:5]], props))
+    x = im.value(node.input[0])
+    # Opset 15 lets scale/bias and mean/var have other float types than x.
+    params = [im.value(n) for n in node.input[1:5]]
+    params = [
+        p if g.element_type_of(p) == g.element_type_of(x) else im.emit(g.CastOp, [p], element=g.element_type_of(x))[0]
+        for p in params
+    ]
+    im.define(node, im.emit(g.BatchNormOp, [x, *params], props))
 
 
 def _unary(op_type: type[g.GraphOp]):
@@ -453,9 +481,24 @@ for _name, _op in [
 
 @onnx_op("Dropout")
 def _dropout(im: _Importer, node, attrs):
+    """Inference Dropout is the identity and its mask all ones. Training mode
+    (opset >= 12's `training_mode` input) is random unless the ratio is 0."""
+    x = im.value(node.input[0])
+    if im.opset >= 12 and im.has_input(node, 2) and bool(im.const(node.input[2], "Dropout's training_mode")):
+        ratio = float(im.const(node.input[1], "Dropout's ratio")) if im.has_input(node, 1) else 0.5
+        if ratio != 0.0:
+            raise im.error(
+                f"Dropout in training mode (ratio {ratio}) is random and not supported; "
+                "export the model for inference"
+            )
+    im.define(node, im.emit(g.IdentityOp, [x]))
     if im.extra_outputs_used(node):
-        raise im.error("Dropout's mask output is not supported in inference")
-    im.define(node, im.emit(g.IdentityOp, [im.value(node.input[0])]))
+        xs = g.shape_of(x)
+        if not shapes.is_static(xs):
+            raise im.error(f"Dropout's mask output needs a static shape, got {shapes.fmt(xs)}; use --input-shape")
+        # Opset 10 made the mask boolean; before, it had the input's type.
+        dtype = np.bool_ if im.opset >= 10 else numpy_dtype(g.element_type_of(x))
+        im.consts[node.output[1]] = np.broadcast_to(np.ones((), dtype=dtype), xs)
 
 
 @onnx_op("LeakyRelu")
@@ -466,17 +509,20 @@ def _leaky_relu(im: _Importer, node, attrs):
 
 @onnx_op("Clip")
 def _clip(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    # f32 bounds are exact for f32/f16 tensors; f64 and integer tensors
+    # (int64 beyond 2**24) need f64 ones.
+    bound_type = f32 if g.element_type_of(x) in (f32, f16) else f64
     props: dict[str, Attribute] = {}
     if im.opset < 11:
-        if "min" in attrs:
-            props["min"] = _f(attrs["min"])
-        if "max" in attrs:
-            props["max"] = _f(attrs["max"])
+        for key in ("min", "max"):
+            if key in attrs:
+                props[key] = FloatAttr(float(attrs[key]), bound_type)
     else:
         for i, key in ((1, "min"), (2, "max")):
             if im.has_input(node, i):
-                props[key] = _f(float(im.const(node.input[i], f"Clip's {key}")))
-    im.define(node, im.emit(g.ClipOp, [im.value(node.input[0])], props))
+                props[key] = FloatAttr(float(im.const(node.input[i], f"Clip's {key}")), bound_type)
+    im.define(node, im.emit(g.ClipOp, [x], props))
 
 
 @onnx_op("Gelu")
@@ -585,11 +631,37 @@ onnx_op("LogSoftmax")(_softmax_like(g.LogSoftmaxOp))
 
 @onnx_op("LayerNormalization")
 def _layer_norm(im: _Importer, node, attrs):
-    if im.extra_outputs_used(node):
-        raise im.error("LayerNormalization's Mean/InvStdDev outputs are not supported")
-    props = {"axis": _i(attrs.get("axis", -1)), "epsilon": _f(attrs.get("epsilon", 1e-5))}
+    x = im.value(node.input[0])
+    epsilon = attrs.get("epsilon", 1e-5)
+    props = {"axis": _i(attrs.get("axis", -1)), "epsilon": _f(epsilon)}
     bias = [im.value(node.input[2])] if im.has_input(node, 2) else []
-    im.define(node, im.emit(g.LayerNormOp, [im.value(node.input[0]), im.value(node.input[1]), bias, []], props))
+    im.define(node, im.emit(g.LayerNormOp, [x, im.value(node.input[1]), bias, []], props))
+    if im.extra_outputs_used(node):
+        _layer_norm_stats(im, node, x, attrs.get("axis", -1), epsilon, attrs.get("stash_type", onnx.TensorProto.FLOAT))
+
+
+def _layer_norm_stats(im: _Importer, node, x: SSAValue, axis: int, epsilon: float, stash_type: int) -> None:
+    """LayerNormalization's Mean and InvStdDev outputs (training graphs), in
+    the stash type: reduce_mean(x) and 1 / sqrt(reduce_mean((x - mean)^2) + eps)."""
+    rank = len(g.shape_of(x))
+    try:
+        axis = shapes.normalize_axis(axis, rank)
+    except ShapeError as e:
+        raise im.error(str(e)) from None
+    stash = im._element(stash_type, "LayerNormalization's stash_type")
+    if g.element_type_of(x) != stash:
+        x = im.emit(g.CastOp, [x], element=stash)[0]
+    reduce = {"axes": int_array(range(axis, rank)), "keepdims": _i(1)}
+    mean = im.emit(g.ReduceMeanOp, [x], reduce)[0]
+    centred = im.emit(g.SubOp, [x, mean])[0]
+    var = im.emit(g.ReduceMeanOp, [im.emit(g.MulOp, [centred, centred])[0]], reduce)[0]
+    eps_name = f"{node.output[0]}_epsilon"
+    im.consts[eps_name] = np.array(epsilon, dtype=numpy_dtype(stash))
+    std = im.emit(g.SqrtOp, [im.emit(g.AddOp, [var, im.value(eps_name)])[0]])[0]
+    inv = im.emit(g.ReciprocalOp, [std])[0]
+    for name, value in zip(node.output[1:3], (mean, inv)):
+        if name:
+            im.values[name] = value
 
 
 _REDUCE_AXES_AS_INPUT = {"ReduceSum": 13, "ReduceMean": 18, "ReduceMax": 18, "ReduceMin": 18}

@@ -7,6 +7,7 @@ ops, plugins) add kernels with `@kernel(OpClass)`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -211,6 +212,14 @@ def _clip(op: g.ClipOp, args):
     x = args[0]
     lo = op.float_("min", -np.inf)
     hi = op.float_("max", np.inf)
+    if np.issubdtype(x.dtype, np.integer):
+        # Clamp in the integer type: a float round trip loses int64 digits.
+        info = np.iinfo(x.dtype)
+
+        def bound(v: float, rounding: Callable[[float], int]) -> np.integer:
+            return x.dtype.type(min(max(rounding(v), info.min), info.max) if math.isfinite(v) else info.min if v < 0 else info.max)
+
+        return np.minimum(np.maximum(x, bound(lo, math.ceil)), bound(hi, math.floor))
     return np.clip(x, lo, hi).astype(x.dtype)
 
 
@@ -230,7 +239,11 @@ def _binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Kernel:
 
 def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if np.issubdtype(a.dtype, np.integer):
-        return np.trunc(a / b).astype(a.dtype)  # ONNX integer Div truncates
+        # ONNX integer Div truncates toward zero; stay in integers (a float
+        # quotient loses int64 digits). Floor, then step back toward zero.
+        with np.errstate(divide="ignore"):
+            q, r = np.divmod(a, b)
+        return q + ((r != 0) & ((a < 0) != (b < 0)))
     return a / b
 
 

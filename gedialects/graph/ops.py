@@ -58,6 +58,7 @@ from xdsl.traits import ConstantLike, HasParent, IsTerminator, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from gedialects.graph import shapes
+from gedialects.graph.memory_ops import OffloadOp, ReloadOp
 from gedialects.graph.shapes import DYN, Shape, ShapeError
 from gedialects.graph.tensors import numpy_dtype
 from gedialects.location import describe_op
@@ -237,9 +238,10 @@ class ConstantOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
         value = parser.parse_attribute()
         if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
-            parser.raise_error("graph.constant expects a dense or dense_resource value")
+            parser.raise_error("graph.constant expects a dense or dense_resource value", pos)
         attrs = parser.parse_optional_attr_dict()
         op = cls(value)
         op.attributes.update(attrs)
@@ -298,6 +300,10 @@ class FillOp(IRDLOperation):
             # The shortest text that reads back as the same element value.
             v = numpy_dtype(self.value.type).type(v)
             text = repr(float(v)) if v.dtype == np.float64 else str(v)
+            if "e" in text and "." not in text:
+                # 1e-05 is no float literal for the parser; 1.0e-05 is
+                mantissa, _, exponent = text.partition("e")
+                text = f"{mantissa}.0e{exponent}"
         else:
             text = str(v)
         printer.print_string(text)
@@ -319,6 +325,16 @@ class WindowOpMixin:
             self.ints("pads", (0,) * (2 * n)),
             self.ints("dilations", (1,) * n),
         )
+
+
+def _check_broadcasts_to(what: str, s: Shape, out: Shape) -> None:
+    """A bias/residual operand `s` must broadcast to `out` without growing it."""
+    try:
+        ok = shapes.broadcast(out, s) == tuple(out) or not shapes.is_static(out)
+    except ShapeError:
+        ok = False
+    if not ok:
+        raise ShapeError(f"{what} {shapes.fmt(s)} does not broadcast to {shapes.fmt(out)}")
 
 
 def _check_activation(op: GraphOp) -> None:
@@ -361,9 +377,7 @@ class ConvOp(GraphOp, WindowOpMixin):
             if len(b) != 1 or (b[0] not in (DYN, out[1]) and out[1] != DYN):
                 raise ShapeError(f"bias {shapes.fmt(b)} must be 1-d of extent {out[1]}")
         if self.residual is not None:
-            r = shape_of(self.residual)
-            if shapes.broadcast(out, r) != tuple(out) and shapes.is_static(out):
-                raise ShapeError(f"residual {shapes.fmt(r)} does not broadcast to {shapes.fmt(out)}")
+            _check_broadcasts_to("residual", shape_of(self.residual), out)
         return [out]
 
 
@@ -500,8 +514,8 @@ class MatMulOp(GraphOp):
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
         _check_activation(self)
         out = shapes.matmul(ins[0], ins[1])
-        if len(ins) > 2 and shapes.broadcast(out, ins[2]) != out and shapes.is_static(out):
-            raise ShapeError(f"bias {shapes.fmt(ins[2])} does not broadcast to {shapes.fmt(out)}")
+        if len(ins) > 2:
+            _check_broadcasts_to("bias", ins[2], out)
         return [out]
 
 
@@ -526,24 +540,48 @@ class GemmOp(GraphOp):
         out = shapes.gemm(
             ins[0], ins[1], bool(self.int_("trans_a", 0)), bool(self.int_("trans_b", 0))
         )
-        if len(ins) > 2 and shapes.is_static(out) and shapes.broadcast(out, ins[2]) != out:
-            raise ShapeError(f"bias {shapes.fmt(ins[2])} does not broadcast to {shapes.fmt(out)}")
+        if len(ins) > 2:
+            _check_broadcasts_to("bias", ins[2], out)
         return [out]
 
 
 @irdl_op_definition
 class SoftmaxOp(GraphOp):
     """Softmax along one axis (ONNX opset >= 13 semantics; older opsets are
-    rewritten at import)."""
+    rewritten at import). With `shape`, the result is also reshaped to it: a
+    fused Reshape that keeps the softmax axis intact (see `reshaped_axis`)."""
 
     name = "graph.softmax"
     input = operand_def(TensorType)
     output = result_def(TensorType)
     axis = opt_prop_def(IntegerAttr)
+    shape = opt_prop_def(DenseArrayBase)
 
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
-        shapes.normalize_axis(self.int_("axis", -1), len(ins[0]))
-        return [ins[0]]
+        axis = shapes.normalize_axis(self.int_("axis", -1), len(ins[0]))
+        if self.shape is None:
+            return [ins[0]]
+        out = self.ints("shape")
+        if not shapes.is_static(ins[0]) or not shapes.is_static(out):
+            raise ShapeError("a reshaping softmax needs static shapes")
+        if reshaped_axis(ins[0], axis, out) is None:
+            raise ShapeError(
+                f"shape {shapes.fmt(out)} does not keep axis {axis} of {shapes.fmt(ins[0])} intact"
+            )
+        return [out]
+
+
+def reshaped_axis(x: Shape, axis: int, y: Shape) -> int | None:
+    """The axis of `y` that axis `axis` of `x` becomes when `x` is reshaped to
+    `y` and stays intact (same extent, same elements before and after it), or
+    None. Softmax along it commutes with the reshape."""
+    if shapes.num_elements(x) != shapes.num_elements(y):
+        return None
+    before = shapes.num_elements(x[:axis])
+    for i, d in enumerate(y):
+        if d == x[axis] and shapes.num_elements(y[:i]) == before:
+            return i
+    return None
 
 
 @irdl_op_definition
@@ -583,15 +621,13 @@ class LayerNormOp(GraphOp):
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
         x = ins[0]
         ax = shapes.normalize_axis(self.int_("axis", -1), len(x))
-        params = [shape_of(self.scale)] + ([shape_of(self.bias)] if self.bias is not None else [])
-        for s in params:
+        params = [("scale", self.scale), ("bias", self.bias)]
+        for what, s in ((w, shape_of(v)) for w, v in params if v is not None):
             if len(s) > len(x) - ax:
-                raise ShapeError(f"scale/bias {shapes.fmt(s)} has more dims than {shapes.fmt(x[ax:])}")
-            shapes.broadcast(x[ax:], s)
+                raise ShapeError(f"{what} {shapes.fmt(s)} has more dims than {shapes.fmt(x[ax:])}")
+            _check_broadcasts_to(what, s, x[ax:])
         if self.residual is not None:
-            r = shape_of(self.residual)
-            if shapes.is_static(x) and shapes.broadcast(x, r) != tuple(x):
-                raise ShapeError(f"residual {shapes.fmt(r)} does not broadcast to {shapes.fmt(x)}")
+            _check_broadcasts_to("residual", shape_of(self.residual), x)
         return [x]
 
 
@@ -805,7 +841,10 @@ class SplitOp(GraphOp):
     split = prop_def(DenseArrayBase)
 
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
-        return shapes.split(ins[0], self.int_("axis", 0), self.ints("split"))
+        sizes = self.ints("split")
+        if len(sizes) != len(self.outputs):
+            raise ShapeError(f"split {list(sizes)} makes {len(sizes)} parts but the op has {len(self.outputs)} results")
+        return shapes.split(ins[0], self.int_("axis", 0), sizes)
 
     def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
         return [ins[0]] * len(self.ints("split"))
@@ -1030,6 +1069,8 @@ Graph = Dialect(
         ShapeOp,
         FusionOp,
         YieldOp,
+        OffloadOp,
+        ReloadOp,
     ],
     [],
 )

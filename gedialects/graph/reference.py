@@ -252,4 +252,10 @@ def slice_(x, starts, ends, axes, steps) -> np.ndarray:
 
 
 def pow_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return np.power(x, y.astype(x.dtype) if np.issubdtype(x.dtype, np.floating) else y).astype(x.dtype)
+    """ONNX Pow: the result has x's type, whatever the exponent's."""
+    if np.issubdtype(x.dtype, np.floating):
+        return np.power(x, y.astype(x.dtype)).astype(x.dtype)
+    if np.issubdtype(y.dtype, np.integer) and not np.any(y < 0):
+        return np.power(x, y).astype(x.dtype)  # exact integer powers
+    # Negative or fractional exponents of integers: through float64, truncated.
+    return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)

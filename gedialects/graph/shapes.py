@@ -217,7 +217,10 @@ def matmul(a: Sequence[int], b: Sequence[int]) -> Shape:
         raise ShapeError(
             f"contraction dims differ: {fmt(a)} x {fmt(b)} ({k1} vs {k2})"
         )
-    batch = broadcast(a2[:-2], b2[:-2])
+    try:
+        batch = broadcast(a2[:-2], b2[:-2])
+    except ShapeError:
+        raise ShapeError(f"batch dims of {fmt(a)} x {fmt(b)} do not broadcast") from None
     out = (*batch, a2[-2], b2[-1])
     if len(a) == 1:
         out = out[:-2] + out[-1:]
@@ -281,7 +284,7 @@ def resolve_reshape(x: Sequence[int], target: Sequence[int], allowzero: bool) ->
             out[i] = x[i]
     if out.count(-1) > 1:
         raise ShapeError(f"shape {list(target)} has more than one -1")
-    if any(t < -1 for t in out):
+    if any(t < -1 for t in target):  # a copied dim may be DYN
         raise ShapeError(f"shape {list(target)} has a negative dim")
     total = num_elements(x)
     if -1 in out:
@@ -297,7 +300,10 @@ def resolve_reshape(x: Sequence[int], target: Sequence[int], allowzero: bool) ->
 
 
 def flatten(x: Sequence[int], axis: int) -> Shape:
-    ax = normalize_axis(axis, len(x) + 1) if axis != len(x) else axis
+    # axis is in [-rank, rank]; a negative one counts from the end of x.
+    if not -len(x) <= axis <= len(x):
+        raise ShapeError(f"axis {axis} is out of range for rank {len(x)}")
+    ax = axis + len(x) if axis < 0 else axis
     return (num_elements(x[:ax]) if ax else 1, num_elements(x[ax:]))
 
 

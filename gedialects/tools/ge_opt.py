@@ -7,6 +7,9 @@ On top of xDSLOptMain it adds:
   (see `gedialects.tools.verify_diagnostics`);
 - `--input-shape` forwarded to the ONNX frontend; `--log=LEVEL` for the
   `gedialects` loggers; `--mlir-print-debuginfo` as an alias of `--print-debuginfo`;
+- `--fusion-switch-file` / `--fusion-report` forwarded to every graph-fuse pass;
+- `--memory-report=FILE.json` / `--memory-plot=FILE.png`: the arena numbers and
+  picture of every function planned by graph-plan-memory, read from the IR;
 - clean failures: one `ge-opt: error: ...` or `file:line:col: error: ...` line
   and exit 1 for user errors, `ge-opt: internal error: ...` and exit 2 for bugs
   (set GE_OPT_TRACEBACK=1 for the traceback).
@@ -53,6 +56,7 @@ from gedialects.tools.verify_diagnostics import (
     file_position,
     parse_error_diagnostic,
     parse_expected,
+    parsed_position,
 )
 
 LOGGER_NAME = "gedialects"
@@ -126,8 +130,8 @@ class _LogFormatter(logging.Formatter):
             text = about_op(op, record.message)
             if (pos := file_position(op.location)) is not None:
                 text = "{}:{}:{}: ".format(*pos) + text
-            elif op in self.driver._positions:
-                line, col = self.driver._positions[op]
+            elif (line_col := parsed_position(op, self.driver._positions)) is not None:
+                line, col = line_col
                 text = f"{self.driver.get_input_name()}:{line}:{col}: " + text
             record.message = text
         return super().formatMessage(record)
@@ -140,6 +144,7 @@ class GeOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         self._positions: dict[Operation, tuple[int, int]] = {}
+        self._planned: list[ModuleOp] = []
         super().__init__(
             description="gedialects optimizer driver: parses graph/npu IR (MLIR "
             "text or ONNX), runs a pass pipeline and prints the result, like mlir-opt.",
@@ -179,10 +184,38 @@ class GeOptMain(xDSLOptMain):
             help="ONNX input shapes, ATC syntax: 'x:1,3,224,224;y:4,8'",
         )
         arg_parser.add_argument(
+            "--memory-report",
+            metavar="FILE.json",
+            help="after the pipeline, write each planned function's no_reuse, "
+            "lower_bound, planned (bytes) and planned/lower_bound as JSON "
+            "(needs graph-plan-memory in the pipeline)",
+        )
+        arg_parser.add_argument(
+            "--memory-plot",
+            metavar="FILE.png",
+            help="after the pipeline, draw the arena of each planned function "
+            "(tensors as rectangles over steps x addresses; needs matplotlib)",
+        )
+        arg_parser.add_argument(
             "--log",
             default="warning",
             choices=["debug", "info", "warning", "error"],
             help="level of the gedialects log messages on stderr (default: warning)",
+        )
+        arg_parser.add_argument(
+            "--fusion-switch-file",
+            default="",
+            metavar="FILE",
+            help="ATC fusion switch file for graph-fuse: JSON "
+            '{"Switch":{"GraphFusion":{"ALL":"on","ConvBatchnormFusionPass":"off"}}} '
+            "or 'Name:off' lines",
+        )
+        arg_parser.add_argument(
+            "--fusion-report",
+            default="",
+            metavar="FILE.json",
+            help="write graph-fuse's match/effect counts per rule (like ATC's "
+            "fusion_result.json); with --split-input-file, of the last chunk",
         )
 
     def setup_pipeline(self):
@@ -208,6 +241,7 @@ class GeOptMain(xDSLOptMain):
         except Exception as e:
             message = f"invalid pass options in '{self.args.passes}': {e}"
             raise UsageError(message) from e
+        self._forward_fusion_options()
 
         verify_and_time = self.pipeline.callback
         assert verify_and_time is not None
@@ -221,6 +255,29 @@ class GeOptMain(xDSLOptMain):
             verify_and_time(previous, module, next)
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
+
+    def _forward_fusion_options(self) -> None:
+        """`--fusion-switch-file` / `--fusion-report` become options of every
+        graph-fuse pass in the pipeline (whichever syntax named it)."""
+        options = {
+            "switch_file": self.args.fusion_switch_file,
+            "report": self.args.fusion_report,
+        }
+        options = {k: v for k, v in options.items() if v}
+        if not options:
+            return
+        passes = self.pipeline.passes
+        if not any(p.name == "graph-fuse" for p in passes):
+            raise UsageError(
+                "--fusion-switch-file/--fusion-report need graph-fuse in the pass pipeline"
+            )
+        self.pipeline = dataclasses.replace(
+            self.pipeline,
+            passes=tuple(
+                dataclasses.replace(p, **options) if p.name == "graph-fuse" else p  # type: ignore[type-var]
+                for p in passes
+            ),
+        )
 
     def _dump_ir(self, after: ModulePass, module: ModuleOp) -> None:
         sys.stderr.write(f"// -----// IR Dump After {after.name} //----- //\n")
@@ -318,7 +375,41 @@ class GeOptMain(xDSLOptMain):
             if self.args.shrink:
                 print("Failure, can't shrink")
                 return 1
+            if status == 0:
+                self._write_memory_outputs()
             return status
+
+    def _write_memory_outputs(self) -> None:
+        """`--memory-report` / `--memory-plot`, from the plans on the IR."""
+        if not (self.args.memory_report or self.args.memory_plot):
+            return
+        from gedialects.graph.memory.report import memory_report, planned_functions
+
+        if not any(planned_functions(m) for m in self._planned):
+            raise UsageError(
+                "--memory-report/--memory-plot: no function has a memory plan "
+                "(add graph-plan-memory to the pipeline)"
+            )
+        if self.args.memory_report:
+            import json
+
+            report: dict[str, dict[str, int | float]] = {}
+            for module in self._planned:
+                report.update(memory_report(module))
+            try:
+                with open(self.args.memory_report, "w") as f:
+                    json.dump(report, f, indent=2)
+                    f.write("\n")
+            except OSError as e:
+                raise UsageError(f"cannot write '{self.args.memory_report}': {e.strerror}")
+        if self.args.memory_plot:
+            from gedialects.graph.memory.plot import PlotError, plot_arena
+
+            functions = [fn for m in self._planned for fn in planned_functions(m)]
+            try:
+                plot_arena(functions, self.args.memory_plot)
+            except PlotError as e:
+                raise UsageError(str(e))
 
     def _process_chunk(
         self, data: bytes, extension: str, offset: int, output: IO[str]
@@ -336,6 +427,8 @@ class GeOptMain(xDSLOptMain):
             module = self.parse_chunk(BytesIO(data), extension, offset)
             if module is not None:
                 self.apply_passes(module)
+                if self.args.memory_report or self.args.memory_plot:
+                    self._planned.append(module)
         except ParseError as e:
             e.span = dataclasses.replace(e.span, line_offset=offset)
             if self.args.parsing_diagnostics:  # xDSL's flag: print and carry on

@@ -186,9 +186,33 @@ def op_diagnostic(
     text = about_op(op, message)
     if (pos := file_position(op.location)) is not None:
         return EmittedDiagnostic(severity, text, *pos)
-    if op in positions:
-        return EmittedDiagnostic(severity, text, filename, *positions[op])
+    if (line_col := parsed_position(op, positions)) is not None:
+        return EmittedDiagnostic(severity, text, filename, *line_col)
     return EmittedDiagnostic(severity, text)
+
+
+def parsed_position(
+    op: Operation, positions: dict[Operation, tuple[int, int]]
+) -> tuple[int, int] | None:
+    """Where `op` was parsed; for an op a pass created (it has no entry), where
+    the first op with the same name location was parsed: a rewrite gives the
+    op it builds the location of the op it replaces (e.g. a fused conv keeps
+    `loc("conv1")`)."""
+    if op in positions:
+        return positions[op]
+    name = location_name(op.location)
+    if name is None:
+        return None
+    same_name = [
+        (parsed, line_col)
+        for parsed, line_col in positions.items()
+        if location_name(parsed.location) == name
+    ]
+    # prefer an op of the same kind (folded weights may share a conv's name)
+    for parsed, line_col in same_name:
+        if parsed.name == op.name:
+            return line_col
+    return same_name[0][1] if same_name else None
 
 
 def parse_error_diagnostic(error: ParseError) -> EmittedDiagnostic:

@@ -7,6 +7,7 @@
 # `Inputs/` directory next to the tests (not collected as tests); RUN lines
 # reach them with `%inputs/model.onnx`.
 
+import importlib.util
 import os
 import sys
 
@@ -30,3 +31,13 @@ for name in ("GE_OPT_TRACEBACK", "HOME"):
 # `%S` is substituted after ours, giving the test's own Inputs/ directory.
 config.substitutions.append(("%inputs", "%S/Inputs"))
 config.substitutions.append(("%python", sys.executable))
+
+# `%onnx_light`: the light models that ship in the onnx wheel
+# (onnx/backend/test/data/light/*.onnx); tests using it say `REQUIRES: onnx`.
+_onnx = importlib.util.find_spec("onnx")
+if _onnx is not None and _onnx.submodule_search_locations:
+    _onnx_dir = list(_onnx.submodule_search_locations)[0]
+    config.substitutions.append(
+        ("%onnx_light", os.path.join(_onnx_dir, "backend", "test", "data", "light"))
+    )
+    config.available_features.add("onnx")

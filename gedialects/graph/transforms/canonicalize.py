@@ -81,7 +81,7 @@ class FoldConstantOp(RewritePattern):
             materialize(r, f"{node_name(op)}_folded", op.location) for r in results
         ]
         log.info("folded %s into a constant", describe_op(op))
-        rewriter.replace_op(op, new_ops, [n.results[0] for n in new_ops])
+        rewriter.replace(op, new_ops, [n.results[0] for n in new_ops])
 
 
 class FoldShapeOp(RewritePattern):
@@ -95,7 +95,7 @@ class FoldShapeOp(RewritePattern):
             return
         new = materialize(np.array(shape, dtype=np.int64), f"{node_name(op)}_shape", op.location)
         log.info("folded %s: the shape is static", describe_op(op))
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 class RemoveNoOp(RewritePattern):
@@ -116,7 +116,7 @@ class RemoveNoOp(RewritePattern):
         else:
             return
         log.info("removed %s: it does not change its operand", describe_op(op))
-        rewriter.replace_op(op, [], [op.operands[0]])
+        rewriter.replace(op, [], [op.operands[0]])
 
 
 class FoldViewChain(RewritePattern):
@@ -135,7 +135,7 @@ class FoldViewChain(RewritePattern):
             [inner.operands[0]], {"shape": g.int_array(out)}, location=op.location
         )
         log.info("merged %s into %s", describe_op(inner), describe_op(op))
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 def _cse_keeping_weights_apart(module: builtin.ModuleOp) -> None:

@@ -1,0 +1,60 @@
+"""Graph fusion: the rule registry (`registry`), the built-in rules
+(`rules/`), and helpers for writing rules (`helpers`). The pass that runs
+them is `gedialects.graph.transforms.fuse` (`graph-fuse`)."""
+
+from gedialects.remarks import Remark
+
+from .registry import (
+    DYNAMIC_SHAPE,
+    GRAPH_FUSION,
+    NOT_CONSTANT,
+    OTHER_USERS,
+    PLUGIN_GROUP,
+    REASONS,
+    SWITCHED_OFF,
+    UB_FUSION,
+    UNKNOWN_OP,
+    UNSUPPORTED_ATTRIBUTE,
+    UNSUPPORTED_DTYPE,
+    FusionRule,
+    Match,
+    Miss,
+    Phase,
+    Rewrite,
+    Switches,
+    get_rule,
+    load_plugins,
+    parse_switch_file,
+    parse_switch_text,
+    register_rule,
+    registered_rules,
+    unregister_rule,
+)
+
+__all__ = [
+    "DYNAMIC_SHAPE",
+    "GRAPH_FUSION",
+    "NOT_CONSTANT",
+    "OTHER_USERS",
+    "PLUGIN_GROUP",
+    "REASONS",
+    "SWITCHED_OFF",
+    "UB_FUSION",
+    "UNKNOWN_OP",
+    "UNSUPPORTED_ATTRIBUTE",
+    "UNSUPPORTED_DTYPE",
+    "FusionRule",
+    "Match",
+    "Miss",
+    "Phase",
+    "Remark",
+    "Rewrite",
+    "Switches",
+    "get_rule",
+    "load_plugins",
+    "parse_switch_file",
+    "parse_switch_text",
+    "register_rule",
+    "registered_rules",
+    "unregister_rule",
+]

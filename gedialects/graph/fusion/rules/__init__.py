@@ -1,0 +1,37 @@
+"""The built-in fusion rules, one module per family, in the order they are tried."""
+
+from __future__ import annotations
+
+from .conv_fold import ConvBatchnormFusion, ConvScaleFusion
+from .epilogue import (
+    ConvActivationFusion,
+    ConvAddFusion,
+    GemmActivationFusion,
+    MatMulActivationFusion,
+    MatMulBiasAddFusion,
+)
+from .gelu import GeluErfFusion, GeluTanhFusion
+from .layer_norm import AddLayerNormFusion, LayerNormFusion
+from .loop import ElementwiseLoopFusion
+from .softmax import ReshapeSoftmaxFusion, SoftmaxReshapeFusion
+
+BUILTIN_RULES = (
+    # Phase.RECOGNIZE
+    LayerNormFusion,
+    GeluErfFusion,
+    GeluTanhFusion,
+    SoftmaxReshapeFusion,
+    ReshapeSoftmaxFusion,
+    # Phase.FOLD
+    ConvBatchnormFusion,
+    ConvScaleFusion,
+    # Phase.EPILOGUE
+    ConvAddFusion,
+    ConvActivationFusion,
+    MatMulBiasAddFusion,
+    MatMulActivationFusion,
+    GemmActivationFusion,
+    AddLayerNormFusion,
+    # Phase.LOOP
+    ElementwiseLoopFusion,
+)

@@ -1,0 +1,190 @@
+"""Fold per-channel affine ops that follow a convolution into its weights and bias.
+
+- `ConvBatchnormFusionPass`: conv → batch_norm. With s = scale / sqrt(var + eps)
+  per output channel: w' = w * s, b' = (b - mean) * s + beta (b = 0 without
+  bias), computed in float64 and cast to the weight dtype.
+- `ConvScaleFusionPass`: conv → mul/add/sub by a constant that varies along
+  the channel only (BatchNorm exported as Mul+Add, as in DenseNet and
+  Inception-v2): mul c gives w' = w * c, b' = b * c; add c gives b' = b + c.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import Operation, SSAValue
+
+from gedialects.graph import ops as g
+from gedialects.graph import shapes
+from gedialects.graph.tensors import numpy_dtype
+from gedialects.graph.transforms.canonicalize import constant_value, materialize
+from gedialects.location import node_name
+
+from ..helpers import (
+    binary_operands,
+    is_add,
+    is_constant,
+    other_users_miss,
+    rebuild,
+    users,
+)
+from ..registry import (
+    NOT_CONSTANT,
+    UNSUPPORTED_ATTRIBUTE,
+    FusionRule,
+    Match,
+    Miss,
+    Phase,
+    Rewrite,
+)
+
+
+def _epilogue_miss(conv: g.ConvOp, *, residual_ok: bool = False) -> Miss | None:
+    if conv.activation is not None:
+        return Miss(conv, UNSUPPORTED_ATTRIBUTE, f"the conv already has a {conv.activation.data} epilogue")
+    if conv.residual is not None and not residual_ok:
+        return Miss(conv, UNSUPPORTED_ATTRIBUTE, "the conv already has a residual epilogue")
+    return None
+
+
+def _not_constant_miss(anchor: Operation, named: list[tuple[str, SSAValue | None]]) -> Miss | None:
+    for what, value in named:
+        if value is not None and not is_constant(value):
+            return Miss(anchor, NOT_CONSTANT, f"the {what} is computed, not a constant")
+    return None
+
+
+def _folded_conv(conv: g.ConvOp, w: np.ndarray, b: np.ndarray) -> Rewrite:
+    dtype = numpy_dtype(g.element_type_of(conv.weight))
+    name = node_name(conv)
+    new_w = materialize(w.astype(dtype), f"{name}_w_folded", conv.location)
+    new_b = materialize(b.astype(dtype), f"{name}_b_folded", conv.location)
+    fused = rebuild(conv, operands={"weight": new_w.results[0], "bias": new_b.results[0]})
+    return Rewrite([new_w, new_b, fused], fused)
+
+
+def _weights(conv: g.ConvOp) -> tuple[np.ndarray, np.ndarray]:
+    w = constant_value(conv.weight)
+    assert w is not None
+    cout = w.shape[0]
+    b = constant_value(conv.bias) if conv.bias is not None else None
+    b64 = np.zeros(cout) if b is None else np.broadcast_to(b.astype(np.float64), (cout,))
+    return w.astype(np.float64), b64
+
+
+def _per_out_channel(w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    return w * v.reshape((-1,) + (1,) * (w.ndim - 1))
+
+
+class ConvBatchnormFusion(FusionRule):
+    name = "ConvBatchnormFusionPass"
+    summary = "conv → batch_norm: fold the normalisation into the conv weights and bias"
+    anchors = (g.ConvOp,)
+    phase = Phase.FOLD
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, g.ConvOp)
+        bn = next(
+            (u for u in users(op.output) if isinstance(u, g.BatchNormOp) and u.input is op.output),
+            None,
+        )
+        if bn is None:
+            return None
+        miss = (
+            _epilogue_miss(op)
+            or other_users_miss(op, op.output, [bn])
+            or _not_constant_miss(
+                op,
+                [
+                    ("conv weight", op.weight),
+                    ("conv bias", op.bias),
+                    ("batch_norm scale", bn.scale),
+                    ("batch_norm bias", bn.bias),
+                    ("batch_norm mean", bn.mean),
+                    ("batch_norm variance", bn.var),
+                ],
+            )
+        )
+        return miss or Match(op, [op, bn], bn)
+
+    def rewrite(self, match: Match) -> Rewrite:
+        conv, bn = match.anchor, match.data
+        assert isinstance(conv, g.ConvOp) and isinstance(bn, g.BatchNormOp)
+        w, b = _weights(conv)
+        scale, beta, mean, var = (
+            constant_value(v).astype(np.float64)  # type: ignore[union-attr]
+            for v in (bn.scale, bn.bias, bn.mean, bn.var)
+        )
+        s = scale / np.sqrt(var + bn.float_("epsilon", 1e-5))
+        return _folded_conv(conv, _per_out_channel(w, s), (b - mean) * s + beta)
+
+
+def _channel_vector(value: SSAValue, out: shapes.Shape) -> np.ndarray | None:
+    """The per-output-channel vector of a constant broadcast against a conv
+    result `out` (N, C, ...), or None if it varies along another dim."""
+    c = g.shape_of(value)
+    if len(c) > len(out):
+        return None
+    padded = (1,) * (len(out) - len(c)) + tuple(c)
+    if any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
+        return None
+    array = constant_value(value)
+    assert array is not None
+    return np.broadcast_to(array.reshape(padded[1]).astype(np.float64), (out[1],))
+
+
+class ConvScaleFusion(FusionRule):
+    name = "ConvScaleFusionPass"
+    summary = "conv → mul/add/sub by a per-channel constant: fold it into the conv weights and bias"
+    anchors = (g.ConvOp,)
+    phase = Phase.FOLD
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, g.ConvOp)
+        for user in users(op.output):
+            pair = binary_operands(user)
+            if pair is None or not isinstance(user, g.MulOp | g.SubOp) and not is_add(user):
+                continue
+            lhs, rhs = pair
+            const = rhs if lhs is op.output else lhs
+            if const is op.output or not is_constant(const):
+                continue
+            if isinstance(user, g.SubOp) and rhs is op.output:
+                continue  # c - conv negates the conv: not a scale
+            out = g.shape_of(op.output)
+            if g.shape_of(user.results[0]) != out:
+                continue  # the constant grows the result: no conv epilogue
+            is_mul = isinstance(user, g.MulOp)
+            if shapes.is_static(out) and _channel_vector(const, out) is None:
+                if not is_mul:
+                    continue  # a residual add: ConvAddFusionPass's case
+                return Miss(
+                    op,
+                    UNSUPPORTED_ATTRIBUTE,
+                    f"the constant {shapes.fmt(g.shape_of(const))} of {user.name} varies along other dims than the channel",
+                )
+            miss = _epilogue_miss(op, residual_ok=not is_mul) or other_users_miss(op, op.output, [user])
+            if miss:
+                return miss
+            if is_mul and not is_constant(op.weight):
+                return Miss(op, NOT_CONSTANT, "the conv weight is computed, not a constant")
+            if op.bias is not None and not is_constant(op.bias):
+                return Miss(op, NOT_CONSTANT, "the conv bias is computed, not a constant")
+            return Match(op, [op, user], (user, const))
+        return None
+
+    def rewrite(self, match: Match) -> Rewrite:
+        conv = match.anchor
+        assert isinstance(conv, g.ConvOp)
+        user, const = match.data
+        v = _channel_vector(const, g.shape_of(conv.output))
+        assert v is not None
+        cout = g.shape_of(conv.weight)[0]
+        b = constant_value(conv.bias).astype(np.float64) if conv.bias is not None else np.zeros(cout)  # type: ignore[union-attr]
+        if isinstance(user, g.MulOp):
+            w, b = _weights(conv)
+            return _folded_conv(conv, _per_out_channel(w, v), b * v)
+        b = b - v if isinstance(user, g.SubOp) else b + v
+        dtype = numpy_dtype(g.element_type_of(conv.output))
+        new_b = materialize(b.astype(dtype), f"{node_name(conv)}_b_folded", conv.location)
+        fused = rebuild(conv, operands={"bias": new_b.results[0]})
+        return Rewrite([new_b, fused], fused)
