@@ -126,8 +126,7 @@ class GraphOp(IRDLOperation, ABC):
 
     def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
         """Result element types; None where the op leaves it free (cast)."""
-        float_like = [t for t in ins if isinstance(t, AnyFloat)]
-        if len({*float_like}) > 1:
+        if len({*ins}) > 1:
             raise ShapeError(
                 "operands mix element types " + ", ".join(str(t) for t in ins)
             )
