@@ -40,6 +40,24 @@ def _graph_fuse():
     return GraphFusePass
 
 
+def _tile_dialect():
+    from gedialects.tile.ops import Tile
+
+    return Tile
+
+
+def _convert_graph_to_tile():
+    from lowering.graph_to_tile import ConvertGraphToTilePass
+
+    return ConvertGraphToTilePass
+
+
+def _convert_tile_to_npu():
+    from lowering.tile_to_npu import ConvertTileToNpuPass
+
+    return ConvertTileToNpuPass
+
+
 def _onnx_frontend():
     from gedialects.frontend.onnx_frontend import OnnxFrontend
 
@@ -50,11 +68,14 @@ GE_UNIVERSE = Universe(
     all_dialects={
         "graph": _graph_dialect,
         "npu": _npu_dialect,
+        "tile": _tile_dialect,
     },
     all_passes={
         "graph-canonicalize": _graph_canonicalize,
         "graph-fuse": _graph_fuse,
         "graph-plan-memory": _graph_plan_memory,
+        "convert-graph-to-tile": _convert_graph_to_tile,
+        "convert-tile-to-npu": _convert_tile_to_npu,
     },
     all_frontends={
         "onnx": _onnx_frontend,

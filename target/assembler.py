@@ -108,8 +108,13 @@ def constant_bytes(op: npu.ConstantOp) -> bytes:
                 f"{_describe(op)}: no blob for dense_resource<{key}> in the "
                 f"file's dialect_resources section"
             )
+        array = getattr(blob, "array", None)  # gedialects ArrayBlob: no hex round trip
         # MLIR blobs start with a 4-byte little-endian alignment word.
-        data = bytes.fromhex(blob[2:])[4:]
+        data = (
+            np.ascontiguousarray(array).tobytes()
+            if array is not None
+            else bytes.fromhex(blob[2:])[4:]
+        )
         if len(data) != count * dtype.itemsize:
             raise AssemblyError(
                 f"{_describe(op)}: blob '{key}' has {len(data)} bytes, "
@@ -314,7 +319,13 @@ def _enc_load3d(a: _KernelAssembler, op: npu.Load3dOp) -> tuple:
         "m_start",
         "m_len",
     )
-    return (P.LOAD3D, PIPE_INDEX[Pipe.MTE1], *_ptrs(a, op), *(f[k] for k in keys))
+    return (
+        P.LOAD3D,
+        PIPE_INDEX[Pipe.MTE1],
+        *_ptrs(a, op),
+        *(f[k] for k in keys),
+        int(f["f32"]),
+    )
 
 
 def _enc_mmad(a: _KernelAssembler, op: npu.MmadOp) -> tuple:

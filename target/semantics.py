@@ -94,12 +94,14 @@ def operand_extent(repeat: int, mask: int, blk: int, rep: int, esize: int):
 
 
 @lru_cache(maxsize=256)
-def im2col_index(fm_h, fm_w, kh, kw, sh, sw, pt, pb, pl, pr, dh, dw, m_start, m_len):
-    """Gather indices (into the feature map [H, W, 16] flattened, with index
-    H*W*16 meaning zero) that build ZZ fractals of the im2col matrix."""
+def im2col_index(
+    fm_h, fm_w, kh, kw, sh, sw, pt, pb, pl, pr, dh, dw, m_start, m_len, c0=FRACTAL
+):
+    """Gather indices (into the feature map [H, W, c0] flattened, with index
+    H*W*c0 meaning zero) that build ZZ fractals (16 x c0) of the im2col matrix."""
     oh = (fm_h + pt + pb - dh * (kh - 1) - 1) // sh + 1
     ow = (fm_w + pl + pr - dw * (kw - 1) - 1) // sw + 1
-    zero = fm_h * fm_w * FRACTAL
+    zero = fm_h * fm_w * c0
     m = m_start + np.arange(m_len, dtype=np.int64)  # output pixel per row
     valid_m = m < oh * ow
     oy, ox = m // ow, m % ow
@@ -108,12 +110,12 @@ def im2col_index(fm_h, fm_w, kh, kw, sh, sw, pt, pb, pl, pr, dh, dw, m_start, m_
     iy = oy[:, None] * sh - pt + ki[None, :] * dh  # [m_len, K1]
     ix = ox[:, None] * sw - pl + kj[None, :] * dw
     ok = valid_m[:, None] & (iy >= 0) & (iy < fm_h) & (ix >= 0) & (ix < fm_w)
-    pix = np.where(ok, (iy * fm_w + ix) * FRACTAL, zero)  # [m_len, K1]
-    c0 = np.arange(FRACTAL)
-    idx = np.where(ok[:, :, None], pix[:, :, None] + c0[None, None, :], zero)
+    pix = np.where(ok, (iy * fm_w + ix) * c0, zero)  # [m_len, K1]
+    ch = np.arange(c0)
+    idx = np.where(ok[:, :, None], pix[:, :, None] + ch[None, None, :], zero)
     # rows m = m1*16 + m0 -> ZZ order (m1, k1, m0, c0)
     k1 = kh * kw
-    idx = idx.reshape(m_len // FRACTAL, FRACTAL, k1, FRACTAL).transpose(0, 2, 1, 3)
+    idx = idx.reshape(m_len // FRACTAL, FRACTAL, k1, c0).transpose(0, 2, 1, 3)
     out = np.ascontiguousarray(idx).ravel()
     out.setflags(write=False)
     return out

@@ -564,19 +564,20 @@ class KernelRun:
             rd.access(dsp, dst, d_hi, True, None, p, pc)
 
     def h_load3d(self, ins, pc, dst, src, a2, t) -> None:
-        fm_h, fm_w = ins[8], ins[9]
-        n_src = fm_h * fm_w * 16
-        s_hi = src + n_src * 2
-        idx = im2col_index(*ins[8:22])
-        d_hi = dst + len(idx) * 2
+        fm_h, fm_w, b32 = ins[8], ins[9], ins[22]
+        es, c0 = (4, 8) if b32 else (2, 16)
+        n_src = fm_h * fm_w * c0
+        s_hi = src + n_src * es
+        idx = im2col_index(*ins[8:22], c0)
+        d_hi = dst + len(idx) * es
         self.check(L1, src, s_hi, pc, "source")
         self.check(L0A, dst, d_hi, pc, "destination")
-        f16 = self.m.f16
-        fm = np.empty(n_src + 1, dtype=np.float16)
-        fm[:n_src] = f16[L1][src // 2 : src // 2 + n_src]
+        view = self.m.f32 if b32 else self.m.f16
+        fm = np.empty(n_src + 1, dtype=view[L1].dtype)
+        fm[:n_src] = view[L1][src // es : src // es + n_src]
         fm[n_src] = 0
-        f16[L0A][dst // 2 : dst // 2 + len(idx)] = fm[idx]
-        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx) * 2), pc)
+        view[L0A][dst // es : dst // es + len(idx)] = fm[idx]
+        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx) * es), pc)
         rd = self.rd
         if rd is not None:
             p = ins[1]

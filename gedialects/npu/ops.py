@@ -347,10 +347,12 @@ class Load3dOp(NpuInstruction):
     """im2col: build rows of the convolution's A matrix in L0A from one C1 slice
     of a feature map in L1 (MTE1).
 
-    The source holds an fp16 map [fm_h, fm_w, 16] (NC1HWC0 with one C1 slice).
-    The result is rows `m_start .. m_start+m_len` of the matrix
-    [OH*OW, kh*kw*16] (row = output pixel, column = (ki, kj, c0)) in L0A's ZZ
-    fractal order; rows past OH*OW and padded taps read zeros."""
+    The source holds an fp16 map [fm_h, fm_w, 16] (NC1HWC0 with one C1 slice),
+    or with `f32` an fp32 map [fm_h, fm_w, 8] (C0 = 8, as load3dv2 reads b32
+    maps). The result is rows `m_start .. m_start+m_len` of the matrix
+    [OH*OW, kh*kw*C0] (row = output pixel, column = (ki, kj, c0)) in L0A's ZZ
+    fractal order (fractals 16 x C0); rows past OH*OW and padded taps read
+    zeros."""
 
     name = "npu.load_3d"
     PIPE: ClassVar = Pipe.MTE1
@@ -369,6 +371,7 @@ class Load3dOp(NpuInstruction):
         Field("dilation_w", default=1),
         Field("m_start", default=0),
         Field("m_len"),
+        Field("f32", "flag"),
     )
     SPACES: ClassVar = (frozenset({MemSpace.L0A}), frozenset({MemSpace.L1}))
 
@@ -388,6 +391,7 @@ class Load3dOp(NpuInstruction):
     dilation_w = prop_def(IntegerAttr[I64])
     m_start = prop_def(IntegerAttr[I64])
     m_len = prop_def(IntegerAttr[I64])
+    f32 = opt_prop_def(UnitAttr)
 
     def __init__(
         self,
@@ -403,8 +407,10 @@ class Load3dOp(NpuInstruction):
         stride: tuple[int, int] = (1, 1),
         pad: tuple[int, int, int, int] = (0, 0, 0, 0),
         dilation: tuple[int, int] = (1, 1),
+        f32: bool = False,
     ):
         fields = {
+            "f32": f32,
             "fm_h": fm_h,
             "fm_w": fm_w,
             "kh": kh,

@@ -39,9 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--backend",
         choices=["reference", "npu"],
         default=None,
-        help="reference: the numpy interpreter of the graph dialect; npu: the simulated "
-        "NPU (npu-level .mlir or .om). Default: npu for .om and npu-level .mlir, else reference",
+        help="reference: the numpy interpreter of the graph dialect; npu: compile (graph -> tile -> "
+        "npu) and run on the simulated NPU; .om and npu-level .mlir are simulated as they are. Default: npu",
     )
+    p.add_argument(
+        "--precision-mode",
+        default="must_keep_origin_dtype",
+        choices=["must_keep_origin_dtype", "force_fp16"],
+        help="npu backend: ATC precision mode (force_fp16 is not complete yet, see docs/LOWERING.md)",
+    )
+    p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
     p.add_argument("--inputs", help="npz file of inputs, keyed by graph input name")
@@ -188,16 +195,40 @@ def run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
     return inputs, result.outputs
 
 
+def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
+    """Compile a graph-level model all the way to npu instructions and simulate it."""
+    from gedialects.graph.interpreter import main_function
+    from lowering.pipeline import compile_module
+    from target.assembler import assemble
+    from target.config import load_target
+    from target.errors import AssemblyError, SimulationError
+    from target.profile import format_profile, write_chrome_trace
+    from target.simulator import simulate
+
+    module = load_module(args.model, args.input_shape)
+    inputs = make_inputs(main_function(module), given, args.seed)
+    compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse)
+    print(
+        f"compiled: {compiled.kernels} kernels, {compiled.transdata} transdata, "
+        f"{compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
+    )
+    try:
+        result = simulate(assemble(compiled.module), inputs, load_target(args.target), trace=bool(args.profile))
+    except (AssemblyError, SimulationError) as e:
+        raise UserError(str(e)) from None
+    print(format_profile(result.profile))
+    if args.profile:
+        write_chrome_trace(result.profile, args.profile)
+    return inputs, result.outputs
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     given = read_inputs(args.inputs)
-    backend = args.backend or ("npu" if is_npu_program(args.model) else "reference")
-    if backend == "npu":
-        if not is_npu_program(args.model):
-            raise UserError(
-                f"{args.model}: --backend npu simulates npu-level programs (.om, or .mlir "
-                "holding an npu.program); this is a graph-level model"
-            )
+    backend = args.backend or "npu"
+    if backend == "npu" and not is_npu_program(args.model):
+        inputs, outputs = compile_and_run_npu(args, given)
+    elif backend == "npu":
         inputs, outputs = run_npu(args, given)
     else:
         from gedialects.graph.interpreter import main_function

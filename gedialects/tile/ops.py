@@ -1,0 +1,514 @@
+"""The tile dialect: kernels over output tiles, on-chip buffers, tile ops.
+
+One `tile.kernel` per fused group of the graph. Its body is a loop nest
+(`scf.for` over `index` values, `arith` for index math) over output tiles;
+the outer loop distributes tiles over AI cores by `tile.block_idx`. Buffers
+are `tile.alloc`ated in a named on-chip space (l1, l0a, l0b, l0c, ub) with a
+shape, element type and layout, but no address: `convert-tile-to-npu` places
+them. A buffer with `buffers = 2` is multi-buffered: inside the loop marked
+`tile.pipeline` it alternates between two copies (ping-pong).
+
+References (`!tile.ref<space, elem>`) are buffers, GM tensors (`tile.gm`) or
+element offsets into either (`tile.at`). Tile ops name what moves or computes
+and with which access pattern (shape and per-operand strides, in elements);
+tile->npu decides how that becomes instructions (bursts, repeats, masks, the
+pipe of each path) and inserts synchronisation.
+
+    tile.program @net {
+      tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<1x3x8x8xf32>, layout = "NCHW"}
+      tile.kernel @conv1 {block_dim = 4 : i64} {
+        %b = tile.block_idx
+        %ub = tile.alloc {space = "ub", shape = array<i64: 1024>, layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
+        ...
+      }
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    f64,
+    i64,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    Dialect,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.utils.exceptions import VerifyException
+
+SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
+LAYOUTS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ZZ", "ZN", "NZ", "FLAT_NC1HWC0")
+VECTOR_OPS = (
+    "add", "sub", "mul", "div", "max", "min",  # binary
+    "relu", "exp", "ln", "sqrt", "abs",  # unary
+    "adds", "muls", "maxs",  # with a scalar
+)
+
+
+def int_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def ints(attr: Attribute | None) -> tuple[int, ...]:
+    if attr is None:
+        return ()
+    assert isinstance(attr, DenseArrayBase)
+    return tuple(int(v) for v in attr.get_values())
+
+
+def iprop(op: IRDLOperation, name: str, default: int | None = None) -> int:
+    attr = op.properties.get(name)
+    if attr is None:
+        if default is None:
+            raise VerifyException(f"{op.name}: missing property '{name}'")
+        return default
+    return attr.value.data  # type: ignore[union-attr]
+
+
+@irdl_attr_definition
+class RefType(ParametrizedAttribute, TypeAttribute):
+    """A reference to elements in one memory space: `!tile.ref<ub, f32>`."""
+
+    name = "tile.ref"
+    space: StringAttr = param_def()
+    element: Attribute = param_def()
+
+    def __init__(self, space: str, element: Attribute):
+        super().__init__(StringAttr(space), element)
+
+    def verify(self) -> None:
+        if self.space.data not in SPACES:
+            raise VerifyException(f"!tile.ref: unknown memory space '{self.space.data}'")
+
+    @classmethod
+    def parse_parameters(cls, parser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        space = parser.parse_identifier()
+        parser.parse_punctuation(",")
+        elem = parser.parse_type()
+        parser.parse_punctuation(">")
+        return [StringAttr(space), elem]
+
+    def print_parameters(self, printer) -> None:
+        printer.print_string(f"<{self.space.data}, ")
+        printer.print_attribute(self.element)
+        printer.print_string(">")
+
+
+def space_of(value: SSAValue) -> str:
+    assert isinstance(value.type, RefType)
+    return value.type.space.data
+
+
+class TileOp(IRDLOperation):
+    irdl_options = (ParsePropInAttrDict(),)
+
+
+# ------------------------------------------------------------ structure
+
+
+@irdl_op_definition
+class ProgramOp(TileOp):
+    """A compiled graph: GM tensors and kernels, launched in program order."""
+
+    name = "tile.program"
+    sym_name = prop_def(StringAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), SymbolOpInterface())
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def __init__(self, name: str):
+        super().__init__(properties={"sym_name": StringAttr(name)}, regions=[Region(Block())])
+
+
+@irdl_op_definition
+class TensorOp(TileOp):
+    """A tensor in GM: `kind` is input, output, constant or internal; `offset`
+    is its byte offset in the program's GM arena, `type` its stored shape (in
+    its `layout`), `value` the packed bytes of a constant."""
+
+    name = "tile.tensor"
+    tensor_name = prop_def(StringAttr, prop_name="name")
+    kind = prop_def(StringAttr)
+    offset = prop_def(IntegerAttr)
+    type = prop_def(TensorType)
+    layout = prop_def(StringAttr)
+    value = opt_prop_def(Attribute)
+    assembly_format = "attr-dict"
+
+    def verify_(self) -> None:
+        if self.kind.data not in ("input", "output", "constant", "internal"):
+            raise VerifyException(f"tile.tensor '{self.tensor_name.data}': unknown kind '{self.kind.data}'")
+        if (self.kind.data == "constant") != (self.value is not None):
+            raise VerifyException(
+                f"tile.tensor '{self.tensor_name.data}': constants (and only they) carry a value"
+            )
+
+
+@irdl_op_definition
+class KernelOp(TileOp):
+    """One kernel: its body runs on `block_dim` cores (`tile.block_idx`)."""
+
+    name = "tile.kernel"
+    sym_name = prop_def(StringAttr)
+    block_dim = prop_def(IntegerAttr)
+    body = region_def("single_block")
+    traits = traits_def(NoTerminator(), IsolatedFromAbove())
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def __init__(self, name: str, block_dim: int):
+        super().__init__(
+            properties={"sym_name": StringAttr(name), "block_dim": IntegerAttr(block_dim, i64)},
+            regions=[Region(Block())],
+        )
+
+    def verify_(self) -> None:
+        if self.block_dim.value.data < 1:
+            raise VerifyException(f"tile.kernel @{self.sym_name.data}: block_dim must be positive")
+
+
+@irdl_op_definition
+class BlockIdxOp(TileOp):
+    name = "tile.block_idx"
+    result = result_def(IndexType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self):
+        super().__init__(result_types=[IndexType()])
+
+
+# ------------------------------------------------------------ references
+
+
+@irdl_op_definition
+class AllocOp(TileOp):
+    """An on-chip buffer of `shape` elements in `space`, stored in `layout`;
+    `buffers = 2` asks for ping-pong copies alternating per pipelined iteration."""
+
+    name = "tile.alloc"
+    shape = prop_def(DenseArrayBase)
+    layout = prop_def(StringAttr)
+    buffers = prop_def(IntegerAttr)
+    result = result_def(RefType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, space: str, element: Attribute, shape: Sequence[int], layout: str = "ND", buffers: int = 1):
+        super().__init__(
+            properties={
+                "shape": int_array(shape),
+                "layout": StringAttr(layout),
+                "buffers": IntegerAttr(buffers, i64),
+            },
+            result_types=[RefType(space, element)],
+        )
+
+    def verify_(self) -> None:
+        if space_of(self.result) == "gm":
+            raise VerifyException("tile.alloc: buffers live on chip, not in gm")
+        if self.layout.data not in LAYOUTS:
+            raise VerifyException(f"tile.alloc: unknown layout '{self.layout.data}'")
+        if self.buffers.value.data not in (1, 2):
+            raise VerifyException("tile.alloc: buffers must be 1 or 2")
+
+    def num_elements(self) -> int:
+        n = 1
+        for d in ints(self.shape):
+            n *= d
+        return n
+
+
+@irdl_op_definition
+class GmOp(TileOp):
+    """The GM tensor named `tensor`, as a reference to its first element."""
+
+    name = "tile.gm"
+    tensor = prop_def(StringAttr)
+    result = result_def(RefType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, tensor: str, element: Attribute):
+        super().__init__(properties={"tensor": StringAttr(tensor)}, result_types=[RefType("gm", element)])
+
+
+@irdl_op_definition
+class AtOp(TileOp):
+    """`ref + dyn + offset` elements (dyn an index value)."""
+
+    name = "tile.at"
+    ref = operand_def(RefType)
+    dyn = opt_operand_def(IndexType)
+    offset = prop_def(IntegerAttr)
+    result = result_def(RefType)
+    assembly_format = "$ref (`+` $dyn^)? attr-dict `:` type($ref) `->` type($result)"
+
+    def __init__(self, ref: SSAValue, offset: int = 0, dyn: SSAValue | None = None):
+        super().__init__(
+            operands=[ref, [dyn] if dyn is not None else []],
+            properties={"offset": IntegerAttr(offset, i64)},
+            result_types=[ref.type],
+        )
+
+
+# ------------------------------------------------------------ data movement
+
+
+@irdl_op_definition
+class CopyOp(TileOp):
+    """Copy a strided box: element (i0, .., in) goes from
+    `src + sum(i_k * src_strides[k])` to `dst + sum(i_k * dst_strides[k])`.
+    The innermost dim is contiguous on both sides. Layout conversions
+    (ND <-> NC1HWC0 panels, fractal gathers) are strided copies; `cast`
+    converts L0C's fp32 to fp16 on the way to UB."""
+
+    name = "tile.copy"
+    dst = operand_def(RefType)
+    src = operand_def(RefType)
+    shape = prop_def(DenseArrayBase)
+    dst_strides = prop_def(DenseArrayBase)
+    src_strides = prop_def(DenseArrayBase)
+    cast = opt_prop_def(UnitAttr)
+    assembly_format = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, dst, src, shape, dst_strides, src_strides, cast: bool = False):
+        props = {
+            "shape": int_array(shape),
+            "dst_strides": int_array(dst_strides),
+            "src_strides": int_array(src_strides),
+        }
+        if cast:
+            props["cast"] = UnitAttr()
+        super().__init__(operands=[dst, src], properties=props)
+
+    def verify_(self) -> None:
+        n = len(ints(self.shape))
+        if not n or len(ints(self.dst_strides)) != n or len(ints(self.src_strides)) != n:
+            raise VerifyException("tile.copy: shape and both stride lists must have the same rank")
+        if ints(self.dst_strides)[-1] != 1 or ints(self.src_strides)[-1] != 1:
+            raise VerifyException("tile.copy: the innermost dim must be contiguous on both sides")
+
+
+@irdl_op_definition
+class Im2colOp(TileOp):
+    """Rows [m_start, m_start+m_len) of the im2col matrix of one C1 slice
+    [fm_h, fm_w, C0] (L1) into L0A in ZZ order."""
+
+    name = "tile.im2col"
+    dst = operand_def(RefType)
+    src = operand_def(RefType)
+    params = prop_def(DenseArrayBase)  # fm_h fm_w kh kw sh sw pt pb pl pr dh dw m_start m_len
+    assembly_format = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, dst, src, params: Sequence[int]):
+        super().__init__(operands=[dst, src], properties={"params": int_array(params)})
+
+    def verify_(self) -> None:
+        if (space_of(self.dst), space_of(self.src)) != ("l0a", "l1"):
+            raise VerifyException("tile.im2col: reads l1 and writes l0a")
+        if len(ints(self.params)) != 14:
+            raise VerifyException("tile.im2col: params has 14 entries")
+
+
+@irdl_op_definition
+class LoadFractalOp(TileOp):
+    """`count` 512-byte fractals from L1 (every `src_stride`-th) into L0A/L0B."""
+
+    name = "tile.load_fractal"
+    dst = operand_def(RefType)
+    src = operand_def(RefType)
+    count = prop_def(IntegerAttr)
+    src_stride = prop_def(IntegerAttr)
+    assembly_format = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, dst, src, count: int, src_stride: int = 1):
+        super().__init__(
+            operands=[dst, src],
+            properties={"count": IntegerAttr(count, i64), "src_stride": IntegerAttr(src_stride, i64)},
+        )
+
+
+# ------------------------------------------------------------ compute
+
+
+@irdl_op_definition
+class MatmulOp(TileOp):
+    """C[m, n] (+)= A[m, k] (L0A, ZZ) x B[k, n] (L0B, ZN) on the cube, C in L0C (NZ, fp32)."""
+
+    name = "tile.matmul"
+    c = operand_def(RefType)
+    a = operand_def(RefType)
+    b = operand_def(RefType)
+    m = prop_def(IntegerAttr)
+    n = prop_def(IntegerAttr)
+    k = prop_def(IntegerAttr)
+    accumulate = opt_prop_def(UnitAttr)
+    assembly_format = "$c `,` $a `,` $b attr-dict `:` type($c) `,` type($a) `,` type($b)"
+
+    def __init__(self, c, a, b, m: int, n: int, k: int, accumulate: bool):
+        props = {"m": IntegerAttr(m, i64), "n": IntegerAttr(n, i64), "k": IntegerAttr(k, i64)}
+        if accumulate:
+            props["accumulate"] = UnitAttr()
+        super().__init__(operands=[c, a, b], properties=props)
+
+    def verify_(self) -> None:
+        if (space_of(self.c), space_of(self.a), space_of(self.b)) != ("l0c", "l0a", "l0b"):
+            raise VerifyException("tile.matmul: operands are l0c, l0a, l0b")
+
+
+@irdl_op_definition
+class VecOp(TileOp):
+    """Elementwise `op` on UB over a strided box: `shape`, and per operand
+    (dst first) its strides in elements, concatenated in `strides`. A stride
+    of 0 broadcasts. `scalar` is the immediate of adds/muls/maxs."""
+
+    name = "tile.vec"
+    dst = operand_def(RefType)
+    srcs = var_operand_def(RefType)
+    op = prop_def(StringAttr)
+    shape = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    scalar = opt_prop_def(FloatAttr)
+    assembly_format = "$op $dst `,` $srcs attr-dict `:` type($dst) `,` type($srcs)"
+
+    def __init__(self, op: str, dst, srcs, shape, strides: Sequence[Sequence[int]], scalar: float | None = None):
+        props = {
+            "op": StringAttr(op),
+            "shape": int_array(shape),
+            "strides": int_array([s for st in strides for s in st]),
+        }
+        if scalar is not None:
+            props["scalar"] = FloatAttr(float(scalar), f64)
+        super().__init__(operands=[dst, list(srcs)], properties=props)
+
+    def operand_strides(self) -> list[tuple[int, ...]]:
+        n = len(ints(self.shape))
+        flat = ints(self.strides)
+        return [flat[i * n : (i + 1) * n] for i in range(len(flat) // max(n, 1))]
+
+    def verify_(self) -> None:
+        if self.op.data not in VECTOR_OPS:
+            raise VerifyException(f"tile.vec: unknown op '{self.op.data}'")
+        n = len(ints(self.shape))
+        if len(ints(self.strides)) != n * (1 + len(self.srcs)):
+            raise VerifyException("tile.vec: strides must hold one stride list per operand")
+        binary = self.op.data in VECTOR_OPS[:6]
+        if len(self.srcs) != (2 if binary else 1):
+            raise VerifyException(f"tile.vec: '{self.op.data}' takes {2 if binary else 1} source(s)")
+        if (self.scalar is not None) != self.op.data.endswith("s") or self.op.data == "abs":
+            if self.op.data != "abs":
+                raise VerifyException(f"tile.vec: '{self.op.data}' {'needs' if self.op.data.endswith('s') else 'takes no'} scalar")
+        for v in (self.dst, *self.srcs):
+            if space_of(v) != "ub":
+                raise VerifyException("tile.vec: operands live in ub")
+
+
+@irdl_op_definition
+class ReduceOp(TileOp):
+    """dst[r] = reduce(src[r * row_stride : r * row_stride + cols]) for r < rows
+    (`sum` or `max`). The source rows are clobbered (folded in place)."""
+
+    name = "tile.reduce"
+    dst = operand_def(RefType)
+    src = operand_def(RefType)
+    op = prop_def(StringAttr)
+    rows = prop_def(IntegerAttr)
+    cols = prop_def(IntegerAttr)
+    row_stride = prop_def(IntegerAttr)
+    assembly_format = "$op $dst `,` $src attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, op: str, dst, src, rows: int, cols: int, row_stride: int):
+        super().__init__(
+            operands=[dst, src],
+            properties={
+                "op": StringAttr(op),
+                "rows": IntegerAttr(rows, i64),
+                "cols": IntegerAttr(cols, i64),
+                "row_stride": IntegerAttr(row_stride, i64),
+            },
+        )
+
+
+@irdl_op_definition
+class CastOp(TileOp):
+    """dst = cast(src) over `count` contiguous elements (f32 <-> f16)."""
+
+    name = "tile.cast"
+    dst = operand_def(RefType)
+    src = operand_def(RefType)
+    count = prop_def(IntegerAttr)
+    assembly_format = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)"
+
+    def __init__(self, dst, src, count: int):
+        super().__init__(operands=[dst, src], properties={"count": IntegerAttr(count, i64)})
+
+
+@irdl_op_definition
+class DupOp(TileOp):
+    """dst[0:count] = value."""
+
+    name = "tile.dup"
+    dst = operand_def(RefType)
+    count = prop_def(IntegerAttr)
+    value = prop_def(FloatAttr)
+    assembly_format = "$dst attr-dict `:` type($dst)"
+
+    def __init__(self, dst, count: int, value: float):
+        super().__init__(
+            operands=[dst], properties={"count": IntegerAttr(count, i64), "value": FloatAttr(float(value), f64)}
+        )
+
+
+Tile = Dialect(
+    "tile",
+    [
+        ProgramOp,
+        TensorOp,
+        KernelOp,
+        BlockIdxOp,
+        AllocOp,
+        GmOp,
+        AtOp,
+        CopyOp,
+        Im2colOp,
+        LoadFractalOp,
+        MatmulOp,
+        VecOp,
+        ReduceOp,
+        CastOp,
+        DupOp,
+    ],
+    [RefType],
+)
+
+__all__ = ["Tile", "RefType", "ArrayAttr", "SymbolRefAttr"]

@@ -1,0 +1,1143 @@
+"""convert-graph-to-tile: one tile.kernel per (fused) graph op.
+
+Decisions made here (ARCHITECTURE.md §4): storage formats, GM placement,
+tile sizes (from the target's buffer capacities and its cost formulas),
+loop structure, which buffers are double-buffered, which unit does what.
+
+Formats (see docs/LOWERING.md):
+* 4-D feature maps are NC1HWC0 (C0 = 32 bytes of channels: 8 fp32 / 16 fp16),
+  stored with a zero halo as wide as the largest padding any consumer needs,
+  so every tile of a convolution or pooling window is uniform.
+* conv weights are packed at compile time into FRACTAL_Z in the order the
+  cube's L0B wants ([C1][kh*kw][N1][16][C0]); gemm weights into [K1][N1][16][k0].
+* 2-D tensors are ND. Reshape/flatten are views: NC1HWC0 with H=W=1 is
+  byte-identical to ND; a flatten of a larger map stays in "FLAT_NC1HWC0"
+  order and the consuming gemm's weight rows are permuted at compile time.
+* concat along channels is a view: producers write their slice of the
+  result in place.
+* transdata kernels only at graph inputs (NCHW -> NC1HWC0, on the cube:
+  identity x B) — counted in `transdata` statistics.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.builder import Builder, InsertPoint
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    f16,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.graph import ops as g
+from gedialects.graph.interpreter import input_names, output_names
+from gedialects.graph.tensors import attr_array, resource_attr
+from gedialects.location import describe_op
+from gedialects.tile import ops as t
+
+PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
+Index = int | SSAValue
+
+
+# ----------------------------------------------------------------- builder
+
+
+class TB:
+    """Builds one tile.kernel."""
+
+    def __init__(self, kernel: t.KernelOp, elem: Attribute):
+        self.kernel = kernel
+        self.elem = elem
+        self.entry = kernel.body.block
+        self.b = Builder(InsertPoint.at_end(self.entry))
+        self._consts: dict[int, SSAValue] = {}
+
+    def emit(self, op: Operation) -> Operation:
+        self.b.insert(op)
+        return op
+
+    def const(self, v: int) -> SSAValue:
+        if v not in self._consts:
+            op = arith.ConstantOp(IntegerAttr(v, IndexType()))
+            first = self.entry.first_op
+            if first is None:
+                self.entry.add_op(op)
+            else:
+                self.entry.insert_op_before(op, first)
+            self._consts[v] = op.result
+        return self._consts[v]
+
+    def v(self, x: Index) -> SSAValue:
+        return self.const(x) if isinstance(x, int) else x
+
+    def _bin(self, cls, fold, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return fold(a, b)
+        return self.emit(cls(self.v(a), self.v(b))).results[0]
+
+    def add(self, a, b):
+        if b == 0:
+            return a
+        return self._bin(arith.AddiOp, lambda x, y: x + y, a, b)
+
+    def mul(self, a, b):
+        if b == 1:
+            return a
+        return self._bin(arith.MuliOp, lambda x, y: x * y, a, b)
+
+    def div(self, a, b):
+        if b == 1:
+            return a
+        return self._bin(arith.FloorDivSIOp, lambda x, y: x // y, a, b)
+
+    def rem(self, a, b):
+        return self._bin(arith.RemSIOp, lambda x, y: x % y, a, b)
+
+    def min(self, a, b):
+        return self._bin(arith.MinSIOp, min, a, b)
+
+    def block_idx(self) -> SSAValue:
+        return self.emit(t.BlockIdxOp()).results[0]
+
+    @contextmanager
+    def loop(self, lb: Index, ub: Index, step: int = 1, pipeline: bool = False):
+        body = Block(arg_types=[IndexType()])
+        op = scf.ForOp(self.v(lb), self.v(ub), self.v(step), [], body)
+        if pipeline:
+            op.attributes["tile.pipeline"] = StringAttr("ping-pong")
+        self.emit(op)
+        outer = self.b
+        self.b = Builder(InsertPoint.at_end(body))
+        try:
+            yield body.args[0]
+        finally:
+            body.add_op(scf.YieldOp())
+            self.b = outer
+
+    @contextmanager
+    def tiles(self, count: int, block_dim: int, pipeline: bool = False):
+        """Loop over this core's share of `count` tiles."""
+        per = -(-count // block_dim)
+        if block_dim == 1:
+            lo, hi = 0, count
+        else:
+            lo = self.mul(self.block_idx(), per)
+            hi = self.min(self.add(lo, per), count)
+        with self.loop(lo, hi, 1, pipeline) as tile:
+            yield tile
+
+    def alloc(self, space: str, n: int, layout: str = "ND", buffers: int = 1, elem=None) -> SSAValue:
+        return self.emit(t.AllocOp(space, elem or self.elem, [n], layout, buffers)).results[0]
+
+    def gm(self, name: str, elem=None) -> SSAValue:
+        return self.emit(t.GmOp(name, elem or self.elem)).results[0]
+
+    def at(self, ref: SSAValue, off: int = 0, dyn: Index = 0) -> SSAValue:
+        if isinstance(dyn, int):
+            off, dyn = off + dyn, None
+        if off == 0 and dyn is None:
+            return ref
+        return self.emit(t.AtOp(ref, off, dyn)).results[0]
+
+    def copy(self, dst, src, shape, dst_strides, src_strides, cast=False):
+        self.emit(t.CopyOp(dst, src, shape, dst_strides, src_strides, cast))
+
+    def vec(self, op, dst, srcs, shape, strides, scalar=None):
+        self.emit(t.VecOp(op, dst, srcs, shape, strides, scalar))
+
+
+# ----------------------------------------------------------------- values
+
+
+@dataclass
+class Storage:
+    name: str
+    kind: str = "internal"
+    layout: str = "NC1HWC0"
+    halo: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # top bottom left right
+    c1: int = 0  # slices (5HD)
+    h: int = 0
+    w: int = 0
+    elems: int = 0  # ND
+    shape: tuple = ()
+    ttype: TensorType | None = None
+    offset: int = -1
+
+    @property
+    def hp(self) -> int:
+        return self.h + self.halo[0] + self.halo[1]
+
+    @property
+    def wp(self) -> int:
+        return self.w + self.halo[2] + self.halo[3]
+
+
+@dataclass
+class TV:
+    """Where a graph value lives: storage, element offset of its first slice,
+    format, logical shape."""
+
+    st: Storage
+    c1_off: int
+    layout: str  # NC1HWC0 | ND | FLAT_NC1HWC0
+    shape: tuple
+
+    def c1stride(self, c0: int) -> int:
+        return self.st.hp * self.st.wp * c0
+
+    def origin(self, c0: int) -> int:
+        """Element offset of (c1=0, y=0, x=0, c0=0)."""
+        st = self.st
+        return self.c1_off * st.hp * st.wp * c0 + (st.halo[0] * st.wp + st.halo[2]) * c0
+
+
+@dataclass
+class Stats:
+    kernels: int = 0
+    transdata: int = 0
+    ops: dict = field(default_factory=dict)
+
+
+VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.IdentityOp, g.SqueezeOp, g.UnsqueezeOp)
+
+
+class GraphToTile:
+    def __init__(self, fn: func.FuncOp, precision: str, config, name: str = "main"):
+        if precision not in PRECISION_MODES:
+            raise PassFailedException(f"unknown precision mode '{precision}' (expected {', '.join(PRECISION_MODES)})")
+        self.fn = fn
+        self.config = config
+        self.fp16 = precision == "force_fp16"
+        self.es = 2 if self.fp16 else 4
+        self.elem = f16 if self.fp16 else f32
+        self.c0 = 32 // self.es
+        self.prog = t.ProgramOp(name)
+        self.tensors: list[t.TensorOp] = []
+        self.storages: list[Storage] = []
+        self.values: dict[SSAValue, TV] = {}
+        self.consts: dict[str, np.ndarray] = {}
+        self.stats = Stats()
+        self.nonneg: set[SSAValue] = set()
+        self._names: set[str] = set()
+
+    # -- helpers ---------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "t"
+        name, i = base, 1
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    def kernel(self, op: Operation, kind: str, block_dim: int) -> TB:
+        name = self.fresh(f"k{self.stats.kernels}_{kind}")
+        k = t.KernelOp(name, max(1, block_dim))
+        k.attributes["kind"] = StringAttr(kind)
+        absorbed = op.attributes.get("absorbed") or op.properties.get("absorbed") if op is not None else None
+        where = describe_op(op) if op is not None else kind
+        k.attributes["source"] = StringAttr(where)
+        if isinstance(absorbed, ArrayAttr):
+            k.attributes["absorbed"] = absorbed
+        self.prog.body.block.add_op(k)
+        self.stats.kernels += 1
+        self.stats.ops[kind] = self.stats.ops.get(kind, 0) + 1
+        return TB(k, self.elem)
+
+    def constant(self, base: str, array: np.ndarray, layout: str) -> str:
+        name = self.fresh(base)
+        dt = np.float16 if self.fp16 else np.float32
+        self.consts[name] = np.ascontiguousarray(array, dtype=dt)
+        return name
+
+    def cores(self, count: int) -> int:
+        return max(1, min(count, self.config.cube_cores))
+
+    def value_array(self, v: SSAValue) -> np.ndarray | None:
+        op = v.owner
+        if isinstance(op, g.ConstantOp):
+            return np.asarray(attr_array(op.value))
+        if isinstance(op, g.FillOp):
+            return np.full(g.shape_of(op.output), op.value.value.data, dtype=np.float32)
+        return None
+
+    # -- planning: aliases, halos, storage ----------------------------------
+    def plan(self) -> None:
+        ops = list(self.fn.body.block.ops)
+        # view/concat aliasing: value -> (root value, c1 offset)
+        self.alias: dict[SSAValue, tuple[SSAValue, int]] = {}
+        for op in reversed(ops):
+            if isinstance(op, g.ConcatOp) and op.int_("axis", 0) % 4 == 1 and len(g.shape_of(op.output)) == 4:
+                off = 0
+                root, base = self.alias.get(op.output, (op.output, 0))
+                for x in op.inputs:
+                    c = g.shape_of(x)[1]
+                    if x in self.alias or x.owner is None or isinstance(x.owner, (g.ConstantOp, g.FillOp, Block)) or not isinstance(x.owner, Operation) or isinstance(x.owner, VIEW_OPS):
+                        raise PassFailedException(f"{describe_op(op)}: concat operand cannot be written in place")
+                    if off % self.c0:
+                        raise PassFailedException(
+                            f"{describe_op(op)}: concat at channel {off} is not a multiple of C0={self.c0}"
+                        )
+                    self.alias[x] = (root, base + off // self.c0)
+                    off += c
+        for op in ops:
+            if isinstance(op, VIEW_OPS):
+                src = op.operands[0]
+                self.alias[op.results[0]] = self.alias.get(src, (src, 0))
+        # halos per root
+        self.halos: dict[SSAValue, list[int]] = {}
+        for op in ops:
+            pads = None
+            if isinstance(op, g.ConvOp | g.MaxPoolOp | g.AvgPoolOp):
+                p = op.ints("pads", (0, 0, 0, 0))
+                pads = [p[0], p[2], p[1], p[3]]
+            if pads and any(pads):
+                x = op.operands[0]
+                root = self.alias.get(x, (x, 0))[0]
+                h = self.halos.setdefault(root, [0, 0, 0, 0])
+                for i in range(4):
+                    h[i] = max(h[i], pads[i])
+        # non-negative values (max-pool zero halo is exact for them)
+        for op in ops:
+            if isinstance(op, g.ConvOp) and op.str_("activation", "") == "relu" or isinstance(op, g.ReluOp):
+                self.nonneg.add(op.results[0])
+            elif isinstance(op, g.FusionOp):
+                y = op.body.block.last_op
+                if y is not None and y.operands and isinstance(y.operands[0].owner, g.ReluOp):
+                    self.nonneg.add(op.results[0])
+            elif isinstance(op, g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp) and op.operands[0] in self.nonneg:
+                self.nonneg.add(op.results[0])
+            elif isinstance(op, g.ConcatOp) and all(x in self.nonneg for x in op.inputs):
+                self.nonneg.add(op.results[0])
+            elif isinstance(op, VIEW_OPS) and op.operands[0] in self.nonneg:
+                self.nonneg.add(op.results[0])
+        self.outputs = {}
+        ret = self.fn.body.block.last_op
+        assert isinstance(ret, func.ReturnOp)
+        for name, v in zip(output_names(self.fn), ret.operands):
+            self.outputs.setdefault(self.alias.get(v, (v, 0))[0], name)
+
+    def storage_for(self, v: SSAValue, layout: str, name: str) -> TV:
+        """The TV of a value about to be produced (allocating its root's storage)."""
+        if v in self.values:
+            return self.values[v]
+        root, c1off = self.alias.get(v, (v, 0))
+        if root not in self.values:
+            shape = g.shape_of(root)
+            st = Storage(self.outputs.get(root) or self.fresh(name), shape=shape)
+            if root in self.outputs:
+                st.kind = "output"
+            if layout == "NC1HWC0" and len(shape) == 4:
+                n, c, h, w = shape
+                if n != 1:
+                    raise PassFailedException(f"{name}: batch {n}: only batch 1 is lowered")
+                st.layout = "NC1HWC0"
+                st.c1 = -(-c // 16) * 16 // self.c0  # room for whole 16-channel fractals
+                st.h, st.w = h, w
+                st.halo = self.halos.get(root, [0, 0, 0, 0])
+                if st.kind == "output" and (h * w != 1 or any(st.halo) or c % self.c0 or self.fp16):
+                    st.kind = "internal"  # finish_outputs adds an NC1HWC0 -> NCHW transdata
+                    st.name = self.fresh(name)
+            else:
+                st.layout = "ND"
+                st.elems = math.prod(shape)
+            self.storages.append(st)
+            self.values[root] = TV(st, 0, layout if layout != "FLAT_NC1HWC0" else "NC1HWC0", shape)
+        rtv = self.values[root]
+        tv = TV(rtv.st, c1off, rtv.layout, g.shape_of(v))
+        self.values[v] = tv
+        return tv
+
+    def view(self, op: Operation) -> None:
+        x = self.values[op.operands[0]]
+        out = op.results[0]
+        shape = g.shape_of(out)
+        if x.layout == "NC1HWC0":
+            n, c, h, w = x.shape
+            if len(shape) == 4 and shape[2:] == x.shape[2:] and shape[:2] == x.shape[:2]:
+                layout = "NC1HWC0"
+            elif h * w == 1 and not any(x.st.halo):
+                layout = "ND"
+            else:
+                layout = "FLAT_NC1HWC0"
+        else:
+            layout = x.layout
+        self.values[out] = TV(x.st, x.c1_off, layout, shape)
+        if layout == "FLAT_NC1HWC0":
+            self.values[out].flat_src = x  # type: ignore[attr-defined]
+
+    # -- program -----------------------------------------------------------
+    def run(self) -> t.ProgramOp:
+        self.plan()
+        for name, arg in zip(input_names(self.fn), self.fn.args):
+            shape = g.shape_of(arg)
+            st = Storage(name, kind="input", layout="ND", elems=math.prod(shape), shape=shape)
+            st.ttype = arg.type
+            self.storages.append(st)
+            tv = TV(st, 0, "NCHW" if len(shape) == 4 else "ND", shape)
+            if len(shape) == 4:
+                tv = self.transdata_in(arg, tv)
+            elif self.fp16:
+                raise PassFailedException("force_fp16: 2-D graph inputs need a cast kernel (not implemented)")
+            self.values[arg] = tv
+        for op in self.fn.body.block.ops:
+            self.lower(op)
+        self.finish_outputs()
+        self.place()
+        return self.prog
+
+    def lower(self, op: Operation) -> None:
+        if isinstance(op, g.ConstantOp | g.FillOp | func.ReturnOp):
+            return
+        if isinstance(op, VIEW_OPS):
+            return self.view(op)
+        if isinstance(op, g.ConcatOp):
+            for x in op.inputs:
+                if x not in self.values:
+                    raise PassFailedException(f"{describe_op(op)}: operand not lowered")
+            self.storage_for(op.output, "NC1HWC0", "concat")
+            return
+        fn = {
+            g.ConvOp: self.conv,
+            g.MaxPoolOp: self.pool,
+            g.AvgPoolOp: self.pool,
+            g.GlobalAvgPoolOp: self.global_pool,
+            g.GemmOp: self.gemm,
+            g.MatMulOp: self.gemm,
+            g.SoftmaxOp: self.softmax,
+            g.FusionOp: self.elementwise,
+            g.BatchNormOp: self.elementwise,
+            g.ReluOp: self.elementwise,
+            g.AddOp: self.elementwise,
+            g.MulOp: self.elementwise,
+            g.SubOp: self.elementwise,
+            g.SumOp: self.elementwise,
+        }.get(type(op))
+        if fn is None:
+            raise PassFailedException(f"{describe_op(op)}: no lowering to the tile dialect for {op.name}")
+        fn(op)
+
+    def finish_outputs(self) -> None:
+        ret = self.fn.body.block.last_op
+        for name, v in zip(output_names(self.fn), ret.operands):
+            tv = self.values[v]
+            if tv.st.name == name and tv.st.kind == "output" and not self.fp16:
+                tv.st.ttype = v.type
+                continue
+            if tv.layout != "NC1HWC0" or len(tv.shape) != 4:
+                raise PassFailedException(f"output '{name}' is not produced in place (ND copy/cast kernel not implemented)")
+            self.transdata_out(name, v, tv)
+
+    def place(self) -> None:
+        """GM offsets: constants, inputs, outputs, intermediates (one bump
+        allocator; the seam where graph-plan-memory offsets plug in)."""
+        off = 0
+        dt = np.float16 if self.fp16 else np.float32
+
+        def take(nbytes: int) -> int:
+            nonlocal off
+            o = off
+            off += -(-nbytes // 64) * 64 + 64
+            return o
+
+        block = self.prog.body.block
+        first = block.first_op
+        for name, arr in self.consts.items():
+            o = take(arr.nbytes)
+            attr = resource_attr(f"ge_{name}", arr)
+            op = t.TensorOp(properties={
+                "name": StringAttr(name), "kind": StringAttr("constant"), "offset": IntegerAttr(o, i64),
+                "type": attr.type, "layout": StringAttr("ND"), "value": attr})
+            block.insert_op_before(op, first) if first else block.add_op(op)
+        for st in self.storages:
+            if st.layout == "NC1HWC0":
+                shape = [1, st.c1, st.hp, st.wp, self.c0]
+                ttype = TensorType(self.elem, shape)
+            else:
+                ttype = st.ttype or TensorType(self.elem, [st.elems])
+            n = math.prod(ttype.get_shape()) * (4 if isinstance(ttype.element_type, Float32Type) else 2)
+            st.offset = take(n)
+            op = t.TensorOp(properties={
+                "name": StringAttr(st.name), "kind": StringAttr(st.kind), "offset": IntegerAttr(st.offset, i64),
+                "type": ttype, "layout": StringAttr(st.layout if st.kind == "internal" or st.layout == "NC1HWC0" else "ND")})
+            block.insert_op_before(op, first) if first else block.add_op(op)
+
+    # ================================================================ kernels
+
+    def transdata_in(self, arg: SSAValue, src: TV) -> TV:
+        """NCHW fp32 input -> NC1HWC0 on the cube: C = I x B, B = 16 channels
+        x Kc pixels gathered row by row (ZN fractals are channel-major)."""
+        n, c, h, w = src.shape
+        if n != 1 or c > 16:
+            raise PassFailedException("input transdata: batch 1 and at most 16 channels")
+        cap = self.config.capacity_bytes
+        kc = 0
+        for cand in range(16, 129, 16):
+            if w % cand == 0 and cand * cand * 4 <= cap["l0a"] // 2:
+                kc = cand
+        if not kc:
+            raise PassFailedException(f"input transdata: width {w} has no multiple-of-16 divisor")
+        dst = self.storage_for(arg, "NC1HWC0", "input_5hd")
+        self.stats.transdata += 1
+        tiles = h * (w // kc)
+        bd = self.cores(tiles)
+        k = self.kernel(None, "transdata", bd)
+        k.kernel.attributes["source"] = StringAttr(f"input '{src.st.name}' NCHW -> NC1HWC0")
+        f32e = f32
+        ident = self.constant("identity", np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // 8, 8).transpose(0, 2, 1, 3), "ZZ")
+        self.consts[ident] = self.consts[ident].astype(np.float32)
+        k8 = 8
+        l1a = k.alloc("l1", kc * kc, "ZZ", elem=f32e)
+        l0a = k.alloc("l0a", kc * kc, "ZZ", elem=f32e)
+        l1b = k.alloc("l1", kc * 16, "ZN", elem=f32e)
+        l0b = k.alloc("l0b", kc * 16, "ZN", elem=f32e)
+        l0c = k.alloc("l0c", kc * 16, "NZ", elem=f32e)
+        ub = k.alloc("ub", kc * 16, "NZ")
+        zero = k.alloc("ub", kc * 16, "ND", elem=f32e)
+        k.copy(l1a, k.gm(ident, f32e), [kc * kc], [1], [1])
+        k.emit(t.LoadFractalOp(l0a, l1a, kc * kc * 4 // 512))
+        k.emit(t.DupOp(zero, kc * 16, 0.0))
+        k.copy(l1b, zero, [kc * 16], [1], [1])
+        x = k.gm(src.st.name, f32e)
+        out = k.gm(dst.st.name)
+        with k.tiles(tiles, bd) as tile:
+            p0 = k.mul(tile, kc)
+            k.copy(l1b, k.at(x, 0, p0), [c, kc // k8, k8], [k8, 16 * k8, 1], [h * w, k8, 1])
+            k.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * 4 // 512))
+            k.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
+            k.copy(ub, l0c, [kc * 16], [1], [1], cast=self.fp16)
+            row = k.div(tile, w // kc)
+            col = k.mul(k.rem(tile, w // kc), kc)
+            pix = k.add(k.mul(row, dst.st.wp), col)
+            base = k.at(out, dst.origin(self.c0), k.mul(pix, self.c0))
+            c1n = -(-c // self.c0)
+            k.copy(base, ub, [c1n, kc, self.c0], [dst.c1stride(self.c0), self.c0, 1], [self.c0, 16, 1])
+        return dst
+
+    def transdata_out(self, name: str, v: SSAValue, x: TV) -> None:
+        """NC1HWC0 -> NCHW fp32 output on the cube: per 16-channel block,
+        C[16 ch, Kn px] = I16 x B, where B's ZN fractals are exactly the
+        NC1HWC0 pixel runs; the NZ result rows are channel rows of NCHW.
+        (fp16 maps come out as fp32: the cube accumulates in fp32.)"""
+        _, C, H, W = x.shape
+        if any(x.st.halo):
+            raise PassFailedException(f"output '{name}': transdata of a map with a halo")
+        c0 = self.c0
+        P = H * W
+        st = Storage(name, kind="output", layout="ND", elems=C * P, shape=x.shape)
+        st.ttype = v.type
+        self.storages.append(st)
+        self.stats.transdata += 1
+        divs = [d for d in range(16, 257, 16) if P % d == 0]
+        if divs:
+            kn = max(divs)
+            full, tail = P // kn, 0
+        else:
+            kn = min(128, -(-P // 16) * 16)
+            full, tail = divmod(P, kn)
+        ident = self.constant("identity16", np.eye(16, dtype=np.float32).reshape(16, 16 // c0, c0).transpose(1, 0, 2), "ZZ")
+        cb_n = -(-C // 16)
+        bd = 1 if tail else self.cores(full)
+        k = self.kernel(None, "transdata", bd)
+        k.kernel.attributes["source"] = StringAttr(f"output '{name}' NC1HWC0 -> NCHW")
+        l1a = k.alloc("l1", 256, "ZZ")
+        l0a = k.alloc("l0a", 256, "ZZ")
+        l1b = k.alloc("l1", 16 * kn, "ZN", buffers=2)
+        l0b = k.alloc("l0b", 16 * kn, "ZN", buffers=2)
+        l0c = k.alloc("l0c", 16 * kn, "NZ", elem=f32)
+        ub = k.alloc("ub", 16 * kn, "NZ", elem=f32, buffers=2)
+        k.copy(l1a, k.gm(ident), [256], [1], [1])
+        k.emit(t.LoadFractalOp(l0a, l1a, 256 * self.es // 512))
+        xg, og = k.gm(x.st.name), k.gm(name, f32)
+
+        def chunk(p0: Index, n: int) -> None:
+            npad = -(-n // 16) * 16
+            for cb in range(cb_n):
+                rows = min(16, C - cb * 16)
+                k.copy(l1b, k.at(xg, x.origin(c0) + cb * (16 // c0) * x.c1stride(c0), k.mul(p0, c0)),
+                       [16 // c0, npad * c0], [npad * c0, 1], [x.c1stride(c0), 1])
+                k.emit(t.LoadFractalOp(l0b, l1b, 16 * npad * self.es // 512))
+                k.emit(t.MatmulOp(l0c, l0a, l0b, 16, npad, 16, False))
+                k.copy(ub, l0c, [16 * npad], [1], [1])
+                if n == npad:
+                    k.copy(k.at(og, cb * 16 * P, p0), ub, [rows, npad // 16, 16], [P, 16, 1], [16, 256, 1])
+                else:  # a partial chunk (run first, so later full chunks overwrite its overhang)
+                    for r in range(rows):
+                        k.copy(k.at(og, cb * 16 * P + r * P, p0), k.at(ub, r * 16), [npad // 16, 16], [16, 1], [256, 1])
+
+        if tail:
+            chunk(full * kn, tail)
+        if full:
+            with k.tiles(full, bd, pipeline=True) as tile:
+                chunk(k.mul(tile, kn), kn)
+
+    # -- convolution ---------------------------------------------------------
+    def conv(self, op: g.ConvOp) -> None:
+        x = self.values[op.input]
+        if x.layout != "NC1HWC0":
+            raise PassFailedException(f"{describe_op(op)}: input is not NC1HWC0")
+        if op.int_("group", 1) != 1:
+            raise PassFailedException(f"{describe_op(op)}: grouped convolution is not lowered yet")
+        act = op.str_("activation", "")
+        if act not in ("", "relu"):
+            raise PassFailedException(f"{describe_op(op)}: activation '{act}' not lowered")
+        w = self.value_array(op.weight)
+        if w is None:
+            raise PassFailedException(f"{describe_op(op)}: weights must be constant")
+        bias = self.value_array(op.bias) if op.bias is not None else None
+        res = self.values[op.residual] if op.residual is not None else None
+        cout, cin, kh, kw = w.shape
+        _, _, H, W = x.shape
+        s = op.ints("strides", (1, 1))
+        d = op.ints("dilations", (1, 1))
+        p = op.ints("pads", (0, 0, 0, 0))
+        if s[0] != s[1] or d[0] != d[1]:
+            raise PassFailedException(f"{describe_op(op)}: anisotropic stride/dilation not lowered")
+        s, d = s[0], d[0]
+        out_shape = g.shape_of(op.output)
+        OH, OW = out_shape[2], out_shape[3]
+        c0, k0, es = self.c0, self.c0, self.es
+        C1i = -(-cin // c0)
+        N1 = -(-cout // 16)
+        T = kh * kw
+        # packed weights FRACTAL_Z: [C1i][T][N1][16][k0]
+        wp = np.zeros((C1i * c0, T, N1 * 16), np.float32)
+        wp[:cin, :, :cout] = w.reshape(cout, cin, T).transpose(1, 2, 0)
+        wp = wp.reshape(C1i, c0, T, N1, 16).transpose(0, 2, 3, 4, 1)
+        wname = self.constant(f"{op.output.name_hint or 'conv'}_w", wp, "FRACTAL_Z")
+        bname = None
+        if bias is not None:
+            bp = np.zeros(N1 * 16, np.float32)
+            bp[:cout] = bias
+            bname = self.constant("conv_b", bp, "ND")
+        out = self.storage_for(op.output, "NC1HWC0", "conv")
+        cap = self.config.capacity_bytes
+        fm_w = W + p[1] + p[3]
+        # -- tile sizes: fit buffers by construction, pick by cost
+        mc_max = (cap["l0a"] // 2) // (T * 32) // 16 * 16
+        tn_max = max(1, (cap["l0b"] // 2) // (T * 512))
+        if mc_max < 16:
+            raise PassFailedException(f"{describe_op(op)}: kernel {kh}x{kw} does not fit L0A")
+        best = None
+        for tn1 in [x for x in range(1, N1 + 1) if N1 % x == 0 and x <= tn_max]:
+            ub_rows = (cap["ub"] - 4096) // ((2 if res else 1) * tn1 * 16 * 4)
+            l0c_rows = cap["l0c"] // (tn1 * 16 * 4)
+            mc_cap = min(mc_max, ub_rows, l0c_rows) // 16 * 16
+            if mc_cap < 16:
+                continue
+            if OW <= mc_cap:
+                chunkings = [(r, -(-r * OW // 16) * 16, 1) for r in range(1, OH + 1) if OH % r == 0 and r * OW <= mc_cap]
+            else:
+                chunkings = [(1, mc_cap, -(-OW // mc_cap))]
+            for rr, mc, q in chunkings:
+                for toh in [m * rr for m in range(1, OH // rr + 1) if (OH // rr) % m == 0]:
+                    span = (toh - 1) * s + d * (kh - 1) + 1
+                    l1 = C1i * span * fm_w * c0 * es + C1i * T * tn1 * 512
+                    if l1 > cap["l1"]:
+                        continue
+                    nb, nn = OH // toh, N1 // tn1
+                    tiles = nb * nn
+                    cores = self.cores(tiles)
+                    gm_bytes = (C1i * span * fm_w * c0 * es + C1i * T * tn1 * 512) * tiles
+                    mte2 = self.config.dma_cycles("gm_l1", gm_bytes // max(1, cores), cores)
+                    cube = (tiles / cores) * (toh // rr) * q * C1i * self.config.mmad_cycles("f16" if self.fp16 else "f32", mc, tn1 * 16, T * k0)
+                    instr = tiles / cores * (toh // rr) * q * (C1i * 3 + 8 * tn1)
+                    cost = max(mte2, cube) + instr * 2
+                    if best is None or cost < best[0]:
+                        best = (cost, tn1, rr, mc, q, toh)
+        if best is None:
+            raise PassFailedException(f"{describe_op(op)}: no tiling fits the target's buffers (C1i={C1i} N1={N1} T={T} OH={OH} OW={OW} s={s} mc_max={mc_max} tn_max={tn_max} fm_w={fm_w})")
+        _, tn1, rr, mc, q, toh = best
+        nb, nn = OH // toh, N1 // tn1
+        tiles = nb * nn
+        bd = self.cores(tiles)
+        span = (toh - 1) * s + d * (kh - 1) + 1
+        cspan = (rr - 1) * s + d * (kh - 1) + 1
+        k = self.kernel(op, "conv", bd)
+        k.kernel.attributes["tiling"] = StringAttr(f"band {toh} rows x {tn1 * 16} channels, chunk {rr} rows / {mc} m, {q} per row")
+        band_e = span * fm_w * c0
+        l1x = k.alloc("l1", C1i * band_e, "NC1HWC0")
+        l1w = k.alloc("l1", C1i * T * tn1 * 16 * k0, "FRACTAL_Z")
+        l0a = k.alloc("l0a", mc * T * k0, "ZZ", buffers=2)
+        l0b = k.alloc("l0b", T * tn1 * 16 * k0, "ZN", buffers=2)
+        l0c = k.alloc("l0c", tn1 * 16 * mc, "NZ", elem=f32)
+        ubc = k.alloc("ub", tn1 * 16 * mc, "NZ")
+        ubr = k.alloc("ub", tn1 * 16 * mc, "NZ") if res is not None else None
+        ubb = k.alloc("ub", tn1 * 16, "ND") if bname else None
+        xg, wg, og = k.gm(x.st.name), k.gm(wname), k.gm(out.st.name)
+        x_origin = x.origin(c0) - (p[0] * x.st.wp + p[1]) * c0
+        halves = 16 // c0
+        with k.tiles(tiles, bd) as tile:
+            band = k.div(tile, nn)
+            j = k.rem(tile, nn)
+            k.copy(l1w, k.at(wg, 0, k.mul(j, tn1 * 16 * k0)), [C1i * T, tn1 * 16 * k0], [tn1 * 16 * k0, 1], [N1 * 16 * k0, 1])
+            k.copy(
+                l1x, k.at(xg, x_origin, k.mul(band, toh * s * x.st.wp * c0)),
+                [C1i, span, fm_w * c0], [band_e, fm_w * c0, 1], [x.c1stride(c0), x.st.wp * c0, 1],
+            )
+            if ubb is not None:
+                k.copy(ubb, k.at(k.gm(bname), 0, k.mul(j, tn1 * 16)), [tn1 * 16], [1], [1])
+            with k.loop(0, toh // rr) as ch:
+                in_off = k.mul(ch, rr * s * fm_w * c0)
+                oy = k.add(k.mul(band, toh), k.mul(ch, rr))
+                for qi in range(q):
+                    params = [cspan, fm_w, kh, kw, s, s, 0, 0, 0, 0, d, d, qi * mc, mc]
+                    k.emit(t.Im2colOp(l0a, k.at(l1x, 0, in_off), params))
+                    k.emit(t.LoadFractalOp(l0b, l1w, T * tn1))
+                    k.emit(t.MatmulOp(l0c, l0a, l0b, mc, tn1 * 16, T * k0, False))
+                    if C1i > 1:
+                        with k.loop(1, C1i, 1, pipeline=True) as c1:
+                            k.emit(t.Im2colOp(l0a, k.at(l1x, 0, k.add(in_off, k.mul(c1, band_e))), params))
+                            k.emit(t.LoadFractalOp(l0b, k.at(l1w, 0, k.mul(c1, T * tn1 * 16 * k0)), T * tn1))
+                            k.emit(t.MatmulOp(l0c, l0a, l0b, mc, tn1 * 16, T * k0, True))
+                    k.copy(ubc, l0c, [tn1 * 16 * mc], [1], [1], cast=self.fp16)
+                    if ubb is not None:
+                        k.vec("add", ubc, [ubc, ubb], [tn1, mc, 16], [[mc * 16, 16, 1], [mc * 16, 16, 1], [16, 0, 1]])
+                    rows, m0 = (rr, 0) if q == 1 else (1, qi * mc)
+                    cols = OW if q == 1 else min(mc, OW - m0)
+                    # the tile of out/residual: [n1][half][rows][cols][c0] <-> ub [n1][m][16]
+                    shape = [tn1, halves, rows, cols, c0]
+                    ub_st = [mc * 16, c0, OW * 16, 16, 1]
+                    if res is not None:
+                        gst = [halves * res.c1stride(c0), res.c1stride(c0), res.st.wp * c0, c0, 1]
+                        roff = k.add(k.mul(j, tn1 * halves * res.c1stride(c0)), k.mul(oy, res.st.wp * c0))
+                        k.copy(ubr, k.at(k.gm(res.st.name), res.origin(c0) + m0 * c0, roff), shape, ub_st, gst)
+                        k.vec("add", ubc, [ubc, ubr], [tn1 * 16 * mc], [[1], [1], [1]])
+                    if act == "relu":
+                        k.vec("relu", ubc, [ubc], [tn1 * 16 * mc], [[1], [1]])
+                    gst = [halves * out.c1stride(c0), out.c1stride(c0), out.st.wp * c0, c0, 1]
+                    ooff = k.add(k.mul(j, tn1 * halves * out.c1stride(c0)), k.mul(oy, out.st.wp * c0))
+                    k.copy(k.at(og, out.origin(c0) + m0 * c0, ooff), ubc, shape, gst, ub_st)
+
+    # -- pooling ---------------------------------------------------------------
+    def pool(self, op: g.PoolOp) -> None:
+        x = self.values[op.input]
+        kh, kw = op.ints("kernel_shape")
+        s = op.ints("strides", (1, 1))
+        p = op.ints("pads", (0, 0, 0, 0))
+        if op.int_("ceil_mode", 0) or op.ints("dilations", (1, 1)) != (1, 1):
+            raise PassFailedException(f"{describe_op(op)}: ceil_mode/dilation pooling not lowered")
+        is_max = isinstance(op, g.MaxPoolOp)
+        if is_max and any(p) and op.input not in self.nonneg:
+            raise PassFailedException(f"{describe_op(op)}: padded max pool of a possibly negative input (zero halo)")
+        _, C, H, W = x.shape
+        OH, OW = g.shape_of(op.output)[2:]
+        c0, es = self.c0, self.es
+        C1 = -(-C // c0)
+        fm_w = W + p[1] + p[3]
+        out = self.storage_for(op.output, "NC1HWC0", "pool")
+        cap = self.config.capacity_bytes["ub"]
+        counts = None
+        if not is_max and any(p) and not op.int_("count_include_pad", 0):
+            ones = np.pad(np.ones((H, W)), ((p[0], p[2]), (p[1], p[3])))
+            from numpy.lib.stride_tricks import sliding_window_view
+
+            cnt = sliding_window_view(ones, (kh, kw))[:: s[0], :: s[1]].sum(axis=(2, 3))[:OH, :OW]
+            counts = np.repeat((1.0 / cnt)[:, :, None], c0, axis=2)
+        toh = None
+        for cand in [r for r in range(OH, 0, -1) if OH % r == 0]:
+            span = (cand - 1) * s[0] + kh
+            need = 2 * (span * fm_w + (2 if counts is not None else 1) * cand * OW) * c0 * es
+            if need <= cap:
+                toh = cand
+                break
+        if toh is None:
+            raise PassFailedException(f"{describe_op(op)}: a pooling row does not fit UB")
+        span = (toh - 1) * s[0] + kh
+        nb = OH // toh
+        tiles = C1 * nb
+        bd = self.cores(tiles)
+        k = self.kernel(op, "max_pool" if is_max else "avg_pool", bd)
+        uin = k.alloc("ub", span * fm_w * c0, "NC1HWC0", buffers=2)
+        uout = k.alloc("ub", toh * OW * c0, "NC1HWC0", buffers=2)
+        ucnt = k.alloc("ub", toh * OW * c0, "NC1HWC0", buffers=2) if counts is not None else None
+        cname = self.constant("pool_scale", counts, "ND") if counts is not None else None
+        xg, og = k.gm(x.st.name), k.gm(out.st.name)
+        x_origin = x.origin(c0) - (p[0] * x.st.wp + p[1]) * c0
+        with k.tiles(tiles, bd, pipeline=True) as tile:
+            c1 = k.div(tile, nb)
+            band = k.rem(tile, nb)
+            src = k.add(k.mul(c1, x.c1stride(c0)), k.mul(band, toh * s[0] * x.st.wp * c0))
+            k.copy(uin, k.at(xg, x_origin, src), [span, fm_w * c0], [fm_w * c0, 1], [x.st.wp * c0, 1])
+            taps = [(i, j) for i in range(kh) for j in range(kw)]
+            shape = [toh, OW, c0]
+            dst_st = [OW * c0, c0, 1]
+            src_st = [s[0] * fm_w * c0, s[1] * c0, 1]
+            binop = "max" if is_max else "add"
+            if len(taps) == 1:
+                k.vec("adds", uout, [uin], shape, [dst_st, src_st], 0.0)
+            else:
+                (a0, b0), (a1, b1) = taps[0], taps[1]
+                k.vec(binop, uout, [k.at(uin, (a0 * fm_w + b0) * c0), k.at(uin, (a1 * fm_w + b1) * c0)], shape, [dst_st, src_st, src_st])
+                for a, b in taps[2:]:
+                    k.vec(binop, uout, [uout, k.at(uin, (a * fm_w + b) * c0)], shape, [dst_st, dst_st, src_st])
+            if not is_max:
+                if counts is not None:
+                    k.copy(ucnt, k.at(k.gm(cname), 0, k.mul(band, toh * OW * c0)), [toh * OW * c0], [1], [1])
+                    k.vec("mul", uout, [uout, ucnt], [toh * OW * c0], [[1], [1], [1]])
+                else:
+                    k.vec("muls", uout, [uout], [toh * OW * c0], [[1], [1]], 1.0 / (kh * kw))
+            dst = k.add(k.mul(c1, out.c1stride(c0)), k.mul(band, toh * out.st.wp * c0))
+            k.copy(k.at(og, out.origin(c0), dst), uout, [toh, OW * c0], [out.st.wp * c0, 1], [OW * c0, 1])
+
+    def global_pool(self, op: g.GlobalAvgPoolOp) -> None:
+        x = self.values[op.input]
+        _, C, H, W = x.shape
+        c0, es = self.c0, self.es
+        C1 = -(-C // c0)
+        hw = H * W
+        out = self.storage_for(op.output, "NC1HWC0", "gap")
+        cap = self.config.capacity_bytes["ub"]
+        gs = max(gg for gg in range(1, C1 + 1) if C1 % gg == 0 and 2 * gg * hw * c0 * es <= cap and hw * c0 // c0 <= 255 * 8)
+        tiles = C1 // gs
+        bd = self.cores(tiles)
+        k = self.kernel(op, "global_avg_pool", bd)
+        ub = k.alloc("ub", gs * hw * c0, "NC1HWC0", buffers=2)
+        xg, og = k.gm(x.st.name), k.gm(out.st.name)
+        with k.tiles(tiles, bd, pipeline=True) as tile:
+            c1 = k.mul(tile, gs)
+            k.copy(ub, k.at(xg, x.origin(c0), k.mul(c1, x.c1stride(c0))), [gs, H, W * c0], [hw * c0, W * c0, 1], [x.c1stride(c0), x.st.wp * c0, 1])
+            n = hw
+            while n > 1:
+                h = n // 2
+                k.vec("add", ub, [ub, k.at(ub, (n - h) * c0)], [gs, h * c0], [[hw * c0, 1]] * 3)
+                n -= h
+            k.vec("muls", ub, [ub], [gs, c0], [[hw * c0, 1], [hw * c0, 1]], 1.0 / hw)
+            k.copy(k.at(og, out.origin(c0), k.mul(c1, out.c1stride(c0))), ub, [gs, c0], [out.c1stride(c0), 1], [hw * c0, 1])
+
+    # -- gemm --------------------------------------------------------------
+    def gemm(self, op: Operation) -> None:
+        a = self.values[op.operands[0]]
+        wv = op.operands[1]
+        bmat = self.value_array(wv)
+        if bmat is None:
+            raise PassFailedException(f"{describe_op(op)}: the right operand must be constant")
+        alpha, beta = 1.0, 1.0
+        if isinstance(op, g.GemmOp):
+            if op.int_("trans_a", 0):
+                raise PassFailedException(f"{describe_op(op)}: trans_a not lowered")
+            if op.int_("trans_b", 0):
+                bmat = bmat.T
+            alpha, beta = op.float_("alpha", 1.0), op.float_("beta", 1.0)
+        act = op.str_("activation", "")
+        if act not in ("", "relu"):
+            raise PassFailedException(f"{describe_op(op)}: activation '{act}' not lowered")
+        bias = self.value_array(op.bias) if op.bias is not None else None
+        if op.bias is not None and bias is None:
+            raise PassFailedException(f"{describe_op(op)}: bias must be constant")
+        M = math.prod(a.shape[:-1]) if a.layout == "ND" else a.shape[0]
+        if M > 16 or a.shape[0] != 1:
+            raise PassFailedException(f"{describe_op(op)}: only M <= 16 (batch 1) is lowered")
+        K, N = bmat.shape
+        c0, k0, es = self.c0, self.c0, self.es
+        B = bmat.astype(np.float32) * alpha
+        if a.layout == "FLAT_NC1HWC0":
+            src = a.flat_src  # type: ignore[attr-defined]
+            _, C, H, W = src.shape
+            C1 = -(-C // c0)
+            idx = np.arange(C1 * H * W * c0)
+            c1, rest = np.divmod(idx, H * W * c0)
+            pix, cc = np.divmod(rest, c0)
+            ch = c1 * c0 + cc
+            valid = ch < C
+            Bp = np.zeros((idx.size, N), np.float32)
+            Bp[valid] = B[(ch * H * W + pix)[valid]]
+            B = Bp
+            K = idx.size
+        K1 = -(-K // k0)
+        N1 = -(-N // 16)
+        bp = np.zeros((K1 * k0, N1 * 16), np.float32)
+        bp[:K, :N] = B
+        bp = bp.reshape(K1, k0, N1, 16).transpose(0, 2, 3, 1)
+        wname = self.constant("gemm_w", bp, "FRACTAL_Z")
+        bname = None
+        if bias is not None:
+            bb = np.zeros(N1 * 16, np.float32)
+            bb[:N] = np.broadcast_to(bias.astype(np.float32) * beta, (N,)) if bias.size in (1, N) else bias.reshape(-1)[:N] * beta
+            bname = self.constant("gemm_b", bb, "ND")
+        out = self.storage_for(op.results[0], "ND", "gemm")
+        cap = self.config.capacity_bytes
+        best = None
+        for tn1 in [x for x in range(1, N1 + 1) if N1 % x == 0]:
+            tk1 = min(K1, (cap["l0b"] // 2) // (tn1 * 512), (cap["l0a"] // 2) // 512)
+            if tk1 < 1:
+                continue
+            while K1 % tk1:
+                tk1 -= 1
+            tiles = N1 // tn1
+            cores = self.cores(tiles)
+            steps = (tiles / cores) * (K1 // tk1)
+            cost = self.config.dma_cycles("gm_l1", K1 * N1 * 512 // cores, cores) + steps * 40
+            if best is None or cost < best[0]:
+                best = (cost, tn1, tk1)
+        _, tn1, tk1 = best
+        tiles = N1 // tn1
+        bd = self.cores(tiles)
+        k = self.kernel(op, "gemm", bd)
+        l1a = k.alloc("l1", tk1 * 16 * k0, "ZZ", buffers=2)
+        l1b = k.alloc("l1", tk1 * tn1 * 16 * k0, "ZN", buffers=2)
+        l0a = k.alloc("l0a", tk1 * 16 * k0, "ZZ", buffers=2)
+        l0b = k.alloc("l0b", tk1 * tn1 * 16 * k0, "ZN", buffers=2)
+        l0c = k.alloc("l0c", tn1 * 256, "NZ", elem=f32)
+        ubc = k.alloc("ub", tn1 * 256, "NZ")
+        ubb = k.alloc("ub", tn1 * 16, "ND") if bname else None
+        ag, wg, og = k.gm(a.st.name), k.gm(wname), k.gm(out.st.name)
+        a0 = a.origin(c0) if a.st.layout == "NC1HWC0" else 0
+
+        def kstep(kk: Index, j: Index, first: bool) -> None:
+            k.copy(l1a, k.at(ag, a0, k.mul(kk, tk1 * k0)), [tk1, k0], [16 * k0, 1], [k0, 1])
+            k.copy(l1b, k.at(wg, 0, k.add(k.mul(kk, tk1 * N1 * 16 * k0), k.mul(j, tn1 * 16 * k0))),
+                   [tk1, tn1 * 16 * k0], [tn1 * 16 * k0, 1], [N1 * 16 * k0, 1])
+            k.emit(t.LoadFractalOp(l0a, l1a, tk1))
+            k.emit(t.LoadFractalOp(l0b, l1b, tk1 * tn1))
+            k.emit(t.MatmulOp(l0c, l0a, l0b, 16, tn1 * 16, tk1 * k0, not first))
+
+        with k.tiles(tiles, bd) as j:
+            kstep(0, j, True)
+            if K1 // tk1 > 1:
+                with k.loop(1, K1 // tk1, 1, pipeline=True) as kk:
+                    kstep(kk, j, False)
+            k.copy(ubc, l0c, [tn1 * 256], [1], [1], cast=self.fp16)
+            if ubb is not None:
+                k.copy(ubb, k.at(k.gm(bname), 0, k.mul(j, tn1 * 16)), [tn1 * 16], [1], [1])
+                k.vec("add", ubc, [ubc, ubb], [tn1, 16], [[256, 1], [256, 1], [16, 1]])
+            if act == "relu":
+                k.vec("relu", ubc, [ubc], [tn1 * 256], [[1], [1]])
+            if M == 1:
+                k.copy(k.at(og, 0, k.mul(j, tn1 * 16)), ubc, [tn1, 16], [16, 1], [256, 1])
+            else:
+                if N % (32 // es):
+                    raise PassFailedException(f"{describe_op(op)}: M > 1 needs N a multiple of {32 // es}")
+                k.copy(k.at(og, 0, k.mul(j, tn1 * 16)), ubc, [tn1, M, 16], [16, N, 1], [256, 16, 1])
+
+    # -- softmax -------------------------------------------------------------
+    def softmax(self, op: g.SoftmaxOp) -> None:
+        x = self.values[op.input]
+        shape = x.shape
+        axis = op.int_("axis", -1) % len(shape)
+        if any(d != 1 for d in shape[axis + 1 :]) or math.prod(shape[:axis]) != 1:
+            raise PassFailedException(f"{describe_op(op)}: softmax over one row along the last non-unit axis only")
+        if x.layout == "NC1HWC0" and (any(x.st.halo) or shape[2] * shape[3] != 1):
+            raise PassFailedException(f"{describe_op(op)}: softmax of a spatial NC1HWC0 map")
+        n = shape[axis]
+        es = self.es
+        epb, epr = 32 // es, 256 // es
+        npad = -(-n // epb) * epb
+        out = self.storage_for(op.output, "ND", "softmax")
+        k = self.kernel(op, "softmax", 1)
+        ux = k.alloc("ub", npad)
+        uw = k.alloc("ub", max(npad, epr))
+        ur = k.alloc("ub", epr)
+        ub = k.alloc("ub", epb)
+        x0 = x.origin(self.c0) if x.st.layout == "NC1HWC0" else 0
+        k.copy(ux, k.at(k.gm(x.st.name), x0), [npad], [1], [1])
+
+        def reduce_bcast(kind: str) -> None:
+            k.vec("adds", uw, [ux], [npad], [[1], [1]], 0.0)
+            k.emit(t.ReduceOp(kind, ur, uw, 1, n, 0))
+            k.emit(t.ReduceOp("max", ub, ur, epb, 1, 0))
+
+        reduce_bcast("max")
+        k.vec("sub", ux, [ux, ub], [npad // epb, epb], [[epb, 1], [epb, 1], [0, 1]])
+        k.vec("exp", ux, [ux], [npad], [[1], [1]])
+        reduce_bcast("sum")
+        k.vec("div", ux, [ux, ub], [npad // epb, epb], [[epb, 1], [epb, 1], [0, 1]])
+        k.copy(k.gm(out.st.name), ux, [npad], [1], [1])
+
+    # -- elementwise -------------------------------------------------------------
+    def elementwise(self, op: Operation) -> None:
+        """Loop fusion on NC1HWC0 maps: per tile (C1 slice, band of rows) load
+        each map operand, apply the body (per-channel constants broadcast
+        along pixels; scalar constants as immediates), store."""
+        out_v = op.results[0]
+        shape = g.shape_of(out_v)
+        if len(shape) != 4:
+            raise PassFailedException(f"{describe_op(op)}: elementwise ops on non-4-D tensors are not lowered yet")
+        _, C, H, W = shape
+        c0, es = self.c0, self.es
+        C1 = -(-C // c0)
+        # the body as a list of (kind, result, operands) over "values"
+        if isinstance(op, g.FusionOp):
+            args = list(op.inputs)
+            env = dict(zip(op.body.block.args, args))
+            body = [o for o in op.body.block.ops if not isinstance(o, g.YieldOp)]
+            result = op.body.block.last_op.operands[0]
+        elif isinstance(op, g.BatchNormOp):
+            scale, bias_, mean, var = (self.value_array(v) for v in op.operands[1:])
+            if any(v is None for v in (scale, bias_, mean, var)):
+                raise PassFailedException(f"{describe_op(op)}: batch-norm parameters must be constant")
+            inv = scale / np.sqrt(var.astype(np.float64) + op.float_("epsilon", 1e-5))
+            env = {}
+            body = [("mulc", inv.astype(np.float32)), ("addc", (bias_ - mean * inv).astype(np.float32))]
+            result = None
+            args = [op.operands[0]]
+        else:
+            args = list(op.operands)
+            env = {}
+            body = [op]
+            result = out_v
+        maps = [a for a in dict.fromkeys(args) if a in self.values and g.shape_of(a) == shape]
+        out = self.storage_for(out_v, "NC1HWC0", op.name.split(".")[-1])
+        cap = self.config.capacity_bytes["ub"]
+        nbuf = len(maps) + len(body) + 1
+        toh = max(r for r in range(1, H + 1) if H % r == 0 and 2 * nbuf * r * W * c0 * es <= cap - 4096) if 2 * nbuf * W * c0 * es <= cap - 4096 else 0
+        if not toh:
+            raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
+        nb = H // toh
+        tiles = C1 * nb
+        bd = self.cores(tiles)
+        k = self.kernel(op, "elementwise", bd)
+        n = toh * W * c0
+        bufs = {a: k.alloc("ub", n, "NC1HWC0", buffers=2) for a in maps}
+        cblk: dict[bytes, tuple[str, SSAValue]] = {}
+
+        def channel_const(arr: np.ndarray) -> SSAValue:
+            key = np.ascontiguousarray(arr, np.float32).tobytes()
+            if key not in cblk:
+                pc = np.zeros(C1 * c0, np.float32)
+                pc[:C] = np.broadcast_to(arr.reshape(-1), (C,)) if arr.size in (1, C) else arr.reshape(-1)
+                name = self.constant("chan", pc, "ND")
+                cblk[key] = (name, k.alloc("ub", c0, "ND", buffers=2))
+            return cblk[key][1]
+
+        with k.tiles(tiles, bd, pipeline=True) as tile:
+            c1 = k.div(tile, nb)
+            band = k.rem(tile, nb)
+            for a in maps:
+                tv = self.values[a]
+                src = k.add(k.mul(c1, tv.c1stride(c0)), k.mul(band, toh * tv.st.wp * c0))
+                k.copy(bufs[a], k.at(k.gm(tv.st.name), tv.origin(c0), src), [toh, W * c0], [W * c0, 1], [tv.st.wp * c0, 1])
+            dense = [[1], [1], [1]]
+            bc = [[c0, 1], [c0, 1], [0, 1]]
+
+            def load_const(arr) -> SSAValue:
+                u = channel_const(arr)
+                name = cblk[np.ascontiguousarray(arr, np.float32).tobytes()][0]
+                k.copy(u, k.at(k.gm(name), 0, k.mul(c1, c0)), [c0], [1], [1])
+                return u
+
+            def operand(v):
+                if v in env:
+                    v = env[v]
+                if isinstance(v, tuple):
+                    return v
+                if v in vals:
+                    return ("buf", vals[v])
+                arr = self.value_array(v)
+                if arr is None:
+                    raise PassFailedException(f"{describe_op(op)}: operand is neither a map nor a constant")
+                if arr.size == 1:
+                    return ("scalar", float(arr.reshape(-1)[0]))
+                if arr.size == C:
+                    return ("chan", arr)
+                raise PassFailedException(f"{describe_op(op)}: broadcast of shape {arr.shape} not lowered")
+
+            vals: dict = {a: bufs[a] for a in maps}
+            cur = None
+            for item in body:
+                if isinstance(item, tuple):  # batch norm
+                    kind, arr = item
+                    src = cur if cur is not None else bufs[args[0]]
+                    dst = k.alloc("ub", n, "NC1HWC0", buffers=2)
+                    u = load_const(arr)
+                    k.vec("mul" if kind == "mulc" else "add", dst, [src, u], [toh * W, c0], bc)
+                    cur = dst
+                    continue
+                o = item
+                dst = k.alloc("ub", n, "NC1HWC0", buffers=2)
+                ins = [operand(v) for v in o.operands]
+                name = o.name.split(".")[-1]
+                if name == "relu":
+                    k.vec("relu", dst, [ins[0][1]], [n], [[1], [1]])
+                elif name == "identity":
+                    k.vec("adds", dst, [ins[0][1]], [n], [[1], [1]], 0.0)
+                elif name in ("add", "sub", "mul", "div", "max", "min", "sum"):
+                    if name == "sum":
+                        name = "add"
+                    acc = ins[0]
+                    for other in ins[1:]:
+                        a_, b_ = acc, other
+                        if a_[0] != "buf" and b_[0] == "buf" and name in ("add", "mul", "max", "min"):
+                            a_, b_ = b_, a_
+                        if a_[0] != "buf":
+                            raise PassFailedException(f"{describe_op(op)}: constant-first {name} not lowered")
+                        if b_[0] == "buf":
+                            k.vec(name, dst, [a_[1], b_[1]], [n], dense)
+                        elif b_[0] == "chan":
+                            k.vec(name, dst, [a_[1], load_const(b_[1])], [toh * W, c0], bc)
+                        else:
+                            sv = b_[1]
+                            if name == "add":
+                                k.vec("adds", dst, [a_[1]], [n], [[1], [1]], sv)
+                            elif name == "sub":
+                                k.vec("adds", dst, [a_[1]], [n], [[1], [1]], -sv)
+                            elif name == "mul":
+                                k.vec("muls", dst, [a_[1]], [n], [[1], [1]], sv)
+                            elif name == "div":
+                                k.vec("muls", dst, [a_[1]], [n], [[1], [1]], 1.0 / sv)
+                            elif name == "max":
+                                k.vec("maxs", dst, [a_[1]], [n], [[1], [1]], sv)
+                            else:
+                                k.vec("muls", dst, [a_[1]], [n], [[1], [1]], -1.0)
+                                k.vec("maxs", dst, [dst], [n], [[1], [1]], -sv)
+                                k.vec("muls", dst, [dst], [n], [[1], [1]], -1.0)
+                        acc = ("buf", dst)
+                else:
+                    raise PassFailedException(f"{describe_op(op)}: {o.name} is not lowered in elementwise kernels")
+                vals[o.results[0]] = dst
+                cur = dst
+            final = vals[result] if result is not None else cur
+            if result is not None and result in env and env[result] in bufs:
+                final = bufs[env[result]]
+            dsto = k.add(k.mul(c1, out.c1stride(c0)), k.mul(band, toh * out.st.wp * c0))
+            k.copy(k.at(k.gm(out.st.name), out.origin(c0), dsto), final, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
+
+
+def convert(module: ModuleOp, precision: str = "must_keep_origin_dtype", target="davinci-910") -> Stats:
+    """Replace `@main` by a tile.program (in place); returns statistics."""
+    from target.config import load_target
+
+    config = load_target(target)
+    fns = [op for op in module.body.block.ops if isinstance(op, func.FuncOp)]
+    if len(fns) != 1:
+        raise PassFailedException("convert-graph-to-tile: expected one func.func")
+    fn = fns[0]
+    low = GraphToTile(fn, precision, config, fn.sym_name.data)
+    prog = low.run()
+    prog.attributes["ge.precision_mode"] = StringAttr(precision)
+    prog.attributes["ge.transdata"] = IntegerAttr(low.stats.transdata, i64)
+    module.body.block.insert_op_before(prog, fn)
+    fn.detach()
+    fn.erase(safe_erase=False)
+    return low.stats
+
+
+from dataclasses import dataclass as _dc  # noqa: E402
+
+
+@_dc(frozen=True)
+class ConvertGraphToTilePass(ModulePass):
+    """Lower the graph function to one tile.kernel per (fused) op."""
+
+    name = "convert-graph-to-tile"
+    precision_mode: str = "must_keep_origin_dtype"
+    target: str = "davinci-910"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        convert(op, self.precision_mode, self.target)

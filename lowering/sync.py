@@ -1,0 +1,234 @@
+"""Synchronisation insertion for npu kernels (one general pass, no op tables).
+
+Every npu instruction says which pipe it runs on (`op.pipe()`) and which
+pointers it reads and writes (operand 0 is written); the footprint of each
+pointer follows from the instruction's fields. For every straight-line body
+(the kernel, and each `scf.for` body, where a nested loop counts as one item
+touching the union of what it touches):
+
+* forward dependences (item i before item j in one iteration, on different
+  pipes, overlapping bytes, one writing): `set_flag P->C; wait_flag P->C`
+  right before j, unless an earlier pair (P, C) placed after i already
+  orders them. Placing the set as late as possible lets one flag cover every
+  earlier producer on P. These pairs use event 0 (sets are counted).
+* loop-carried dependences (item b of iteration t before item a of iteration
+  t+1): unless already ordered, a "buffer free" flag: `set_flag` right after
+  b, `wait_flag` before a, one set before the loop (so the first wait passes)
+  and one wait after it (so the kernel ends balanced). Event ids 1..7 per
+  (src, dst) pair, not used by enclosing loops; when they run out, flags of a
+  pair are merged (one set after the latest producer, one wait before the
+  earliest consumer), and as a last resort replaced by a forward pair.
+
+GM is not analysed: a kernel never writes a GM tensor it reads (the lowering
+guarantees it; the simulator's race detector checks it).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import Float16Type
+from xdsl.ir import Block, Operation, SSAValue
+
+from gedialects.npu import ops as npu
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe
+
+ELEM = {"f16": 2, "f32": 4}
+
+
+@dataclass
+class SyncStats:
+    forward: int = 0
+    carried: int = 0
+    merged: int = 0
+
+
+@dataclass(frozen=True)
+class Access:
+    pipe: Pipe
+    space: MemSpace
+    lo: int
+    hi: int
+    write: bool
+
+
+def _ptr(value: SSAValue, extents: dict, nbytes: int, capacity: dict) -> tuple[MemSpace, int, int] | None:
+    op = value.owner
+    assert isinstance(op, npu.PtrOp)
+    space = op.mem_space
+    if space == MemSpace.GM:
+        return None
+    lo = op.offset.value.data
+    if op.dyn is None:
+        return space, lo, lo + nbytes
+    ext = extents.get(op)
+    return space, lo, (lo + ext) if ext is not None else capacity.get(space.value, 1 << 30)
+
+
+def _vec_span(f: dict, role: str, es: int) -> int:
+    mask = f.get("mask", 256 // es)
+    nb = -(-(mask * es) // BLOCK_BYTES)
+    rep = f.get(f"{role}_rep", 8)
+    blk = f.get(f"{role}_blk", 1)
+    return ((f["repeat"] - 1) * rep + (nb - 1) * blk + 1) * BLOCK_BYTES
+
+
+def accesses(op: Operation, extents: dict, capacity: dict) -> list[Access]:
+    """What one npu instruction reads and writes on chip."""
+    pipe = op.pipe()  # type: ignore[attr-defined]
+    f = op.fields()  # type: ignore[attr-defined]
+    spans: list[tuple[SSAValue, int, bool]] = []
+    if isinstance(op, npu.DmaOp):
+        dlen = f["len"] // 2 if f.get("cast_f16") else f["len"]
+        spans = [
+            (op.dst, f["nburst"] * (dlen + f["dst_gap"]), True),
+            (op.src, f["nburst"] * (f["len"] + f["src_gap"]), False),
+        ]
+    elif isinstance(op, npu.Load2dOp):
+        spans = [
+            (op.dst, f["repeat"] * FRACTAL_BYTES, True),
+            (op.src, ((f["repeat"] - 1) * f["src_stride"] + 1) * FRACTAL_BYTES, False),
+        ]
+    elif isinstance(op, npu.Load3dOp):
+        spans = [
+            (op.dst, f["m_len"] * f["kh"] * f["kw"] * 32, True),
+            (op.src, f["fm_h"] * f["fm_w"] * 32, False),
+        ]
+    elif isinstance(op, npu.MmadOp):
+        es = 2 if isinstance(op.properties["dtype"], Float16Type) else 4
+        m, n, k = f["m"], f["n"], f["k"]
+        spans = [(op.c, m * n * 4, True), (op.a, m * k * es, False), (op.b, k * n * es, False)]
+    elif isinstance(op, npu.VectorReduceOp):
+        es = ELEM[op.role_dtype("src")]
+        spans = [(op.dst, -(-(f["repeat"] * es) // 32) * 32, True), (op.src, _vec_span(f, "src", es), False)]
+    elif isinstance(op, npu.VectorOp):
+        roles = type(op).ROLES
+        for i, role in enumerate(roles):
+            es = ELEM[op.role_dtype(role)]
+            spans.append((op.operands[i], _vec_span(f, role, es), role == "dst"))
+    out = []
+    for value, nbytes, write in spans:
+        r = _ptr(value, extents, nbytes, capacity)
+        if r is not None:
+            out.append(Access(pipe, r[0], r[1], r[2], write))
+    return out
+
+
+def _conflict(a: Access, b: Access) -> bool:
+    return a.space == b.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
+
+
+@dataclass
+class _Body:
+    items: list[Operation]
+    acc: list[list[Access]] = field(default_factory=list)
+
+
+def _is_instruction(op: Operation) -> bool:
+    return isinstance(op, npu.NpuInstruction) and not isinstance(op, npu.FlagOp | npu.PipeBarrierOp)
+
+
+def _collect(block: Block, extents, capacity) -> _Body:
+    body = _Body([])
+    for op in block.ops:
+        if isinstance(op, scf.ForOp):
+            acc = [a for inner in op.walk() if _is_instruction(inner) for a in accesses(inner, extents, capacity)]
+        elif _is_instruction(op):
+            acc = accesses(op, extents, capacity)
+        else:
+            continue
+        body.items.append(op)
+        body.acc.append(acc)
+    return body
+
+
+def _latest_conflicts(body: _Body, j: int, a: Access, upto: int) -> dict[Pipe, int]:
+    """Latest item < upto per other pipe whose accesses conflict with `a`."""
+    found: dict[Pipe, int] = {}
+    for i in range(upto - 1, -1, -1):
+        if i == j and upto <= j:
+            continue
+        for b in body.acc[i]:
+            if b.pipe != a.pipe and b.pipe not in found and _conflict(a, b):
+                found[b.pipe] = i
+    return found
+
+
+def insert_sync(kernel: npu.KernelOp, extents: dict | None = None, capacity: dict | None = None) -> SyncStats:
+    """Insert set_flag/wait_flag pairs into `kernel` (in place)."""
+    stats = SyncStats()
+    _sync_block(kernel.body.block, None, defaultdict(set), extents or {}, capacity or {}, stats)
+    return stats
+
+
+def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, extents, capacity, stats: SyncStats) -> None:
+    body = _collect(block, extents, capacity)
+    n = len(body.items)
+    forward: dict[tuple[Pipe, Pipe], list[int]] = defaultdict(list)
+    for j in range(n):
+        for a in body.acc[j]:
+            for p, i in _latest_conflicts(body, j, a, j).items():
+                ws = forward[(p, a.pipe)]
+                if not ws or ws[-1] <= i:
+                    ws.append(j)
+    carried: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [s, w]
+    if loop is not None:
+        for j in range(n):
+            for a in body.acc[j]:
+                for p, pb in _latest_conflicts(body, j, a, n).items():
+                    key = (p, a.pipe)
+                    ws = forward.get(key, [])
+                    if ws and (ws[-1] > pb or ws[0] <= j):
+                        continue
+                    if any(s > pb and w <= j for s, w in carried[key]):
+                        continue
+                    carried[key].append([pb + 1, j])
+    # event ids for carried flags
+    plan: list[tuple[tuple[Pipe, Pipe], int, int, int]] = []  # key, s, w, id
+    for key, flags in carried.items():
+        free = [e for e in range(1, NUM_EVENTS) if e not in used[key]]
+        while len(flags) > len(free) and len(flags) > 1:
+            a, b = flags.pop(), flags.pop()
+            flags.append([max(a[0], b[0]), min(a[1], b[1])])
+            stats.merged += 1
+        if not free:
+            for _, w in flags:
+                forward[key].append(w)
+            continue
+        for (s, w), e in zip(flags, free):
+            plan.append((key, s, w, e))
+    # emit
+    def before(pos: int, op: Operation) -> None:
+        if pos < n:
+            block.insert_op_before(op, body.items[pos])
+        else:
+            last = block.last_op
+            assert last is not None
+            if isinstance(last, scf.YieldOp):
+                block.insert_op_before(op, last)
+            else:
+                block.add_op(op)
+
+    for key, s, w, e in plan:
+        p, c = key
+        assert loop is not None
+        before(s, npu.SetFlagOp(p, c, e))
+        before(w, npu.WaitFlagOp(p, c, e))
+        parent = loop.parent_block()
+        assert parent is not None
+        parent.insert_op_before(npu.SetFlagOp(p, c, e), loop)
+        parent.insert_op_after(npu.WaitFlagOp(p, c, e), loop)
+        stats.carried += 1
+    for (p, c), ws in forward.items():
+        for w in sorted(set(ws)):
+            before(w, npu.SetFlagOp(p, c, 0))
+            before(w, npu.WaitFlagOp(p, c, 0))
+            stats.forward += 1
+    inner_used = defaultdict(set, {k: set(v) for k, v in used.items()})
+    for key, _, _, e in plan:
+        inner_used[key].add(e)
+    for op in body.items:
+        if isinstance(op, scf.ForOp):
+            _sync_block(op.body.block, op, inner_used, extents, capacity, stats)

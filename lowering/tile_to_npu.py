@@ -1,0 +1,533 @@
+"""convert-tile-to-npu: the mechanics of turning tile kernels into instructions.
+
+* GM: each `tile.tensor` becomes an npu.input/output/constant (internal
+  tensors are just byte ranges of the arena).
+* On-chip allocation per kernel: every `tile.alloc` gets an address in its
+  space (bump allocation in program order, aligned as the target demands);
+  `buffers = 2` allocates two copies. Overflow is a diagnostic with sizes.
+* Ping-pong: a loop marked `tile.pipeline` is unrolled by two (plus a
+  remainder loop of at most one iteration); the first copy of the body uses
+  the first address of every double buffer, the second copy the second.
+* Expansion: strided copies become DMA bursts (<= 4095 per instruction,
+  gaps for strides, static unrolling of outer dims); vector ops become
+  repeats of 256 bytes (<= 255 per instruction) with block/repeat strides
+  and masks, the dims mapped to blocks and repeats chosen by a cost estimate;
+  fractal loads are split at 255.
+* Synchronisation: `lowering.sync.insert_sync` on every kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.npu import ops as npu
+from gedialects.npu.builder import KernelBuilder, ProgramBuilder
+from gedialects.npu.isa import DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, MemSpace
+from gedialects.tile import ops as t
+from lowering.sync import insert_sync
+
+Index = int | SSAValue
+
+
+def esize(elem: Attribute) -> int:
+    if isinstance(elem, Float16Type):
+        return 2
+    if isinstance(elem, Float32Type):
+        return 4
+    raise PassFailedException(f"tile->npu: unsupported element type {elem}")
+
+
+def dname(elem: Attribute) -> str:
+    return "f16" if esize(elem) == 2 else "f32"
+
+
+@dataclass
+class Ref:
+    base: tuple  # ("alloc", AllocOp) or ("gm", tensor name)
+    off: int  # elements
+    dyn: Index  # elements (0 if none)
+    es: int
+    space: str
+
+
+BIN = {"add": npu.VaddOp, "sub": npu.VsubOp, "mul": npu.VmulOp, "div": npu.VdivOp, "max": npu.VmaxOp, "min": npu.VminOp}
+UN = {"relu": npu.VreluOp, "exp": npu.VexpOp, "ln": npu.VlnOp, "sqrt": npu.VsqrtOp, "abs": npu.VabsOp}
+SCAL = {"adds": npu.VaddsOp, "muls": npu.VmulsOp, "maxs": npu.VmaxsOp}
+ARITH_BIN = {
+    arith.AddiOp: lambda a, b: a + b,
+    arith.SubiOp: lambda a, b: a - b,
+    arith.MuliOp: lambda a, b: a * b,
+    arith.FloorDivSIOp: lambda a, b: a // b,
+    arith.DivSIOp: lambda a, b: int(a / b),
+    arith.DivUIOp: lambda a, b: a // b,
+    arith.RemSIOp: lambda a, b: a % b,
+    arith.MinSIOp: min,
+    arith.MaxSIOp: max,
+}
+
+
+class KernelTranslator:
+    def __init__(self, kop: t.KernelOp, kb: KernelBuilder, gm: dict[str, tuple[int, int]], config):
+        self.kop = kop
+        self.k = kb
+        self.gm = gm
+        self.config = config
+        self.env: dict[SSAValue, object] = {}
+        self.parity = 0
+        self.addr: dict[t.AllocOp, tuple[int, int]] = {}  # address, bytes per copy
+        self.extents: dict[npu.PtrOp, int] = {}
+        self.instructions = 0
+        self._allocate()
+
+    # -- allocation ------------------------------------------------------
+    def _allocate(self) -> None:
+        cap = self.config.capacity_bytes
+        align = self.config.alignment_bytes
+        top: dict[str, int] = {}
+        for op in self.kop.walk():
+            if not isinstance(op, t.AllocOp):
+                continue
+            space = t.space_of(op.result)
+            a = max(align[space], 32)
+            nbytes = -(-op.num_elements() * esize(op.result.type.element) // a) * a
+            base = -(-top.get(space, 0) // a) * a
+            top[space] = base + nbytes * op.buffers.value.data
+            self.addr[op] = (base, nbytes)
+        for space, used in top.items():
+            if used > cap[space]:
+                raise PassFailedException(
+                    f"tile.kernel @{self.kop.sym_name.data}: on-chip buffers need {used} bytes of "
+                    f"{space}, the target has {cap[space]} (choose smaller tiles)"
+                )
+        self.usage = top
+
+    # -- index values ------------------------------------------------------
+    def idx(self, v: SSAValue) -> Index:
+        return self.env[v]  # type: ignore[return-value]
+
+    def iadd(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if a == 0:
+            return b
+        if b == 0:
+            return a
+        return self.k.add(a, b)
+
+    def imul(self, a: Index, b: int) -> Index:
+        if isinstance(a, int):
+            return a * b
+        return a if b == 1 else self.k.mul(a, b)
+
+    # -- references --------------------------------------------------------
+    def ref(self, v: SSAValue) -> Ref:
+        return self.env[v]  # type: ignore[return-value]
+
+    def ptr(self, r: Ref, extra: int = 0) -> SSAValue:
+        """An npu.ptr to element `extra` past reference `r`."""
+        if r.base[0] == "gm":
+            static = self.gm[r.base[1]][0] + (r.off + extra) * r.es
+            end = None
+        else:
+            alloc = r.base[1]
+            base, nbytes = self.addr[alloc]
+            if alloc.buffers.value.data == 2:
+                base += self.parity * nbytes
+            static = base + (r.off + extra) * r.es
+            end = base + nbytes
+        if isinstance(r.dyn, int):
+            return self.k.ptr(r.space, static + r.dyn * r.es)
+        p = self.k.ptr(r.space, static, self.imul(r.dyn, r.es))
+        if end is not None:
+            self.extents[p.owner] = end - static  # type: ignore[index]
+        return p
+
+    def emit(self, op: Operation) -> None:
+        self.k.emit(op)
+        self.instructions += 1
+
+    # -- translation -----------------------------------------------------
+    def run(self) -> None:
+        self.block(self.kop.body.block)
+
+    def block(self, block: Block) -> None:
+        for op in block.ops:
+            self.op(op)
+
+    def op(self, op: Operation) -> None:
+        if isinstance(op, arith.ConstantOp):
+            self.env[op.result] = op.value.value.data  # type: ignore[union-attr]
+        elif type(op) in ARITH_BIN:
+            a, b = self.idx(op.operands[0]), self.idx(op.operands[1])
+            if isinstance(a, int) and isinstance(b, int):
+                self.env[op.results[0]] = ARITH_BIN[type(op)](a, b)
+            else:
+                self.env[op.results[0]] = self.k.emit(type(op)(self.k.value(a), self.k.value(b))).results[0]
+        elif isinstance(op, t.BlockIdxOp):
+            self.env[op.result] = self.k.block_idx() if self.kop.block_dim.value.data > 1 else 0
+        elif isinstance(op, t.AllocOp):
+            self.env[op.result] = Ref(("alloc", op), 0, 0, esize(op.result.type.element), t.space_of(op.result))
+        elif isinstance(op, t.GmOp):
+            self.env[op.result] = Ref(("gm", op.tensor.data), 0, 0, esize(op.result.type.element), "gm")
+        elif isinstance(op, t.AtOp):
+            r = self.ref(op.ref)
+            dyn = r.dyn if op.dyn is None else self.iadd(r.dyn, self.idx(op.dyn))
+            self.env[op.result] = Ref(r.base, r.off + op.offset.value.data, dyn, r.es, r.space)
+        elif isinstance(op, scf.ForOp):
+            self.loop(op)
+        elif isinstance(op, scf.YieldOp):
+            pass
+        elif isinstance(op, t.CopyOp):
+            self.copy(op)
+        elif isinstance(op, t.VecOp):
+            self.vec(op)
+        elif isinstance(op, t.MatmulOp):
+            a = self.ref(op.a)
+            self.emit(
+                npu.MmadOp(
+                    "f16" if a.es == 2 else "f32",
+                    self.ptr(self.ref(op.c)),
+                    self.ptr(a),
+                    self.ptr(self.ref(op.b)),
+                    m=op.m.value.data,
+                    n=op.n.value.data,
+                    k=op.k.value.data,
+                    accumulate=op.accumulate is not None,
+                )
+            )
+        elif isinstance(op, t.Im2colOp):
+            p = t.ints(op.params)
+            src = self.ref(op.src)
+            self.emit(
+                npu.Load3dOp(
+                    self.ptr(self.ref(op.dst)),
+                    self.ptr(src),
+                    fm_h=p[0], fm_w=p[1], kh=p[2], kw=p[3], stride=(p[4], p[5]),
+                    pad=(p[6], p[7], p[8], p[9]), dilation=(p[10], p[11]),
+                    m_start=p[12], m_len=p[13], f32=src.es == 4,
+                )
+            )
+        elif isinstance(op, t.LoadFractalOp):
+            dst, src = self.ref(op.dst), self.ref(op.src)
+            count, stride = op.count.value.data, op.src_stride.value.data
+            per = 512 // dst.es
+            for s in range(0, count, MAX_REPEAT):
+                n = min(MAX_REPEAT, count - s)
+                self.emit(npu.Load2dOp(self.ptr(dst, s * per), self.ptr(src, s * stride * per), repeat=n, src_stride=stride))
+        elif isinstance(op, t.ReduceOp):
+            self.reduce(op)
+        elif isinstance(op, t.CastOp):
+            dst, src = self.ref(op.dst), self.ref(op.src)
+            n = op.count.value.data
+            dd, sd = ("f16", "f32") if dst.es == 2 else ("f32", "f16")
+            for s in range(0, n, 64 * MAX_REPEAT):
+                c = min(64 * MAX_REPEAT, n - s)
+                full, tail = divmod(c, 64)
+                if full:
+                    self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s), self.ptr(src, s), repeat=full))
+                if tail:
+                    self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s + full * 64), self.ptr(src, s + full * 64), repeat=1, mask=tail))
+        elif isinstance(op, t.DupOp):
+            dst = self.ref(op.dst)
+            epr = 256 // dst.es
+            dt = "f16" if dst.es == 2 else "f32"
+            n = op.count.value.data
+            for s in range(0, n, epr * MAX_REPEAT):
+                c = min(epr * MAX_REPEAT, n - s)
+                full, tail = divmod(c, epr)
+                if full:
+                    self.emit(npu.VdupOp(dt, self.ptr(dst, s), op.value.value.data, repeat=full))
+                if tail:
+                    self.emit(npu.VdupOp(dt, self.ptr(dst, s + full * epr), op.value.value.data, repeat=1, mask=tail))
+        else:
+            raise PassFailedException(f"convert-tile-to-npu: cannot lower {op.name}")
+
+    def loop(self, op: scf.ForOp) -> None:
+        lb, ub, st = self.idx(op.lb), self.idx(op.ub), self.idx(op.step)
+        body = op.body.block
+        pipelined = "tile.pipeline" in op.attributes
+
+        def run_body(iv: Index, parity: int) -> None:
+            saved = self.parity
+            self.parity = parity if pipelined else saved
+            self.env[body.args[0]] = iv
+            self.block(body)
+            self.parity = saved
+
+        if all(isinstance(x, int) for x in (lb, ub, st)):
+            trips = max(0, -(-(ub - lb) // st))  # type: ignore[operator]
+            if trips == 0:
+                return
+            if trips == 1:
+                run_body(lb, 0)
+                return
+            if not pipelined:
+                with self.k.loop(lb, ub, st) as iv:
+                    run_body(iv, 0)
+                return
+            pairs_end = lb + (trips // 2) * 2 * st  # type: ignore[operator]
+            with self.k.loop(lb, pairs_end, 2 * st) as iv:  # type: ignore[operator]
+                run_body(iv, 0)
+                run_body(self.k.add(iv, st), 1)
+            if trips % 2:
+                run_body(pairs_end, 0)
+            return
+        if not pipelined:
+            with self.k.loop(lb, ub, st) as iv:
+                run_body(iv, 0)
+            return
+        assert isinstance(st, int), "pipelined loops need a static step"
+        n = self.k.emit(arith.FloorDivSIOp(self.k.value(self.k.sub(ub, lb)), self.k.value(2 * st))).results[0]
+        # a core with no tiles has ub < lb: no pairs, and the remainder loop starts at lb
+        n = self.k.emit(arith.MaxSIOp(n, self.k.value(0))).results[0]
+        pairs_end = self.k.add(lb, self.k.mul(n, 2 * st))
+        with self.k.loop(lb, pairs_end, 2 * st) as iv:
+            run_body(iv, 0)
+            run_body(self.k.add(iv, st), 1)
+        with self.k.loop(pairs_end, ub, st) as iv:
+            run_body(iv, 0)
+
+    # -- expansion ---------------------------------------------------------
+    def copy(self, op: t.CopyOp) -> None:
+        dst, src = self.ref(op.dst), self.ref(op.src)
+        cast = op.cast is not None
+        dims = _merge(list(t.ints(op.shape)), [list(t.ints(op.dst_strides)), list(t.ints(op.src_strides))])
+        pipe = DMA_PATHS.get((MemSpace(src.space), MemSpace(dst.space)))
+        if pipe is None:
+            raise PassFailedException(f"tile.copy: no DMA path {src.space} -> {dst.space}")
+        n_in = dims[-1][0]
+        slen, dlen = n_in * src.es, n_in * dst.es
+        outer = dims[:-1]
+        burst = None
+        if outer:
+            cand = outer[-1]
+            dgap = cand[1][0] * dst.es - dlen
+            sgap = cand[1][1] * src.es - slen
+            if dgap >= 0 and sgap >= 0:
+                burst = (cand[0], dgap, sgap, cand[1])
+                outer = outer[:-1]
+        for index in itertools.product(*(range(d[0]) for d in outer)):
+            d_off = sum(i * d[1][0] for i, d in zip(index, outer))
+            s_off = sum(i * d[1][1] for i, d in zip(index, outer))
+            if burst is None:
+                self.emit(npu.DmaOp(pipe, self.ptr(dst, d_off), self.ptr(src, s_off), len=slen, cast_f16=cast))
+                continue
+            count, dgap, sgap, strides = burst
+            for b in range(0, count, MAX_NBURST):
+                nb = min(MAX_NBURST, count - b)
+                self.emit(
+                    npu.DmaOp(
+                        pipe,
+                        self.ptr(dst, d_off + b * strides[0]),
+                        self.ptr(src, s_off + b * strides[1]),
+                        len=slen, nburst=nb, src_gap=sgap, dst_gap=dgap, cast_f16=cast,
+                    )
+                )
+
+    def vec(self, op: t.VecOp) -> None:
+        kind = op.op.data
+        refs = [self.ref(op.dst)] + [self.ref(s) for s in op.srcs]
+        es = refs[0].es
+        dt = "f16" if es == 2 else "f32"
+        scalar = None if op.scalar is None else op.scalar.value.data
+        cls = BIN.get(kind) or UN.get(kind) or SCAL[kind]
+        for chunk in vector_plan(list(t.ints(op.shape)), op.operand_strides(), es, self.config):
+            offs, repeat, mask, blk, rep = chunk
+            ptrs = [self.ptr(r, o) for r, o in zip(refs, offs)]
+            roles = cls.ROLES
+            strides = {}
+            for role, b, r in zip(roles, blk, rep):
+                strides[f"{role}_blk"] = b
+                strides[f"{role}_rep"] = r
+            if scalar is not None:
+                self.emit(cls(dt, ptrs[0], ptrs[1], scalar, repeat=repeat, mask=mask, **strides))
+            else:
+                self.emit(cls(dt, *ptrs, repeat=repeat, mask=mask, **strides))
+
+    def reduce(self, op: t.ReduceOp) -> None:
+        dst, src = self.ref(op.dst), self.ref(op.src)
+        es = src.es
+        dt = "f16" if es == 2 else "f32"
+        epb, epr = 32 // es, 256 // es
+        rows, cols, rs = op.rows.value.data, op.cols.value.data, op.row_stride.value.data
+        if rs % epb:
+            raise PassFailedException("tile.reduce: rows must start on 32-byte blocks")
+        fold = npu.VaddOp if op.op.data == "sum" else npu.VmaxOp
+        red = npu.VreduceSumOp if op.op.data == "sum" else npu.VreduceMaxOp
+        for r0 in range(0, rows, MAX_REPEAT):
+            nr = min(MAX_REPEAT, rows - r0)
+            base = r0 * rs
+            rep = rs // epb
+            if rep > MAX_STRIDE:
+                raise PassFailedException("tile.reduce: row stride too large")
+            for c in range(1, -(-cols // epr)):
+                m = min(epr, cols - c * epr)
+                self.emit(
+                    fold(dt, self.ptr(src, base), self.ptr(src, base), self.ptr(src, base + c * epr),
+                         repeat=nr, mask=m, dst_rep=rep, src0_rep=rep, src1_rep=rep)
+                )
+            self.emit(red(dt, self.ptr(dst, r0), self.ptr(src, base), repeat=nr, mask=min(cols, epr), src_rep=rep))
+
+
+def _merge(shape: list[int], strides: list[list[int]]) -> list[tuple[int, list[int]]]:
+    """Drop unit dims and merge dims that are contiguous for every operand."""
+    dims = [(n, [s[i] for s in strides]) for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return [(1, [1] * len(strides))]
+    out = [dims[0]]
+    for n, st in dims[1:]:
+        pn, pst = out[-1]
+        if all(a == b * n for a, b in zip(pst, st)):
+            out[-1] = (pn * n, st)
+        else:
+            out.append((n, st))
+    return out
+
+
+def vector_plan(shape, strides, es, config):
+    """Instructions for an elementwise op over a strided box: yields
+    (per-operand element offsets, repeat, mask, per-operand blk, per-operand rep).
+    Dims map onto the 8 blocks of a repeat and onto repeats; which dims go
+    where is chosen by a cost estimate (issue + latency per instruction,
+    one cycle per repeat); the other dims are unrolled."""
+    epb, epr = 32 // es, 256 // es
+    k = len(strides)
+    dims = _merge(shape, strides)
+    if len(dims) == 1 and all(s == 1 for s in dims[0][1]):
+        n = dims[0][0]
+        for s in range(0, n, epr * MAX_REPEAT):
+            c = min(epr * MAX_REPEAT, n - s)
+            full, tail = divmod(c, epr)
+            if full:
+                yield ([s] * k, full, epr, [1] * k, [8] * k)
+            if tail:
+                yield ([s + full * epr] * k, 1, tail, [1] * k, [8] * k)
+        return
+    n_in, s_in = dims[-1]
+    if any(x != 1 for x in s_in):
+        raise PassFailedException("tile.vec: the innermost dim must be contiguous for every operand")
+    outer = dims[:-1]
+    for d in outer:
+        if any(x % epb for x in d[1]):
+            raise PassFailedException("tile.vec: outer strides must be whole 32-byte blocks")
+    boxes: list[tuple[list[int], list, int | None]] = []
+    if n_in % epb:
+        if n_in > epr:
+            raise PassFailedException("tile.vec: rows longer than a repeat must fill whole blocks")
+        boxes.append(([0] * k, outer, n_in))
+    else:
+        nb = n_in // epb
+        main, tail = nb - nb % 8, nb % 8
+        if nb <= 8:
+            boxes.append(([0] * k, outer + ([(nb, [epb] * k)] if nb > 1 else []), None))
+        else:
+            if main:
+                boxes.append(([0] * k, outer + [(main // 8, [8 * epb] * k), (8, [epb] * k)], None))
+            if tail:
+                boxes.append(([main * epb] * k, outer + [(tail, [epb] * k)], None))
+    lat = config.latency_cycles["vector"] + config.latency_cycles["issue"]
+    for base, cands, inner_mask in boxes:
+        bst = [[x // epb for x in d[1]] for d in cands]
+        ok = [all(x <= MAX_STRIDE for x in b) for b in bst]
+        options = [None] + [i for i in range(len(cands)) if ok[i]]
+        best = None
+        for bi in options if inner_mask is None else [None]:
+            for ri in options:
+                if ri is not None and ri == bi:
+                    continue
+                unrolled = 1
+                for i, d in enumerate(cands):
+                    if i not in (bi, ri):
+                        unrolled *= d[0]
+                nb = cands[bi][0] if bi is not None else 1
+                nr = cands[ri][0] if ri is not None else 1
+                instrs = unrolled * -(-nb // 8) * -(-nr // MAX_REPEAT)
+                cost = instrs * lat + unrolled * -(-nb // 8) * nr
+                if best is None or cost < best[0]:
+                    best = (cost, bi, ri)
+        assert best is not None
+        _, bi, ri = best
+        rest = [i for i in range(len(cands)) if i not in (bi, ri)]
+        nb = cands[bi][0] if bi is not None else 1
+        nr = cands[ri][0] if ri is not None else 1
+        blk = [bst[bi][o] if bi is not None else 1 for o in range(k)]
+        rep = [bst[ri][o] if ri is not None else 8 for o in range(k)]
+        for index in itertools.product(*(range(cands[i][0]) for i in rest)):
+            offs = [base[o] + sum(j * cands[i][1][o] for j, i in zip(index, rest)) for o in range(k)]
+            for b0 in range(0, nb, 8):
+                bcount = min(8, nb - b0)
+                for r0 in range(0, nr, MAX_REPEAT):
+                    rcount = min(MAX_REPEAT, nr - r0)
+                    o2 = list(offs)
+                    for o in range(k):
+                        if bi is not None:
+                            o2[o] += b0 * cands[bi][1][o]
+                        if ri is not None:
+                            o2[o] += r0 * cands[ri][1][o]
+                    mask = inner_mask if inner_mask is not None else bcount * epb
+                    yield (o2, rcount, mask, blk, rep)
+
+
+def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
+    """The npu program of one tile program."""
+    gm: dict[str, tuple[int, int]] = {}
+    size = 0
+    tensors = [op for op in prog.body.block.ops if isinstance(op, t.TensorOp)]
+    for op in tensors:
+        ty = op.type
+        nbytes = math.prod(ty.get_shape()) * esize(ty.element_type)
+        gm[op.tensor_name.data] = (op.offset.value.data, nbytes)
+        size = max(size, op.offset.value.data + -(-nbytes // 64) * 64 + 64)
+    pb = ProgramBuilder(prog.sym_name.data, gm_size=size)
+    for op in tensors:
+        kind = op.kind.data
+        if kind == "input":
+            pb.block.add_op(npu.InputOp(op.tensor_name.data, op.offset.value.data, op.type))
+        elif kind == "output":
+            pb.block.add_op(npu.OutputOp(op.tensor_name.data, op.offset.value.data, op.type))
+        elif kind == "constant":
+            pb.block.add_op(npu.ConstantOp(op.tensor_name.data, op.offset.value.data, op.value))
+    for kop in prog.body.block.ops:
+        if not isinstance(kop, t.KernelOp):
+            continue
+        with pb.kernel(kop.sym_name.data) as kb:
+            tr = KernelTranslator(kop, kb, gm, config)
+            tr.run()
+            insert_sync(kb.kernel, tr.extents, dict(config.capacity_bytes))
+        for name in ("kind", "absorbed"):
+            if name in kop.attributes:
+                kb.kernel.attributes[f"ge.{name}"] = kop.attributes[name]
+        pb.launch(kop.sym_name.data, kop.block_dim.value.data)
+    return pb.module()
+
+
+@dataclass(frozen=True)
+class ConvertTileToNpuPass(ModulePass):
+    """Lower every tile.program of the module to an npu.program (addresses,
+    ping-pong, instruction expansion, synchronisation)."""
+
+    name = "convert-tile-to-npu"
+    target: str = "davinci-910"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from target.config import load_target
+
+        config = load_target(self.target)
+        for prog in list(op.body.block.ops):
+            if isinstance(prog, t.ProgramOp):
+                new = lower_program(prog, config)
+                inner = new.body.block.first_op
+                assert inner is not None
+                inner.detach()
+                op.body.block.insert_op_before(inner, prog)
+                prog.detach()
+                prog.erase()

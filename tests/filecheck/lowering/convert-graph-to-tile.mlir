@@ -1,0 +1,45 @@
+// RUN: ge-opt %s -p convert-graph-to-tile | filecheck %s
+// RUN: ge-opt %s -p convert-graph-to-tile,convert-tile-to-npu | filecheck %s --check-prefix=NPU
+
+// A pool + relu: NCHW input -> NC1HWC0 transdata on the cube, a max-pool
+// kernel over (C1 slice, band) tiles with ping-pong UB buffers, an
+// elementwise kernel, and the NC1HWC0 -> NCHW transdata at the output.
+
+builtin.module {
+  func.func @main(%0: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x8x8xf32> {ge.name = "y"}) {
+    %1 = graph.max_pool %0 {strides = array<i64: 2, 2>, kernel_shape = array<i64: 2, 2>} : (tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32>
+    %2 = graph.relu %1 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+    func.return %2 : tensor<1x16x8x8xf32>
+  }
+}
+
+// CHECK:      tile.program "main"
+// CHECK-DAG:  tile.tensor {name = "x", kind = "input", {{.*}}type = tensor<1x16x16x16xf32>, layout = "ND"}
+// CHECK-DAG:  tile.tensor {name = "input_5hd", kind = "internal", {{.*}}type = tensor<1x2x16x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:  tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x8x8xf32>, layout = "ND"}
+// CHECK:      tile.kernel "k0_transdata"
+// CHECK:        tile.matmul
+// CHECK:      tile.kernel "k1_max_pool"
+// CHECK:        tile.alloc {{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
+// CHECK:        scf.for
+// CHECK:          tile.copy
+// CHECK:          tile.vec "max"
+// CHECK:          tile.copy
+// CHECK:        {tile.pipeline = "ping-pong"}
+// CHECK:      tile.kernel "k2_elementwise"
+// CHECK:        tile.vec "relu"
+// CHECK:      tile.kernel "k3_transdata"
+
+// NPU:      npu.program @main
+// NPU:        npu.input "x"
+// NPU:        npu.output "y"
+// NPU:        npu.kernel @k1_max_pool
+// NPU:          npu.set_flag v -> mte2 event 1
+// NPU:          scf.for
+// NPU:            npu.wait_flag v -> mte2 event 1
+// NPU:            npu.dma mte2
+// NPU:            npu.set_flag mte2 -> v event 0
+// NPU-NEXT:       npu.wait_flag mte2 -> v event 0
+// NPU:            npu.vmax f32
+// NPU:            npu.set_flag v -> mte2 event 1
+// NPU:        npu.launch @k1_max_pool
