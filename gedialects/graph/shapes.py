@@ -126,12 +126,7 @@ def conv(
     dilations: Sequence[int],
     group: int,
 ) -> Shape:
-    if len(x) < 3 or len(w) != len(x):
-        raise ShapeError(
-            f"input {fmt(x)} and weight {fmt(w)} must have the same rank (>= 3)"
-        )
-    n = len(x) - 2
-    _check_window_attrs(n, strides, pads, dilations)
+    _check_conv_operands(x, w, strides, pads, dilations)
     if x[1] != DYN and w[1] != DYN and x[1] != w[1] * group:
         raise ShapeError(
             f"input channels {x[1]} do not match weight channels {w[1]} x group {group}"
@@ -150,12 +145,7 @@ def conv_transpose(
     output_padding: Sequence[int],
     group: int,
 ) -> Shape:
-    if len(x) < 3 or len(w) != len(x):
-        raise ShapeError(
-            f"input {fmt(x)} and weight {fmt(w)} must have the same rank (>= 3)"
-        )
-    n = len(x) - 2
-    _check_window_attrs(n, strides, pads, dilations)
+    n = _check_conv_operands(x, w, strides, pads, dilations)
     if x[1] != DYN and w[0] != DYN and x[1] != w[0]:
         raise ShapeError(f"input channels {x[1]} do not match weight dim 0 {w[0]}")
     spatial = []
@@ -176,6 +166,22 @@ def conv_transpose(
         spatial.append(o)
     cout = DYN if w[1] == DYN else w[1] * group
     return (x[0], cout, *spatial)
+
+
+def _check_conv_operands(
+    x: Sequence[int],
+    w: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+) -> int:
+    """Ranks and window attributes of a (transposed) conv; its spatial rank."""
+    if len(x) < 3 or len(w) != len(x):
+        raise ShapeError(
+            f"input {fmt(x)} and weight {fmt(w)} must have the same rank (>= 3)"
+        )
+    _check_window_attrs(len(x) - 2, strides, pads, dilations)
+    return len(x) - 2
 
 
 def _check_window_attrs(
