@@ -150,6 +150,9 @@ class GeOptMain(xDSLOptMain):
             "text or ONNX), runs a pass pipeline and prints the result, like mlir-opt.",
             args=args,
         )
+        # Passes may create dense_resource blobs; the printer writes them only
+        # for dialects the context has loaded, and builtin may not be yet.
+        self.ctx.get_optional_dialect("builtin")
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         arg_parser.prog = "ge-opt"
