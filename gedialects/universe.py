@@ -58,6 +58,24 @@ def _convert_tile_to_npu():
     return ConvertTileToNpuPass
 
 
+def _ge_graph_opt():
+    from lowering.pipeline import GeGraphOptPass
+
+    return GeGraphOptPass
+
+
+def _ge_lower():
+    from lowering.pipeline import GeLowerPass
+
+    return GeLowerPass
+
+
+def _ge_compile():
+    from lowering.pipeline import GeCompilePass
+
+    return GeCompilePass
+
+
 def _onnx_frontend():
     from gedialects.frontend.onnx_frontend import OnnxFrontend
 
@@ -76,6 +94,9 @@ GE_UNIVERSE = Universe(
         "graph-plan-memory": _graph_plan_memory,
         "convert-graph-to-tile": _convert_graph_to_tile,
         "convert-tile-to-npu": _convert_tile_to_npu,
+        "ge-graph-opt": _ge_graph_opt,
+        "ge-lower": _ge_lower,
+        "ge-compile": _ge_compile,
     },
     all_frontends={
         "onnx": _onnx_frontend,

@@ -93,8 +93,10 @@ class TB:
         return self.emit(cls(self.v(a), self.v(b))).results[0]
 
     def add(self, a, b):
-        if b == 0:
+        if isinstance(b, int) and b == 0:
             return a
+        if isinstance(a, int) and a == 0:
+            return b
         return self._bin(arith.AddiOp, lambda x, y: x + y, a, b)
 
     def mul(self, a, b):
@@ -235,6 +237,7 @@ class GraphToTile:
         self.consts: dict[str, np.ndarray] = {}
         self.stats = Stats()
         self.nonneg: set[SSAValue] = set()
+        self.folded: set[Operation] = set()  # ops lowered as part of another (shuffle folded into a conv)
         self._names: set[str] = set()
 
     # -- helpers ---------------------------------------------------------
@@ -321,11 +324,11 @@ class GraphToTile:
                 y = op.body.block.last_op
                 if y is not None and y.operands and isinstance(y.operands[0].owner, g.ReluOp):
                     self.nonneg.add(op.results[0])
-            elif isinstance(op, g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp) and op.operands[0] in self.nonneg:
+            elif isinstance(op, g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp | g.LrnOp) and op.operands[0] in self.nonneg:
                 self.nonneg.add(op.results[0])
             elif isinstance(op, g.ConcatOp) and all(x in self.nonneg for x in op.inputs):
                 self.nonneg.add(op.results[0])
-            elif isinstance(op, VIEW_OPS) and op.operands[0] in self.nonneg:
+            elif isinstance(op, VIEW_OPS + (g.TransposeOp,)) and op.operands[0] in self.nonneg:
                 self.nonneg.add(op.results[0])
         self.outputs = {}
         ret = self.fn.body.block.last_op
@@ -357,6 +360,9 @@ class GraphToTile:
             else:
                 st.layout = "ND"
                 st.elems = math.prod(shape)
+                if st.kind == "output" and self.fp16:
+                    st.kind = "internal"  # finish_outputs adds an fp16 -> fp32 cast kernel
+                    st.name = self.fresh(name)
             self.storages.append(st)
             self.values[root] = TV(st, 0, layout if layout != "FLAT_NC1HWC0" else "NC1HWC0", shape)
         rtv = self.values[root]
@@ -376,6 +382,12 @@ class GraphToTile:
                 layout = "ND"
             else:
                 layout = "FLAT_NC1HWC0"
+        elif x.layout == "FLAT_NC1HWC0":
+            src = x.flat_src  # type: ignore[attr-defined]
+            if tuple(shape) == tuple(src.shape):  # back to the map (channel shuffle)
+                self.values[out] = src
+                return
+            layout, x = "FLAT_NC1HWC0", src
         else:
             layout = x.layout
         self.values[out] = TV(x.st, x.c1_off, layout, shape)
@@ -403,7 +415,7 @@ class GraphToTile:
         return self.prog
 
     def lower(self, op: Operation) -> None:
-        if isinstance(op, g.ConstantOp | g.FillOp | func.ReturnOp):
+        if isinstance(op, g.ConstantOp | g.FillOp | func.ReturnOp) or op in self.folded:
             return
         if isinstance(op, VIEW_OPS):
             return self.view(op)
@@ -421,6 +433,8 @@ class GraphToTile:
             g.GemmOp: self.gemm,
             g.MatMulOp: self.gemm,
             g.SoftmaxOp: self.softmax,
+            g.LrnOp: self.lrn,
+            g.TransposeOp: self.transpose,
             g.FusionOp: self.elementwise,
             g.BatchNormOp: self.elementwise,
             g.ReluOp: self.elementwise,
@@ -440,14 +454,68 @@ class GraphToTile:
             if tv.st.name == name and tv.st.kind == "output" and not self.fp16:
                 tv.st.ttype = v.type
                 continue
+            if tv.layout == "ND" and self.fp16 and (tv.st.layout == "ND" or not any(tv.st.halo)):
+                self.cast_out(name, v, tv)
+                continue
             if tv.layout != "NC1HWC0" or len(tv.shape) != 4:
-                raise PassFailedException(f"output '{name}' is not produced in place (ND copy/cast kernel not implemented)")
+                raise PassFailedException(f"output '{name}' is not produced in place (ND copy kernel not implemented)")
             self.transdata_out(name, v, tv)
 
+    def cast_out(self, name: str, v: SSAValue, x: TV) -> None:
+        """An ND fp16 value -> fp32 graph output: GM -> UB, vconv, UB -> GM in
+        chunks (16-element padding stays in the tensors' slack)."""
+        n = math.prod(x.shape)
+        st = Storage(name, kind="output", layout="ND", elems=n, shape=x.shape)
+        st.ttype = v.type
+        self.storages.append(st)
+        npad = -(-n // 16) * 16
+        chunk = min(npad, 8192)
+        k = self.kernel(None, "cast", 1)
+        k.kernel.attributes["source"] = StringAttr(f"output '{name}' f16 -> f32")
+        u16 = k.alloc("ub", chunk, "ND", buffers=2)
+        u32 = k.alloc("ub", chunk, "ND", buffers=2, elem=f32)
+        xg, og = k.gm(x.st.name), k.gm(name, f32)
+        x0 = x.origin(self.c0) if x.st.layout == "NC1HWC0" else 0
+        for c in range(0, npad, chunk):
+            m = min(chunk, npad - c)
+            k.copy(u16, k.at(xg, x0 + c), [m], [1], [1])
+            k.emit(t.CastOp(u32, u16, m))
+            k.copy(k.at(og, c), u32, [m], [1], [1])
+
     def place(self) -> None:
-        """GM offsets: constants, inputs, outputs, intermediates (one bump
-        allocator; the seam where graph-plan-memory offsets plug in)."""
+        """GM offsets. When the function carries a memory plan
+        (graph-plan-memory ran): the internal tensors share one arena at GM 0,
+        planned by the planner's strategies on their stored sizes and kernel
+        lifetimes (lowering/gm_plan.py), then constants, inputs, outputs.
+        Without a plan: one bump allocator, no reuse."""
+        from gedialects.graph.memory import attributes as mem
+        from lowering import gm_plan
+
         off = 0
+        arena: dict[str, int] = {}
+        if mem.has_plan(self.fn):
+            def stored(st: Storage) -> int:
+                if st.layout == "NC1HWC0":
+                    return st.c1 * st.hp * st.wp * self.c0 * self.es
+                if st.ttype is not None:
+                    return math.prod(st.ttype.get_shape()) * (4 if isinstance(st.ttype.element_type, Float32Type) else 2)
+                return st.elems * self.es
+
+            def needs_zero(st: Storage) -> bool:  # zero halo, or padded channels a kernel may not write
+                return st.layout == "NC1HWC0" and (any(st.halo) or len(st.shape) != 4 or st.shape[1] % 16 != 0)
+
+            def geometry(st: Storage) -> tuple | None:  # halo only (padded channels: no turn-taking)
+                if st.layout != "NC1HWC0" or len(st.shape) != 4 or st.shape[1] % 16:
+                    return None
+                return (st.c1, st.hp, st.wp, tuple(st.halo))
+
+            reqs = [gm_plan.Request(st.name, stored(st), needs_zero(st), geometry(st))
+                    for st in self.storages if st.kind == "internal"]
+            align = int(mem.memory_summary(self.fn).get("alignment", 512))
+            arena, summary = gm_plan.plan_arena(self.prog, reqs, align)
+            summary["graph_arena_size"] = mem.arena_size(self.fn)
+            mem.record_function(self.prog, summary)  # type: ignore[arg-type]
+            off = int(summary["arena_size"])
         dt = np.float16 if self.fp16 else np.float32
 
         def take(nbytes: int) -> int:
@@ -466,16 +534,20 @@ class GraphToTile:
                 "type": attr.type, "layout": StringAttr("ND"), "value": attr})
             block.insert_op_before(op, first) if first else block.add_op(op)
         for st in self.storages:
-            if st.layout == "NC1HWC0":
+            # an NC1HWC0 graph output with H*W = 1 (finish_outputs) holds exactly
+            # its NCHW bytes: the slot has the logical type; the channels padded
+            # up to a whole fractal land in the tensor's slack
+            logical = st.kind == "output" and st.ttype is not None
+            if st.layout == "NC1HWC0" and not logical:
                 shape = [1, st.c1, st.hp, st.wp, self.c0]
                 ttype = TensorType(self.elem, shape)
             else:
                 ttype = st.ttype or TensorType(self.elem, [st.elems])
             n = math.prod(ttype.get_shape()) * (4 if isinstance(ttype.element_type, Float32Type) else 2)
-            st.offset = take(n)
+            st.offset = arena[st.name] if st.name in arena else take(n)
             op = t.TensorOp(properties={
                 "name": StringAttr(st.name), "kind": StringAttr(st.kind), "offset": IntegerAttr(st.offset, i64),
-                "type": ttype, "layout": StringAttr(st.layout if st.kind == "internal" or st.layout == "NC1HWC0" else "ND")})
+                "type": ttype, "layout": StringAttr("ND" if logical else st.layout if st.kind == "internal" or st.layout == "NC1HWC0" else "ND")})
             block.insert_op_before(op, first) if first else block.add_op(op)
 
     # ================================================================ kernels
@@ -592,8 +664,6 @@ class GraphToTile:
         x = self.values[op.input]
         if x.layout != "NC1HWC0":
             raise PassFailedException(f"{describe_op(op)}: input is not NC1HWC0")
-        if op.int_("group", 1) != 1:
-            raise PassFailedException(f"{describe_op(op)}: grouped convolution is not lowered yet")
         act = op.str_("activation", "")
         if act not in ("", "relu"):
             raise PassFailedException(f"{describe_op(op)}: activation '{act}' not lowered")
@@ -602,38 +672,121 @@ class GraphToTile:
             raise PassFailedException(f"{describe_op(op)}: weights must be constant")
         bias = self.value_array(op.bias) if op.bias is not None else None
         res = self.values[op.residual] if op.residual is not None else None
-        cout, cin, kh, kw = w.shape
-        _, _, H, W = x.shape
         s = op.ints("strides", (1, 1))
         d = op.ints("dilations", (1, 1))
         p = op.ints("pads", (0, 0, 0, 0))
         if s[0] != s[1] or d[0] != d[1]:
             raise PassFailedException(f"{describe_op(op)}: anisotropic stride/dilation not lowered")
-        s, d = s[0], d[0]
-        out_shape = g.shape_of(op.output)
-        OH, OW = out_shape[2], out_shape[3]
+        group = op.int_("group", 1)
+        fold = self.shuffle_after(op) if res is None else None
+        if fold is not None:
+            # the channel shuffle after this conv is a permutation of its output
+            # channels: permute the weight rows (groups become one dense,
+            # block-diagonal-permuted conv) and write the shuffled map directly
+            chan, ops, final = fold
+            if group > 1:
+                cout, cin_g = w.shape[:2]
+                cout_g = cout // group
+                wd = np.zeros((cout, cin_g * group) + w.shape[2:], np.float32)
+                for gi in range(group):
+                    wd[gi * cout_g:(gi + 1) * cout_g, gi * cin_g:(gi + 1) * cin_g] = w[gi * cout_g:(gi + 1) * cout_g]
+                w, group = wd, 1
+            w = np.asarray(w)[chan]
+            bias = np.asarray(bias).reshape(-1)[chan] if bias is not None else None
+            out = self.temp_map(tuple(g.shape_of(op.output)), "conv_shuffled")
+            out.st.halo = list(self.halos.get(ops[1].results[0], [0, 0, 0, 0]))
+            self.values[final] = out
+            self.folded.update(ops)
+        else:
+            out = self.storage_for(op.output, "NC1HWC0", "conv")
+        self.conv_core(op, x, w, bias, res, act, s[0], d[0], p, out, op.output.name_hint or "conv", group)
+
+    @staticmethod
+    def _channel_perm(ish: tuple, perm, C: int, H: int, W: int):
+        """For a transpose of a view (1, C-dims..., H, W) of a (1, C, H, W)
+        map that permutes channel dims only: out channel -> in channel."""
+        if ish[0] != 1 or ish[-2:] != (H, W) or math.prod(ish[1:-2]) != C or list(perm[:1]) != [0] or list(perm[-2:]) != [len(ish) - 2, len(ish) - 1]:
+            return None
+        return np.arange(C).reshape(ish[1:-2]).transpose([q - 1 for q in perm[1:-2]]).reshape(-1)
+
+    def shuffle_after(self, op: g.ConvOp):
+        """(channel permutation, [reshape, transpose, reshape], shuffled value)
+        when op's only use is reshape -> channel-permuting transpose -> reshape
+        back to op's shape, none of them a graph output; else None."""
+        def only_use(v):
+            uses = list(v.uses)
+            return uses[0].operation if len(uses) == 1 else None
+
+        r1 = only_use(op.output)
+        tr = only_use(r1.results[0]) if isinstance(r1, g.ReshapeOp) else None
+        r2 = only_use(tr.output) if isinstance(tr, g.TransposeOp) else None
+        if not isinstance(r2, g.ReshapeOp):
+            return None
+        shape = tuple(g.shape_of(op.output))
+        if len(shape) != 4 or tuple(g.shape_of(r2.results[0])) != shape or tr.output in self.outputs:
+            return None
+        _, C, H, W = shape
+        chan = self._channel_perm(tuple(g.shape_of(tr.input)), tr.ints("perm", ()), C, H, W)
+        return None if chan is None else (chan, [r1, tr, r2], r2.results[0])
+
+    def conv_core(self, op: Operation, x: TV, w: np.ndarray, bias, res: TV | None, act: str, s: int, d: int,
+                  p, out: TV, wbase: str = "conv", group: int = 1) -> None:
+        """One conv kernel: x (NC1HWC0) * w (OIHW, constant) (+bias, +res, relu) -> out.
+
+        Grouped convolution: the groups are gathered into `nsb` superblocks,
+        the fewest groups whose outputs fill whole 16-channel fractals and
+        whose inputs are whole C0 slices (depthwise: 16 channels); each
+        superblock is a dense conv with block-diagonal weights over its own
+        input slices (no superblock split possible: one block-diagonal conv)."""
+        cout, cin_g, kh, kw = w.shape
+        _, _, H, W = x.shape
+        OH, OW = out.shape[2], out.shape[3]
         c0, k0, es = self.c0, self.c0, self.es
-        C1i = -(-cin // c0)
-        N1 = -(-cout // 16)
+        if cout % group:
+            raise PassFailedException(f"{describe_op(op)}: {cout} output channels in {group} groups")
+        cout_g = cout // group
+        nsb = 1
+        if group > 1:
+            for gb in range(1, group + 1):
+                if group % gb == 0 and gb * cout_g % 16 == 0 and gb * cin_g % c0 == 0:
+                    nsb = group // gb
+                    break
+        gpb = group // nsb
+        cout_b, cin_b = cout // nsb, cin_g * gpb
+        if group > 1:
+            wd = np.zeros((nsb, cout_b, cin_b, kh, kw), np.float32)
+            for gi in range(group):
+                b, r = divmod(gi, gpb)
+                wd[b, r * cout_g:(r + 1) * cout_g, r * cin_g:(r + 1) * cin_g] = w[gi * cout_g:(gi + 1) * cout_g]
+        else:
+            wd = w.reshape(1, cout, cin_g, kh, kw)
+        C1i = -(-cin_b // c0)
+        N1 = -(-cout_b // 16)
         T = kh * kw
-        # packed weights FRACTAL_Z: [C1i][T][N1][16][k0]
-        wp = np.zeros((C1i * c0, T, N1 * 16), np.float32)
-        wp[:cin, :, :cout] = w.reshape(cout, cin, T).transpose(1, 2, 0)
-        wp = wp.reshape(C1i, c0, T, N1, 16).transpose(0, 2, 3, 4, 1)
-        wname = self.constant(f"{op.output.name_hint or 'conv'}_w", wp, "FRACTAL_Z")
+        # packed weights FRACTAL_Z per superblock: [nsb][C1i][T][N1][16][k0]
+        wp = np.zeros((nsb, C1i * c0, T, N1 * 16), np.float32)
+        wp[:, :cin_b, :, :cout_b] = wd.reshape(nsb, cout_b, cin_b, T).transpose(0, 2, 3, 1)
+        wp = wp.reshape(nsb, C1i, c0, T, N1, 16).transpose(0, 1, 3, 4, 5, 2)
+        wname = self.constant(f"{wbase}_w", wp, "FRACTAL_Z")
         bname = None
         if bias is not None:
-            bp = np.zeros(N1 * 16, np.float32)
+            bp = np.zeros(nsb * N1 * 16, np.float32)
             bp[:cout] = bias
             bname = self.constant("conv_b", bp, "ND")
-        out = self.storage_for(op.output, "NC1HWC0", "conv")
         cap = self.config.capacity_bytes
         fm_w = W + p[1] + p[3]
         # -- tile sizes: fit buffers by construction, pick by cost
-        mc_max = (cap["l0a"] // 2) // (T * 32) // 16 * 16
-        tn_max = max(1, (cap["l0b"] // 2) // (T * 512))
-        if mc_max < 16:
-            raise PassFailedException(f"{describe_op(op)}: kernel {kh}x{kw} does not fit L0A")
+        # K split over kernel rows when the whole im2col of one C1 slice does
+        # not fit L0A/L0B (11x11): parts of khp rows, accumulated in L0C
+        khp = min(kh, (cap["l0a"] // 2) // (16 * kw * 32), (cap["l0b"] // 2) // (kw * 512))
+        if khp < 1:
+            raise PassFailedException(f"{describe_op(op)}: one kernel row of {kw} taps does not fit L0A/L0B")
+        nparts = -(-kh // khp)
+        khp = -(-kh // nparts)
+        parts = [(r0, min(khp, kh - r0)) for r0 in range(0, kh, khp)]
+        Tp = khp * kw
+        mc_max = (cap["l0a"] // 2) // (Tp * 32) // 16 * 16
+        tn_max = max(1, (cap["l0b"] // 2) // (Tp * 512))
         best = None
         for tn1 in [x for x in range(1, N1 + 1) if N1 % x == 0 and x <= tn_max]:
             ub_rows = (cap["ub"] - 4096) // ((2 if res else 1) * tn1 * 16 * 4)
@@ -652,11 +805,11 @@ class GraphToTile:
                     if l1 > cap["l1"]:
                         continue
                     nb, nn = OH // toh, N1 // tn1
-                    tiles = nb * nn
+                    tiles = nb * nn * nsb
                     cores = self.cores(tiles)
                     gm_bytes = (C1i * span * fm_w * c0 * es + C1i * T * tn1 * 512) * tiles
                     mte2 = self.config.dma_cycles("gm_l1", gm_bytes // max(1, cores), cores)
-                    cube = (tiles / cores) * (toh // rr) * q * C1i * self.config.mmad_cycles("f16" if self.fp16 else "f32", mc, tn1 * 16, T * k0)
+                    cube = (tiles / cores) * (toh // rr) * q * C1i * nparts * self.config.mmad_cycles("f16" if self.fp16 else "f32", mc, tn1 * 16, Tp * k0)
                     instr = tiles / cores * (toh // rr) * q * (C1i * 3 + 8 * tn1)
                     cost = max(mte2, cube) + instr * 2
                     if best is None or cost < best[0]:
@@ -665,17 +818,16 @@ class GraphToTile:
             raise PassFailedException(f"{describe_op(op)}: no tiling fits the target's buffers (C1i={C1i} N1={N1} T={T} OH={OH} OW={OW} s={s} mc_max={mc_max} tn_max={tn_max} fm_w={fm_w})")
         _, tn1, rr, mc, q, toh = best
         nb, nn = OH // toh, N1 // tn1
-        tiles = nb * nn
+        tiles = nb * nn * nsb
         bd = self.cores(tiles)
         span = (toh - 1) * s + d * (kh - 1) + 1
-        cspan = (rr - 1) * s + d * (kh - 1) + 1
         k = self.kernel(op, "conv", bd)
         k.kernel.attributes["tiling"] = StringAttr(f"band {toh} rows x {tn1 * 16} channels, chunk {rr} rows / {mc} m, {q} per row")
         band_e = span * fm_w * c0
         l1x = k.alloc("l1", C1i * band_e, "NC1HWC0")
         l1w = k.alloc("l1", C1i * T * tn1 * 16 * k0, "FRACTAL_Z")
-        l0a = k.alloc("l0a", mc * T * k0, "ZZ", buffers=2)
-        l0b = k.alloc("l0b", T * tn1 * 16 * k0, "ZN", buffers=2)
+        l0a = k.alloc("l0a", mc * Tp * k0, "ZZ", buffers=2)
+        l0b = k.alloc("l0b", Tp * tn1 * 16 * k0, "ZN", buffers=2)
         l0c = k.alloc("l0c", tn1 * 16 * mc, "NZ", elem=f32)
         ubc = k.alloc("ub", tn1 * 16 * mc, "NZ")
         ubr = k.alloc("ub", tn1 * 16 * mc, "NZ") if res is not None else None
@@ -684,11 +836,14 @@ class GraphToTile:
         x_origin = x.origin(c0) - (p[0] * x.st.wp + p[1]) * c0
         halves = 16 // c0
         with k.tiles(tiles, bd) as tile:
-            band = k.div(tile, nn)
-            j = k.rem(tile, nn)
-            k.copy(l1w, k.at(wg, 0, k.mul(j, tn1 * 16 * k0)), [C1i * T, tn1 * 16 * k0], [tn1 * 16 * k0, 1], [N1 * 16 * k0, 1])
+            band = k.div(tile, nn * nsb)
+            j = k.rem(tile, nn * nsb)  # block of tn1 output fractals (over all superblocks)
+            sbi, jl = (k.div(j, nn), k.rem(j, nn)) if nsb > 1 else (0, j)
+            woff = k.add(k.mul(sbi, C1i * T * N1 * 16 * k0), k.mul(jl, tn1 * 16 * k0))
+            k.copy(l1w, k.at(wg, 0, woff), [C1i * T, tn1 * 16 * k0], [tn1 * 16 * k0, 1], [N1 * 16 * k0, 1])
+            xoff = k.add(k.mul(band, toh * s * x.st.wp * c0), k.mul(sbi, (cin_b // c0) * x.c1stride(c0)))
             k.copy(
-                l1x, k.at(xg, x_origin, k.mul(band, toh * s * x.st.wp * c0)),
+                l1x, k.at(xg, x_origin, xoff),
                 [C1i, span, fm_w * c0], [band_e, fm_w * c0, 1], [x.c1stride(c0), x.st.wp * c0, 1],
             )
             if ubb is not None:
@@ -697,15 +852,21 @@ class GraphToTile:
                 in_off = k.mul(ch, rr * s * fm_w * c0)
                 oy = k.add(k.mul(band, toh), k.mul(ch, rr))
                 for qi in range(q):
-                    params = [cspan, fm_w, kh, kw, s, s, 0, 0, 0, 0, d, d, qi * mc, mc]
-                    k.emit(t.Im2colOp(l0a, k.at(l1x, 0, in_off), params))
-                    k.emit(t.LoadFractalOp(l0b, l1w, T * tn1))
-                    k.emit(t.MatmulOp(l0c, l0a, l0b, mc, tn1 * 16, T * k0, False))
+
+                    def step(c1: Index, first: bool, qi: int = qi) -> None:
+                        for pi, (r0, kp) in enumerate(parts):
+                            cspan = (rr - 1) * s + d * (kp - 1) + 1
+                            params = [cspan, fm_w, kp, kw, s, s, 0, 0, 0, 0, d, d, qi * mc, mc]
+                            xin = k.at(l1x, r0 * d * fm_w * c0, k.add(in_off, k.mul(c1, band_e)))
+                            k.emit(t.Im2colOp(l0a, xin, params))
+                            wl1 = k.at(l1w, r0 * kw * tn1 * 16 * k0, k.mul(c1, T * tn1 * 16 * k0))
+                            k.emit(t.LoadFractalOp(l0b, wl1, kp * kw * tn1))
+                            k.emit(t.MatmulOp(l0c, l0a, l0b, mc, tn1 * 16, kp * kw * k0, not (first and pi == 0)))
+
+                    step(0, True)
                     if C1i > 1:
                         with k.loop(1, C1i, 1, pipeline=True) as c1:
-                            k.emit(t.Im2colOp(l0a, k.at(l1x, 0, k.add(in_off, k.mul(c1, band_e))), params))
-                            k.emit(t.LoadFractalOp(l0b, k.at(l1w, 0, k.mul(c1, T * tn1 * 16 * k0)), T * tn1))
-                            k.emit(t.MatmulOp(l0c, l0a, l0b, mc, tn1 * 16, T * k0, True))
+                            step(c1, False)
                     k.copy(ubc, l0c, [tn1 * 16 * mc], [1], [1], cast=self.fp16)
                     if ubb is not None:
                         k.vec("add", ubc, [ubc, ubb], [tn1, mc, 16], [[mc * 16, 16, 1], [mc * 16, 16, 1], [16, 0, 1]])
@@ -724,6 +885,105 @@ class GraphToTile:
                     gst = [halves * out.c1stride(c0), out.c1stride(c0), out.st.wp * c0, c0, 1]
                     ooff = k.add(k.mul(j, tn1 * halves * out.c1stride(c0)), k.mul(oy, out.st.wp * c0))
                     k.copy(k.at(og, out.origin(c0) + m0 * c0, ooff), ubc, shape, gst, ub_st)
+
+    # -- helpers for multi-kernel lowerings ---------------------------------------
+    def temp_map(self, shape: tuple, name: str) -> TV:
+        """An internal NC1HWC0 map (no halo) that no graph value names."""
+        _, c, h, w = shape
+        st = Storage(self.fresh(name), shape=tuple(shape), c1=-(-c // 16) * 16 // self.c0, h=h, w=w)
+        self.storages.append(st)
+        return TV(st, 0, "NC1HWC0", tuple(shape))
+
+    def map_kernel(self, op: Operation, kind: str, ins: list[TV], out: TV, body, extra_bufs: int = 0) -> None:
+        """A vector kernel over NC1HWC0 maps of one shape: per tile (C1 slice,
+        band of rows) load every input, `body(k, srcs, dst, n)` computes the
+        band into dst (n elements, dense), store."""
+        _, C, H, W = out.shape
+        c0, es = self.c0, self.es
+        C1 = -(-C // c0)
+        cap = self.config.capacity_bytes["ub"] - 4096
+        nbuf = len(ins) + 1 + extra_bufs
+        rows = [r for r in range(1, H + 1) if H % r == 0 and 2 * nbuf * r * W * c0 * es <= cap]
+        if not rows:
+            raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
+        toh = max(rows)
+        nb = H // toh
+        tiles = C1 * nb
+        bd = self.cores(tiles)
+        k = self.kernel(op, kind, bd)
+        n = toh * W * c0
+        bufs = [k.alloc("ub", n, "NC1HWC0", buffers=2) for _ in ins]
+        dst = k.alloc("ub", n, "NC1HWC0", buffers=2)
+        scratch = [k.alloc("ub", n, "NC1HWC0", buffers=2) for _ in range(extra_bufs)]
+        with k.tiles(tiles, bd, pipeline=True) as tile:
+            c1 = k.div(tile, nb)
+            band = k.rem(tile, nb)
+            for tv, u in zip(ins, bufs):
+                src = k.add(k.mul(c1, tv.c1stride(c0)), k.mul(band, toh * tv.st.wp * c0))
+                k.copy(u, k.at(k.gm(tv.st.name), tv.origin(c0), src), [toh, W * c0], [W * c0, 1], [tv.st.wp * c0, 1])
+            body(k, bufs, dst, n, scratch)
+            dsto = k.add(k.mul(c1, out.c1stride(c0)), k.mul(band, toh * out.st.wp * c0))
+            k.copy(k.at(k.gm(out.st.name), out.origin(c0), dsto), dst, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
+
+    # -- transpose -----------------------------------------------------------------
+    def transpose(self, op: g.TransposeOp) -> None:
+        """A transpose of a view of a 4-D map that permutes channels only
+        (shufflenet's reshape -> transpose -> reshape channel shuffle): a 1x1
+        convolution with a 0/1 permutation matrix on the cube (exact: one
+        product by 1.0 and sums of zeros per output). The result is a map
+        (with the halo its consumers need) seen through the transposed view."""
+        x = self.values[op.input]
+        perm = op.ints("perm", ())
+        src = getattr(x, "flat_src", None)
+        if x.layout != "FLAT_NC1HWC0" or src is None or len(src.shape) != 4:
+            raise PassFailedException(f"{describe_op(op)}: transpose is only lowered as a channel permutation of a 4-D map")
+        _, C, H, W = src.shape
+        ish, osh = tuple(x.shape), tuple(g.shape_of(op.output))
+        # the input view must split channels only: (1, C-dims..., H, W)
+        chan = self._channel_perm(ish, perm, C, H, W)
+        if chan is None:
+            raise PassFailedException(f"{describe_op(op)}: transpose moves spatial dims (not lowered)")
+        wperm = np.zeros((C, C, 1, 1), np.float32)
+        wperm[np.arange(C), chan, 0, 0] = 1.0
+        out4 = self.temp_map((1, C, H, W), "shuffle")
+        out4.st.halo = list(self.halos.get(op.output, [0, 0, 0, 0]))
+        self.conv_core(op, src, wperm, None, None, "", 1, 1, (0, 0, 0, 0), out4, "shuffle")
+        tv = TV(out4.st, 0, "FLAT_NC1HWC0", osh)
+        tv.flat_src = out4  # type: ignore[attr-defined]
+        self.values[op.output] = tv
+
+    # -- local response normalisation ---------------------------------------------
+    def lrn(self, op: g.LrnOp) -> None:
+        """y = x / (bias + alpha/size * sum of x^2 over a channel window)^beta.
+        The window crosses C0 slices, so the window sum is a 1x1 convolution of
+        x^2 with a banded C x C weight on the cube; squaring and the power run
+        on the vector unit: x*x -> conv -> x * exp(-beta * ln(bias + s))."""
+        x = self.values[op.input]
+        if x.layout != "NC1HWC0" or len(x.shape) != 4:
+            raise PassFailedException(f"{describe_op(op)}: LRN of a non-4-D map")
+        size = op.int_("size", 1)
+        alpha, beta, kb = op.float_("alpha", 1e-4), op.float_("beta", 0.75), op.float_("bias", 1.0)
+        C = x.shape[1]
+        lo, hi = (size - 1) // 2, -(-(size - 1) // 2)
+        band = np.zeros((C, C, 1, 1), np.float32)
+        for co in range(C):
+            band[co, max(0, co - lo): min(C, co + hi + 1), 0, 0] = alpha / size
+        sq = self.temp_map(x.shape, "lrn_sq")
+        self.map_kernel(op, "lrn_square", [x], sq, lambda k, a, dst, n, _: k.vec("mul", dst, [a[0], a[0]], [n], [[1], [1], [1]]))
+        sm = self.temp_map(x.shape, "lrn_sum")
+        self.conv_core(op, sq, band, None, None, "", 1, 1, (0, 0, 0, 0), sm, "lrn_band")
+        out = self.storage_for(op.output, "NC1HWC0", "lrn")
+
+        def power(k, a, dst, n, _):
+            # + bias here, not as the conv's bias: the padded channels of the
+            # last slice then stay finite (ln(0) * 0 would be nan)
+            k.vec("adds", dst, [a[1]], [n], [[1], [1]], kb)
+            k.vec("ln", dst, [dst], [n], [[1], [1]])
+            k.vec("muls", dst, [dst], [n], [[1], [1]], -beta)
+            k.vec("exp", dst, [dst], [n], [[1], [1]])
+            k.vec("mul", dst, [dst, a[0]], [n], [[1], [1], [1]])
+
+        self.map_kernel(op, "lrn_scale", [x, sm], out, power)
 
     # -- pooling ---------------------------------------------------------------
     def pool(self, op: g.PoolOp) -> None:

@@ -127,14 +127,180 @@ def test_batchnorm_and_elementwise_fusion_on_nc1hwc0():
     _check(m, (1, 3, 16, 16))
 
 
-@pytest.mark.parametrize("fuse", [True, False])
-def test_squeezenet_light_model_random_weights(fuse):
+def test_spatial_1x1_map_output_has_its_logical_shape():
+    # densenet121 ends in a 1x1 conv whose (1, 1000, 1, 1) output is written in
+    # place (NC1HWC0 with H*W = 1 is NCHW); its slot used to be the stored
+    # [1, C1, 1, 1, C0] with C1 rounded up to whole fractals
+    m = _model(
+        [
+            helper.make_node("Conv", ["x", "w"], ["a"]),
+            helper.make_node("GlobalAveragePool", ["a"], ["g"]),
+            helper.make_node("Conv", ["g", "w2", "b2"], ["y"]),
+        ],
+        {"w": _w(64, 8, 1, 1), "w2": _w(40, 64, 1, 1), "b2": _w(40)},
+        [1, 8, 16, 16],
+        [1, 40, 1, 1],
+    )
+    c = _check(m, (1, 8, 16, 16))
+    assert c.transdata == 1
+
+
+@pytest.mark.parametrize("size", [5, 3])
+def test_lrn_window_crosses_c0_slices(size):
+    # 40 channels = 5 slices of C0 = 8 (plus a padded fractal); a window of 5
+    # (or 3) straddles slice borders
+    m = _model(
+        [
+            helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("LRN", ["a"], ["y"], size=size, alpha=0.02, beta=0.75, bias=1.5),
+        ],
+        {"w": _w(40, 3, 3, 3)},
+        [1, 3, 16, 16],
+        [1, 40, 16, 16],
+    )
+    _check(m, (1, 3, 16, 16))
+
+
+@pytest.mark.parametrize(
+    "cin,cout,group,k,stride",
+    [
+        (16, 32, 2, 3, 1),  # two superblocks of one group (alexnet)
+        (32, 32, 32, 3, 2),  # depthwise: superblocks of 16 channels
+        (24, 24, 24, 3, 1),  # depthwise, 24 channels: one block-diagonal conv
+        (24, 48, 4, 1, 1),  # 6 input channels per group: block-diagonal (shufflenet)
+    ],
+)
+def test_grouped_and_depthwise_conv(cin, cout, group, k, stride):
+    m = _model(
+        [
+            helper.make_node("Conv", ["x", "w0"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("Conv", ["a", "w", "b"], ["y"], group=group, pads=[k // 2] * 4, strides=[stride] * 2),
+        ],
+        {"w0": _w(cin, 3, 3, 3), "w": _w(cout, cin // group, k, k), "b": _w(cout)},
+        [1, 3, 16, 16],
+        [1, cout, 16 // stride, 16 // stride],
+    )
+    _check(m, (1, 3, 16, 16))
+
+
+def test_11x11_conv_splits_k_over_kernel_rows():
+    # alexnet's first conv: 121 taps do not fit L0A in one im2col; the K loop
+    # runs over (C1 slice, part of the kernel rows), accumulating in L0C
+    m = _model(
+        [helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[4, 4], pads=[2, 2, 2, 2]), helper.make_node("Relu", ["c"], ["y"])],
+        {"w": _w(32, 3, 11, 11, scale=0.05), "b": _w(32)},
+        [1, 3, 64, 64],
+        [1, 32, 15, 15],
+    )
+    _check(m, (1, 3, 64, 64))
+
+
+@pytest.mark.parametrize("folded", [True, False])
+def test_channel_shuffle_reshape_transpose_reshape(folded):
+    # shufflenet: the shuffled map feeds a padded depthwise conv (halo on the
+    # permuted map). Folded: the producer (a grouped conv + relu, used once)
+    # gets permuted weight rows; otherwise (its output is used twice) the
+    # shuffle is a permutation-matrix 1x1 conv kernel.
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["c", "w1", "b1"], ["r0"], group=4),
+        helper.make_node("Relu", ["r0"], ["a"]),
+        helper.make_node("Reshape", ["a", "s5"], ["r"]),
+        helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Reshape", ["t", "s4"], ["u"]),
+        helper.make_node("Conv", ["u", "w"], ["d" if not folded else "y"], group=24, pads=[1, 1, 1, 1]),
+    ]
+    if not folded:
+        nodes.append(helper.make_node("Add", ["d", "a"], ["y"]))
+    m = _model(
+        nodes,
+        {"w0": _w(24, 3, 3, 3), "w1": _w(24, 6, 1, 1), "b1": _w(24), "w": _w(24, 1, 3, 3),
+         "s5": np.array([1, 4, 6, 16, 16]), "s4": np.array([1, 24, 16, 16])},
+        [1, 3, 16, 16],
+        [1, 24, 16, 16],
+    )
+    c = _check(m, (1, 3, 16, 16))
+    assert c.kernels == (5 if folded else 6)  # transdata in/out, 3 convs (+ the shuffle kernel; the add is the residual)
+
+
+# The light models that compile and simulate fastest (about 10-20 s each with
+# race detection); all nine run in benchmarks/light_models_npu.py (numbers in
+# docs/LOWERING.md).
+FAST_LIGHT_MODELS = ["bvlc_alexnet", "shufflenet", "squeezenet", "inception_v1", "zfnet512"]
+
+
+def _with_logits(model):
+    """Add the input of a final Softmax as a second output: softmax of
+    random-weight logits is often one-hot and would hide errors."""
+    from onnx import shape_inference
+
+    outs = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        if node.op_type == "Softmax" and node.output[0] in outs:
+            info = {v.name: v for v in shape_inference.infer_shapes(model).graph.value_info}
+            model.graph.output.append(info[node.input[0]])
+            break
+    return model
+
+
+@pytest.mark.parametrize("name", FAST_LIGHT_MODELS)
+def test_light_model_random_weights(name):
+    from gedialects.zoo import light_model_path, random_inputs, with_random_weights
+
+    model = _with_logits(with_random_weights(onnx.load(str(light_model_path(name)))))
+    compiled = compile_module(import_model(model, {}, source=name))
+    x = random_inputs(model)
+    got = run_compiled(compiled, x).outputs
+    want = onnxruntime_outputs(model, x)
+    assert len(want) == 2 or name == "squeezenet"
+    for k, v in want.items():
+        np.testing.assert_allclose(got[k].reshape(v.shape), v, rtol=1e-4, atol=1e-5)
+
+
+def test_squeezenet_light_model_unfused():
     from gedialects.zoo import light_model_path, random_inputs, with_random_weights
 
     model = with_random_weights(onnx.load(str(light_model_path("squeezenet"))))
-    compiled = compile_module(import_model(model, {}, source="squeezenet"), fuse=fuse)
+    compiled = compile_module(import_model(model, {}, source="squeezenet"), fuse=False)
     x = random_inputs(model)
     got = run_compiled(compiled, x).outputs
     want = onnxruntime_outputs(model, x)
     for k, v in want.items():
         np.testing.assert_allclose(got[k], v, rtol=1e-4, atol=1e-5)
+
+
+def _close_normwise(got, want, rtol, atol):
+    """max |got - want| <= rtol * max |want| + atol (the force_fp16 criterion,
+    docs/LOWERING.md: fp16 storage rounds every stage's output)."""
+    err = float(np.abs(got.reshape(want.shape) - want).max())
+    assert err <= rtol * float(np.abs(want).max()) + atol, (err, float(np.abs(want).max()))
+
+
+def test_force_fp16_lrn_with_padded_last_slice():
+    # 40 channels in fp16: C0 = 16, the third slice holds 8 padded channels;
+    # they must stay finite through ln/exp (they feed the next conv's zero weights)
+    m = _model(
+        [
+            helper.make_node("Conv", ["x", "w"], ["a"], pads=[1, 1, 1, 1]),
+            helper.make_node("LRN", ["a"], ["l"], size=5, alpha=0.02, beta=0.75, bias=1.5),
+            helper.make_node("Conv", ["l", "w2"], ["y"], group=2),
+        ],
+        {"w": _w(40, 3, 3, 3), "w2": _w(32, 20, 1, 1)},
+        [1, 3, 16, 16],
+        [1, 32, 16, 16],
+    )
+    compiled = compile_module(import_model(m, {}, source="test"), precision="force_fp16")
+    x = RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    got = run_compiled(compiled, {"x": x}).outputs["y"]
+    _close_normwise(got, onnxruntime_outputs(m, {"x": x})["y"], 5e-3, 1e-3)
+
+
+def test_force_fp16_squeezenet():
+    from gedialects.zoo import light_model_path, random_inputs, with_random_weights
+
+    model = _with_logits(with_random_weights(onnx.load(str(light_model_path("squeezenet")))))
+    compiled = compile_module(import_model(model, {}, source="squeezenet"), precision="force_fp16")
+    x = random_inputs(model)
+    got = run_compiled(compiled, x).outputs
+    for k, v in onnxruntime_outputs(model, x).items():
+        _close_normwise(got[k], v, 5e-3, 1e-3)

@@ -1,0 +1,210 @@
+"""ge-compile: ATC-like one-shot compiler, ONNX model -> offline model (.om).
+
+    ge-compile MODEL.onnx [--input-shape 'x:1,3,224,224'] -o MODEL.om
+               [--precision-mode must_keep_origin_dtype|force_fp16]
+               [--target davinci-910] [--fusion-switch-file F] [--no-fuse]
+               [--dump-ir DIR] [--log LEVEL]
+
+Stages: import, graph-canonicalize, graph-fuse, graph-plan-memory,
+convert-graph-to-tile, convert-tile-to-npu, assemble, save
+(`lowering.pipeline.compile_module`; the same stages as `ge-opt -p ge-compile`).
+`--dump-ir DIR` writes the IR after each stage as `NN-<stage>.mlir`.
+The offline model is written with `target.program.Program.save` and runs
+with `ge-run MODEL.om`. A one-screen summary goes to stdout. Problems are one
+`ge-compile: error: ...` line and exit 1 (2 for an internal error; set
+GE_OPT_TRACEBACK=1 for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
+
+
+class UserError(Exception):
+    """A one-line problem with the command line, the model or a file."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ge-compile",
+        description="Compile an ONNX model to an offline model (.om) for the simulated NPU.",
+    )
+    p.add_argument("model", help="an .onnx model (or a graph-dialect .mlir file)")
+    p.add_argument("-o", "--output", required=True, help="offline model to write (.om)")
+    p.add_argument("--input-shape", default="", help="fix input shapes, ATC syntax: 'x:1,3,224,224;y:4,8'")
+    p.add_argument(
+        "--precision-mode",
+        default="must_keep_origin_dtype",
+        help="must_keep_origin_dtype (fp32, default) or force_fp16 (not complete, see docs/LOWERING.md)",
+    )
+    p.add_argument("--target", default="davinci-910", help="target preset name or config file")
+    p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")
+    p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
+    p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
+    p.add_argument(
+        "--log",
+        default="warning",
+        choices=["debug", "info", "warning", "error"],
+        help="level of the gedialects log messages on stderr (default: warning)",
+    )
+    return p
+
+
+def _load(path: str, input_shape: str):
+    if not os.path.exists(path):
+        raise UserError(f"{path}: no such file")
+    ext = os.path.splitext(path)[1]
+    if ext == ".onnx":
+        from gedialects.frontend.onnx_import import import_model, load_model, parse_input_shapes
+
+        return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
+    if ext == ".mlir":
+        if input_shape:
+            raise UserError("--input-shape applies to .onnx models only")
+        from gedialects.textual import parse_module
+
+        with open(path) as f:
+            module = parse_module(f.read(), path)
+        module.verify()
+        return module
+    raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx or .mlir)")
+
+
+class Dumper:
+    """Writes DIR/NN-<stage>.mlir after each stage."""
+
+    def __init__(self, directory: str | None):
+        self.dir = directory
+        self.n = 0
+        self.files: list[str] = []
+        if directory:
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as e:
+                raise UserError(f"--dump-ir: cannot create '{directory}': {e.strerror}") from None
+
+    def __call__(self, stage: str, module) -> None:
+        if not self.dir:
+            return
+        from xdsl.dialects.builtin import Builtin
+        from xdsl.printer import Printer
+
+        path = os.path.join(self.dir, f"{self.n:02d}-{stage}.mlir")
+        self.n += 1
+        try:
+            with open(path, "w") as f:
+                printer = Printer(stream=f)
+                printer.print_op(module)
+                printer.print_metadata([Builtin])  # dense_resource blobs: the dump parses back
+                f.write("\n")
+        except OSError as e:
+            raise UserError(f"--dump-ir: cannot write '{path}': {e.strerror}") from None
+        self.files.append(path)
+
+
+def _mb(n: int) -> str:
+    return f"{n / (1 << 20):.2f} MiB ({n} bytes)"
+
+
+def compile_model(args) -> int:
+    from lowering.pipeline import compile_module
+    from target.assembler import assemble
+    from target.config import load_target
+
+    if args.precision_mode not in PRECISION_MODES:
+        raise UserError(
+            f"unknown precision mode '{args.precision_mode}' (expected {', '.join(PRECISION_MODES)})"
+        )
+    load_target(args.target)  # a bad target fails before the long part
+    if args.fusion_switch_file and not os.path.exists(args.fusion_switch_file):
+        raise UserError(f"--fusion-switch-file: {args.fusion_switch_file}: no such file")
+    out_dir = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(out_dir):
+        raise UserError(f"cannot write '{args.output}': no such directory '{out_dir}'")
+    t0 = time.perf_counter()
+    dump = Dumper(args.dump_ir)
+    module = _load(args.model, args.input_shape)
+    dump("import", module)
+    compiled = compile_module(
+        module,
+        args.precision_mode,
+        args.target,
+        fuse=not args.no_fuse,
+        dump=dump,
+        fusion_switch_file=args.fusion_switch_file,
+    )
+    program = assemble(compiled.module)
+    try:
+        program.save(args.output)
+    except OSError as e:
+        raise UserError(f"cannot write '{args.output}': {e.strerror or e}") from None
+    seconds = time.perf_counter() - t0
+    mem = compiled.memory
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(compiled.kernel_kinds.items()))
+    print(f"ge-compile: {args.model} -> {args.output}")
+    print(f"  precision mode   {args.precision_mode}, target {args.target}, fuse {'off' if args.no_fuse else 'on'}")
+    print(f"  kernels          {compiled.kernels} ({kinds})")
+    print(f"  transdata        {compiled.transdata}")
+    print(f"  npu ops          {compiled.npu_ops}")
+    if mem:
+        print(
+            f"  GM arena         {_mb(int(mem['arena_size']))}, no reuse {_mb(int(mem['no_reuse']))}, "
+            f"{mem['tensors']} tensors, {mem['strategy']}"
+        )
+    print(f"  GM size          {_mb(program.gm_size)}")
+    if dump.files:
+        print(f"  IR dumps         {len(dump.files)} files in {args.dump_ir}")
+    print(f"  compile time     {seconds:.2f} s")
+    return EXIT_OK
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logger = logging.getLogger("gedialects")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("ge-compile: %(levelname)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(getattr(logging, args.log.upper()))
+    try:
+        return compile_model(args)
+    finally:
+        logger.removeHandler(handler)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from gedialects.frontend.errors import FrontendError
+    from target.config import ConfigError
+    from target.errors import SimulationError
+
+    try:
+        return run(argv)
+    except SystemExit as e:  # --help, usage errors
+        return int(e.code or 0)
+    except (UserError, FrontendError, ConfigError, SimulationError) as e:
+        msg = str(e).strip().splitlines()
+        print(f"ge-compile: error: {msg[0] if msg else type(e).__name__}", file=sys.stderr)
+    except DiagnosticException as e:
+        msg = str(e).strip().splitlines()
+        print(f"ge-compile: error: {msg[0] if msg else type(e).__name__}", file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # a bug: one line unless asked for the traceback
+        if os.environ.get("GE_OPT_TRACEBACK"):
+            raise
+        print(f"ge-compile: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_USER
+
+
+if __name__ == "__main__":
+    sys.exit(main())

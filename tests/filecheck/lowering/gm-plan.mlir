@@ -1,0 +1,33 @@
+// GM placement. Without a memory plan: one bump allocator (no reuse). After
+// graph-plan-memory: the internal tensors share one arena at GM 0, planned
+// with the planner's strategies on the stored (NC1HWC0) sizes and kernel
+// lifetimes (lowering/gm_plan.py); constants, inputs, outputs follow it.
+// RUN: ge-opt %s -p graph-fuse,graph-plan-memory,convert-graph-to-tile | filecheck %s
+// RUN: ge-opt %s -p graph-fuse,convert-graph-to-tile | filecheck %s --check-prefix=BUMP
+// RUN: ge-opt %s -p graph-fuse,graph-plan-memory,convert-graph-to-tile,convert-tile-to-npu | filecheck %s --check-prefix=NPU
+
+// Four 16 KiB maps (+64 B slack, 512-aligned: 16896 B) in a chain: each is
+// dead two kernels after it is written, so two slots suffice.
+// CHECK-LABEL: tile.program "planned_chain" attributes {ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, graph_arena_size = 32768 : i64}
+// CHECK-DAG:   tile.tensor {name = "identity", kind = "constant", offset = 33792 : i64
+// CHECK-DAG:   tile.tensor {name = "input_5hd", kind = "internal", offset = [[A:[0-9]+]] : i64
+// CHECK-DAG:   tile.tensor {name = "conv", kind = "internal", offset = [[B:[0-9]+]] : i64
+// CHECK-DAG:   tile.tensor {name = "conv_1", kind = "internal", offset = [[A]] : i64
+// CHECK-DAG:   tile.tensor {name = "conv_2", kind = "internal", offset = [[B]] : i64
+// CHECK-DAG:   tile.tensor {name = "x", kind = "input", offset = {{[1-9][0-9]*}} : i64
+// CHECK-DAG:   tile.tensor {name = "y", kind = "output", offset = {{[1-9][0-9]*}} : i64
+
+// BUMP-LABEL: tile.program "planned_chain" attributes {ge.precision_mode
+// BUMP-NOT:   ge.memory
+// BUMP:       tile.tensor {name = "identity", kind = "constant", offset = 0 : i64
+// The arena is GM [0, 33792): the npu program's first constant follows it.
+// NPU-LABEL: npu.program @planned_chain gm_size
+// NPU:       npu.constant "identity" at 33792 =
+
+func.func @planned_chain(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
+  %a = graph.conv %x, %w {activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x16x16xf32> loc("a")
+  %b = graph.conv %a, %w {activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x16x16xf32> loc("b")
+  %c = graph.conv %b, %w {activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x16x16xf32> loc("c")
+  func.return %c : tensor<1x16x16x16xf32>
+}

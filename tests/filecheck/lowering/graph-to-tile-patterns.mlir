@@ -1,0 +1,143 @@
+// One lowering pattern / layout decision of convert-graph-to-tile per chunk
+// (graph-fuse runs first, as in compile_module: kernels are per fused op).
+// RUN: ge-opt %s --split-input-file -p graph-fuse,convert-graph-to-tile | filecheck %s
+
+// A 1x1 conv + relu feeding a padded max-pool: NC1HWC0 maps (C0 = 8 fp32),
+// the pool's padding becomes a zero halo on the conv's output (16x16 stored
+// as 18x18), FRACTAL_Z weights packed [C1][kh*kw][N1][16][C0], one kernel per
+// op, the cube's L0A/L0B ping-ponged over the C1 loop, the pool's UB buffers
+// ping-ponged over its tiles (9 taps: 8 vector max), transdata only at the input and the output.
+
+// CHECK-LABEL: tile.program "conv_relu_pool" attributes {ge.precision_mode = "must_keep_origin_dtype", ge.transdata = 2 : i64}
+// CHECK-DAG:   tile.tensor {name = "[[W:c_w]]", kind = "constant", {{.*}}type = tensor<{{(1x)?}}2x1x1x16x8xf32>
+// CHECK-DAG:   tile.tensor {name = "x", kind = "input", {{.*}}type = tensor<1x16x16x16xf32>, layout = "ND"}
+// CHECK-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x16x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[C:conv]]", kind = "internal", {{.*}}type = tensor<1x2x18x18x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[P:pool]]", kind = "internal", {{.*}}type = tensor<1x2x8x8x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x8x8xf32>, layout = "ND"}
+// CHECK:       tile.kernel "k0_transdata" attributes {kind = "transdata", source = "input 'x' NCHW -> NC1HWC0", block_dim = 16 : i64}
+// CHECK:         tile.matmul
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv1\22)", {{.*}}block_dim = 16 : i64}
+// CHECK-DAG:     tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// CHECK-DAG:     tile.alloc {{{.*}}layout = "FRACTAL_Z", buffers = 1 : i64} : !tile.ref<l1, f32>
+// CHECK-DAG:     %[[L0A:.*]] = tile.alloc {{{.*}}layout = "ZZ", buffers = 2 : i64} : !tile.ref<l0a, f32>
+// CHECK-DAG:     %[[L0B:.*]] = tile.alloc {{{.*}}layout = "ZN", buffers = 2 : i64} : !tile.ref<l0b, f32>
+// CHECK-DAG:     %[[L0C:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
+// CHECK-DAG:     tile.gm {tensor = "[[IN]]"}
+// CHECK-DAG:     tile.gm {tensor = "[[W]]"}
+// CHECK-DAG:     tile.gm {tensor = "[[C]]"}
+// CHECK:         scf.for
+// CHECK:           tile.im2col %[[L0A]]
+// CHECK:           tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 8 : i64}
+// CHECK:             tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {{{.*}}accumulate}
+// CHECK:           } {tile.pipeline = "ping-pong"}
+// CHECK:           tile.vec "relu"
+// CHECK:       tile.kernel "k2_max_pool" attributes {kind = "max_pool", {{.*}}block_dim = 2 : i64}
+// CHECK:         tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
+// CHECK:         tile.gm {tensor = "[[C]]"}
+// CHECK:         tile.gm {tensor = "[[P]]"}
+// CHECK-COUNT-8: tile.vec "max"
+// CHECK:         } {tile.pipeline = "ping-pong"}
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW", block_dim = 1 : i64}
+// CHECK-NOT:   tile.kernel
+func.func @conv_relu_pool(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x8x8xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
+  %c = graph.conv %x, %w {activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x16x16xf32> loc("conv1")
+  %p = graph.max_pool %c {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x16x16x16xf32>) -> tensor<1x16x8x8xf32> loc("pool1")
+  func.return %p : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+// Global average pool (tree of vector adds, x 1/HW), a flatten that is a
+// view (NC1HWC0 with H*W = 1 is ND: no kernel), gemm with ZN-packed weights
+// [K1][N1][16][k0] on the cube, softmax on the vector unit; one transdata.
+
+// CHECK-LABEL: tile.program "gap_flatten_gemm_softmax" attributes {{{.*}}ge.transdata = 1 : i64}
+// CHECK-DAG:   tile.tensor {name = "[[W:gemm_w]]", kind = "constant", {{.*}}type = tensor<2x1x16x8xf32>
+// CHECK-DAG:   tile.tensor {name = "[[G:gap]]", kind = "internal", {{.*}}type = tensor<1x2x1x1x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[M:gemm]]", kind = "internal", {{.*}}type = tensor<10xf32>, layout = "ND"}
+// CHECK-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x10xf32>, layout = "ND"}
+// CHECK:       tile.kernel "k0_transdata"
+// CHECK:       tile.kernel "k1_global_avg_pool" attributes {kind = "global_avg_pool", {{.*}}block_dim = 1 : i64}
+// CHECK:         tile.vec "add"
+// CHECK:         tile.vec "muls" {{.*}}scalar = 3.906250e-03
+// CHECK-NOT:   tile.kernel {{.*}}flatten
+// CHECK:       tile.kernel "k2_gemm" attributes {kind = "gemm", source = "graph.gemm at loc(\22fc\22)", block_dim = 1 : i64}
+// CHECK-DAG:     tile.gm {tensor = "[[G]]"}
+// CHECK-DAG:     tile.gm {tensor = "[[W]]"}
+// CHECK-DAG:     tile.gm {tensor = "[[M]]"}
+// CHECK:         tile.matmul
+// CHECK:       tile.kernel "k3_softmax" attributes {kind = "softmax", {{.*}}block_dim = 1 : i64}
+// CHECK:         tile.reduce "max"
+// CHECK:         tile.vec "sub"
+// CHECK:         tile.vec "exp"
+// CHECK:         tile.reduce "sum"
+// CHECK:         tile.vec "div"
+// CHECK:         tile.gm {tensor = "y"}
+// CHECK-NOT:   tile.kernel
+func.func @gap_flatten_gemm_softmax(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x10xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<16x10xf32>
+  %g = graph.global_avg_pool %x : (tensor<1x16x16x16xf32>) -> tensor<1x16x1x1xf32> loc("gap")
+  %f = graph.flatten %g {axis = 1 : i64} : (tensor<1x16x1x1xf32>) -> tensor<1x16xf32> loc("flat")
+  %m = graph.gemm %f, %w : (tensor<1x16xf32>, tensor<16x10xf32>) -> tensor<1x10xf32> loc("fc")
+  %s = graph.softmax %m {axis = 1 : i64} : (tensor<1x10xf32>) -> tensor<1x10xf32> loc("prob")
+  func.return %s : tensor<1x10xf32>
+}
+
+// -----
+
+// Concat along channels is a view: both convs write their C1 slices of one
+// 4-slice NC1HWC0 tensor (no concat kernel, no copy). The 3x3 conv's padding
+// is the input map's halo.
+
+// CHECK-LABEL: tile.program "concat_in_place"
+// CHECK-DAG:   tile.tensor {name = "input_5hd", kind = "internal", {{.*}}type = tensor<1x2x18x18x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[CAT:conv]]", kind = "internal", {{.*}}type = tensor<1x4x16x16x8xf32>, layout = "NC1HWC0"}
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22expand1x1\22)"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+// CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22expand3x3\22)"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+// CHECK-NOT:   tile.kernel {{.*}}concat
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+func.func @concat_in_place(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x32x16x16xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
+  %v = graph.fill 0.25 : tensor<16x16x3x3xf32>
+  %a = graph.conv %x, %w {activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x16x16xf32> loc("expand1x1")
+  %b = graph.conv %x, %v {pads = array<i64: 1, 1, 1, 1>, activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x16x16xf32> loc("expand3x3")
+  %c = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>) -> tensor<1x32x16x16xf32> loc("cat")
+  func.return %c : tensor<1x32x16x16xf32>
+}
+
+// -----
+
+// Batch norm is folded to per-channel scale and shift (constants broadcast
+// along pixels with stride 0); relu + residual add are one graph.fusion, one
+// kernel; both stay in NC1HWC0, transdata only at the boundaries.
+
+// CHECK-LABEL: tile.program "bn_relu_residual" attributes {{{.*}}ge.transdata = 2 : i64}
+// CHECK-DAG:   tile.tensor {name = "[[S:chan]]", kind = "constant", {{.*}}type = tensor<16xf32>
+// CHECK-DAG:   tile.tensor {name = "[[BN:batch_norm]]", kind = "internal", {{.*}}layout = "NC1HWC0"}
+// CHECK:       tile.kernel "k0_transdata"
+// CHECK:       tile.kernel "k1_elementwise" attributes {kind = "elementwise", source = "graph.batch_norm at loc(\22bn\22)", block_dim = 2 : i64}
+// CHECK:         tile.gm {tensor = "[[S]]"}
+// CHECK:         tile.vec "mul" {{.*}}strides = array<i64: 8, 1, 8, 1, 0, 1>
+// CHECK:         tile.vec "add" {{.*}}strides = array<i64: 8, 1, 8, 1, 0, 1>
+// CHECK:         tile.gm {tensor = "[[BN]]"}
+// CHECK:       } {tile.pipeline = "ping-pong"}
+// CHECK:       tile.kernel "k2_elementwise" attributes {kind = "elementwise", source = "graph.fusion at loc(\22relu\22)", absorbed = ["relu", "res"], block_dim = 2 : i64}
+// CHECK:         tile.vec "relu"
+// CHECK:         tile.vec "add"
+// CHECK:       tile.kernel "k3_transdata"
+// CHECK-NOT:   tile.kernel
+func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
+  %s = graph.fill 2.0 : tensor<16xf32>
+  %t = graph.fill 0.5 : tensor<16xf32>
+  %m = graph.fill 0.0 : tensor<16xf32>
+  %v = graph.fill 1.0 : tensor<16xf32>
+  %n = graph.batch_norm %x, %s, %t, %m, %v {epsilon = 0.0 : f32} : (tensor<1x16x16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<1x16x16x16xf32> loc("bn")
+  %r = graph.relu %n : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("relu")
+  %y = graph.add %r, %x : (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("res")
+  func.return %y : tensor<1x16x16x16xf32>
+}

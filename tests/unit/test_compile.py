@@ -1,0 +1,73 @@
+"""ge-compile -> .om -> ge-run, the GM arena from the memory plan, ge-run --check."""
+
+from __future__ import annotations
+
+import onnx
+import pytest
+
+from gedialects.frontend.onnx_import import import_model
+from gedialects.tools import ge_compile, ge_run
+from gedialects.zoo import light_model_path, with_random_weights
+from lowering.pipeline import compile_module, run_compiled
+from target.assembler import assemble
+from target.program import Program
+
+
+@pytest.fixture(scope="module")
+def squeezenet(tmp_path_factory):
+    """squeezenet with random weights (the light model's are constant), as a file."""
+    model = with_random_weights(onnx.load(str(light_model_path("squeezenet"))))
+    path = tmp_path_factory.mktemp("sq") / "squeezenet.onnx"
+    onnx.save(model, str(path))
+    return model, path
+
+
+def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys):
+    _, path = squeezenet
+    om = tmp_path / "squeezenet.om"
+    assert ge_compile.main([str(path), "-o", str(om), "--dump-ir", str(tmp_path / "ir")]) == 0
+    out = capsys.readouterr().out
+    assert "kernels          32" in out and "GM arena" in out
+    assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == [
+        "00-import.mlir", "01-canonicalize.mlir", "02-fuse.mlir",
+        "03-plan-memory.mlir", "04-graph-to-tile.mlir", "05-tile-to-npu.mlir",
+    ]
+    program = Program.load(str(om))
+    assert program.gm_size > 0
+    # the simulator runs with race detection on; --check compares with onnxruntime
+    assert ge_run.main([str(om), "--check", "--onnx", str(path)]) == 0
+    assert "match onnxruntime (rtol=0.0001, atol=1e-05" in capsys.readouterr().out
+    # and a check that cannot pass exits non-zero (the fp32 error is ~1e-7, not 0)
+    assert ge_run.main([str(om), "--check", "--onnx", str(path), "--rtol", "0", "--atol", "0"]) == 1
+
+
+def test_memory_planned_arena_is_smaller_than_no_reuse_and_correct(squeezenet):
+    model, _ = squeezenet
+    from gedialects.zoo import onnxruntime_outputs, random_inputs
+
+    bump = compile_module(import_model(model, {}, source="squeezenet"), plan_memory=False)
+    planned = compile_module(import_model(model, {}, source="squeezenet"))
+    assert bump.memory == {}
+    mem = planned.memory
+    assert mem["arena_size"] < mem["no_reuse"]
+    assert mem["arena_size"] <= 0.6 * mem["no_reuse"]
+    assert assemble(planned.module).gm_size < assemble(bump.module).gm_size
+    x = random_inputs(model)
+    got = run_compiled(planned, x).outputs  # races="error"
+    want = onnxruntime_outputs(model, x)
+    for k, v in want.items():
+        assert abs(got[k] - v).max() <= 1e-5 + 1e-4 * abs(v).max()
+
+
+def test_ge_compile_errors_are_one_line(squeezenet, tmp_path, capsys):
+    _, path = squeezenet
+    assert ge_compile.main([str(path), "-o", str(tmp_path / "x.om"), "--precision-mode", "fp8"]) == 1
+    assert ge_compile.main([str(path), "-o", str(tmp_path / "no" / "x.om")]) == 1
+    assert ge_compile.main([str(path), "-o", str(tmp_path / "x.om"), "--input-shape", "data_0:1,a"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("ge-compile: error: ") for line in err)
+
+
+def test_check_tolerance_follows_precision_mode():
+    assert ge_run.CHECK_TOLERANCE["must_keep_origin_dtype"] == (1e-4, 1e-5)
+    assert ge_run.CHECK_TOLERANCE["force_fp16"] == (2e-2, 2e-3)
