@@ -24,12 +24,9 @@ import sys
 import time
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+from gedialects.tools.cli import EXIT_OK, UserError, run_cli
+
 PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
-
-
-class UserError(Exception):
-    """A one-line problem with the command line, the model or a file."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,7 +60,11 @@ def _load(path: str, input_shape: str):
         raise UserError(f"{path}: no such file")
     ext = os.path.splitext(path)[1]
     if ext == ".onnx":
-        from gedialects.frontend.onnx_import import import_model, load_model, parse_input_shapes
+        from gedialects.frontend.onnx_import import (
+            import_model,
+            load_model,
+            parse_input_shapes,
+        )
 
         return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
     if ext == ".mlir":
@@ -180,30 +181,10 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from xdsl.utils.exceptions import DiagnosticException
-
-    from gedialects.frontend.errors import FrontendError
     from target.config import ConfigError
     from target.errors import SimulationError
 
-    try:
-        return run(argv)
-    except SystemExit as e:  # --help, usage errors
-        return int(e.code or 0)
-    except (UserError, FrontendError, ConfigError, SimulationError) as e:
-        msg = str(e).strip().splitlines()
-        print(f"ge-compile: error: {msg[0] if msg else type(e).__name__}", file=sys.stderr)
-    except DiagnosticException as e:
-        msg = str(e).strip().splitlines()
-        print(f"ge-compile: error: {msg[0] if msg else type(e).__name__}", file=sys.stderr)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # a bug: one line unless asked for the traceback
-        if os.environ.get("GE_OPT_TRACEBACK"):
-            raise
-        print(f"ge-compile: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_INTERNAL
-    return EXIT_USER
+    return run_cli("ge-compile", lambda: run(argv), (ConfigError, SimulationError))
 
 
 if __name__ == "__main__":

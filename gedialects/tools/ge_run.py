@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+from gedialects.tools.cli import EXIT_OK, EXIT_USER, UserError, run_cli
 
 CHECK_TOLERANCE = {
     # precision mode: (rtol, atol) of --check against onnxruntime
@@ -30,10 +30,6 @@ CHECK_TOLERANCE = {
     # the usual fp16 default (10 bits of mantissa, fp32 accumulation)
     "force_fp16": (2e-2, 2e-3),
 }
-
-
-class UserError(Exception):
-    """A one-line problem with the command line or the inputs."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -282,27 +278,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from xdsl.utils.exceptions import DiagnosticException
-
-    from gedialects.frontend.errors import FrontendError
-
-    try:
-        return run(argv)
-    except (UserError, FrontendError) as e:
-        print(f"ge-run: error: {e}", file=sys.stderr)
-    except DiagnosticException as e:
-        first = str(e).strip().splitlines()
-        print(f"ge-run: error: {first[0] if first else type(e).__name__}", file=sys.stderr)
-        if len(first) > 1:
-            print("\n".join(first[1:4]), file=sys.stderr)
-    except KeyboardInterrupt:
-        return 130
-    except Exception as e:  # a bug: one line unless asked for the traceback
-        if os.environ.get("GE_OPT_TRACEBACK"):
-            raise
-        print(f"ge-run: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return EXIT_INTERNAL
-    return EXIT_USER
+    return run_cli("ge-run", lambda: run(argv))
 
 
 if __name__ == "__main__":

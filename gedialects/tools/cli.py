@@ -1,0 +1,42 @@
+"""What every gedialects command line shares: exit codes and how errors end
+a run (one line for the user, a traceback only on request)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
+
+
+class UserError(Exception):
+    """A one-line problem with the command line or the inputs."""
+
+
+def run_cli(prog: str, body: Callable[[], int], user_errors: tuple[type[BaseException], ...] = ()) -> int:
+    """Run `body`; user errors (and xDSL diagnostics) print `prog: error: ...`
+    and exit 1, anything else is a bug: one line and exit 2, or the traceback
+    with GE_OPT_TRACEBACK=1."""
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from gedialects.frontend.errors import FrontendError
+
+    try:
+        return body()
+    except SystemExit as e:  # argparse: --help, usage errors
+        return int(e.code or 0) if not isinstance(e.code, str) else EXIT_USER
+    except (UserError, FrontendError, DiagnosticException, *user_errors) as e:
+        lines = str(e).strip().splitlines() or [type(e).__name__]
+        print(f"{prog}: error: {lines[0]}", file=sys.stderr)
+        if isinstance(e, DiagnosticException) and len(lines) > 1:
+            # a parse error's source excerpt and caret
+            print("\n".join(lines[1:4]), file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        if os.environ.get("GE_OPT_TRACEBACK"):
+            raise
+        print(f"{prog}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+    return EXIT_USER
