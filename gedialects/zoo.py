@@ -72,13 +72,19 @@ def random_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray
     return feeds
 
 
-def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
+def with_random_weights(model: onnx.ModelProto, seed: int = 0, calibrate: bool = False) -> onnx.ModelProto:
     """Replace every ConstantOfShape weight by a random initializer.
 
     Multi-dimensional weights get He-style scaling (fan-in = all dims but the
     first) so activations stay O(1) through deep networks; 1-d parameters
     (biases, BN scale/mean/var) are uniform in [0.5, 1.5], so variances stay
     positive.
+
+    With `calibrate=True` the BatchNormalization statistics are then set to
+    the real ones of the activations (`calibrate_batch_norm`, on
+    `random_inputs(model, seed)`), as in a trained network; the default keeps
+    the random statistics (their activations can grow through residual
+    blocks: resnet50's logits reach 1.7e5, beyond fp16).
     """
     rng = np.random.default_rng(seed)
     out = onnx.ModelProto()
@@ -99,6 +105,59 @@ def with_random_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProt
         out.graph.initializer.append(numpy_helper.from_array(value, node.output[0]))
     del out.graph.node[:]
     out.graph.node.extend(kept)
+    if calibrate:
+        out = calibrate_batch_norm(out, random_inputs(out, seed))
+    return out
+
+
+def calibrate_batch_norm(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> onnx.ModelProto:
+    """Data-dependent init (like LSUV): set every BatchNormalization's mean and
+    var initializers to the per-channel mean and variance of its input on
+    `feeds`, computed by the reference interpreter in one pass. The graph is
+    run op by op (`gedialects.graph.interpreter.evaluate`) and each batch
+    norm's statistics are fixed as it is reached, so every batch norm sees
+    inputs of already calibrated ones (topological order). Scale and bias
+    stay as they are (uniform [0.5, 1.5]), so each batch norm's output is
+    O(1) per channel. Models whose batch norm is exported as Mul/Add of
+    constants are only calibrated where a BatchNormalization node exists.
+    Deterministic: same model and feeds, same result.
+    """
+    from gedialects.frontend.onnx_import import import_model
+    from gedialects.graph import ops as g
+    from gedialects.graph.interpreter import evaluate, input_names, main_function
+
+    bn_nodes = [n for n in model.graph.node if n.op_type == "BatchNormalization"]
+    if not bn_nodes:
+        return model
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    inits = {i.name: i for i in out.graph.initializer}
+    fn = main_function(import_model(out, {}, source="calibrate"))
+    env = {}
+    for name, arg in zip(input_names(fn), fn.args):
+        env[arg] = feeds[name]
+    bn_ops = [op for op in fn.body.block.ops if isinstance(op, g.BatchNormOp)]
+    if len(bn_ops) != len(bn_nodes):
+        raise ValueError(f"calibrate_batch_norm: {len(bn_nodes)} BatchNormalization nodes but {len(bn_ops)} graph.batch_norm ops")
+    which = dict(zip(bn_ops, bn_nodes))
+    ret = fn.body.block.last_op
+    for op in fn.body.block.ops:
+        if op is ret:
+            break
+        args = [env[v] for v in op.operands]
+        if op in which:
+            node = which[op]
+            x = args[0].astype(np.float64)
+            axes = (0,) + tuple(range(2, x.ndim))
+            mean = x.mean(axis=axes).astype(np.float32)
+            var = x.var(axis=axes).astype(np.float32)
+            for name, value in ((node.input[3], mean), (node.input[4], var)):
+                if name not in inits:
+                    raise ValueError(f"calibrate_batch_norm: {name} is not an initializer")
+                inits[name].CopyFrom(numpy_helper.from_array(value, name))
+            args[3], args[4] = mean, var
+        for r, v in zip(op.results, evaluate(op, args)):
+            env[r] = v
     return out
 
 

@@ -14,7 +14,9 @@ Formats (see docs/LOWERING.md):
   byte-identical to ND; a flatten of a larger map stays in "FLAT_NC1HWC0"
   order and the consuming gemm's weight rows are permuted at compile time.
 * concat along channels is a view: producers write their slice of the
-  result in place.
+  result in place when every operand starts at a multiple of C0; otherwise
+  two copy kernels (gather into a pixel-major GM scratch, scatter back as
+  NC1HWC0 slices) shift the lanes in GM (`concat_copy`).
 * transdata kernels only at graph inputs (NCHW -> NC1HWC0, on the cube:
   identity x B) — counted in `transdata` statistics.
 """
@@ -285,20 +287,29 @@ class GraphToTile:
         ops = list(self.fn.body.block.ops)
         # view/concat aliasing: value -> (root value, c1 offset)
         self.alias: dict[SSAValue, tuple[SSAValue, int]] = {}
+        # concat operands that are not written in place: (operand, channel offset),
+        # copied by a concat kernel (concat_copy) when the concat is reached
+        self.concat_copies: dict[Operation, list[tuple[SSAValue, int]]] = {}
         for op in reversed(ops):
             if isinstance(op, g.ConcatOp) and op.int_("axis", 0) % 4 == 1 and len(g.shape_of(op.output)) == 4:
                 off = 0
                 root, base = self.alias.get(op.output, (op.output, 0))
+                offs, in_place = [], True
                 for x in op.inputs:
-                    c = g.shape_of(x)[1]
-                    if x in self.alias or x.owner is None or isinstance(x.owner, (g.ConstantOp, g.FillOp, Block)) or not isinstance(x.owner, Operation) or isinstance(x.owner, VIEW_OPS):
-                        raise PassFailedException(f"{describe_op(op)}: concat operand cannot be written in place")
-                    if off % self.c0:
-                        raise PassFailedException(
-                            f"{describe_op(op)}: concat at channel {off} is not a multiple of C0={self.c0}"
-                        )
-                    self.alias[x] = (root, base + off // self.c0)
-                    off += c
+                    if isinstance(x.owner, (g.ConstantOp, g.FillOp)):
+                        raise PassFailedException(f"{describe_op(op)}: concat of a constant operand is not lowered")
+                    in_place &= off % self.c0 == 0 and not (
+                        x in self.alias or x.owner is None or isinstance(x.owner, Block)
+                        or not isinstance(x.owner, Operation) or isinstance(x.owner, VIEW_OPS)
+                        or any(x is y for y, _ in offs)
+                    )
+                    offs.append((x, off))
+                    off += g.shape_of(x)[1]
+                if in_place:
+                    for x, o in offs:
+                        self.alias[x] = (root, base + o // self.c0)
+                else:  # all operands in their own storage, copied by concat kernels
+                    self.concat_copies[op] = offs
         for op in ops:
             if isinstance(op, VIEW_OPS):
                 src = op.operands[0]
@@ -424,6 +435,8 @@ class GraphToTile:
                 if x not in self.values:
                     raise PassFailedException(f"{describe_op(op)}: operand not lowered")
             self.storage_for(op.output, "NC1HWC0", "concat")
+            if self.concat_copies.get(op):
+                self.concat_copy(op, self.concat_copies[op])
             return
         fn = {
             g.ConvOp: self.conv,
@@ -924,6 +937,80 @@ class GraphToTile:
             body(k, bufs, dst, n, scratch)
             dsto = k.add(k.mul(c1, out.c1stride(c0)), k.mul(band, toh * out.st.wp * c0))
             k.copy(k.at(k.gm(out.st.name), out.origin(c0), dsto), dst, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
+
+    # -- concat of operands not written in place ------------------------------------
+    def concat_copy(self, op: g.ConcatOp, copies: list[tuple[SSAValue, int]]) -> None:
+        """A channel concat whose operands cannot all be written in place (an
+        offset that is not a multiple of C0, a graph input, a view, a value
+        placed in another concat): every operand keeps its own map and two
+        copy kernels build the result. A channel offset inside a C0 slice is a
+        lane shift, and the DMA moves whole 32-byte blocks on the UB side but
+        is byte addressed on the GM side, so the shift happens in GM:
+        `concat_gather` writes every operand slice, pixel by pixel, into a
+        pixel-major scratch S[h*w][Cs] at its channel offset (32-byte bursts
+        with a GM gap; a block spilling past an operand's last channel is
+        overwritten by the next operand's first block, written later on the
+        same pipe; one zero block after the last channel clears the
+        spill into the result's padded lanes); `concat_scatter` reads each
+        result slice back as one 32-byte burst per pixel at channel j*C0
+        (any byte offset in GM) and stores it as an NC1HWC0 slice (with the
+        result's halo). Two kernels because a kernel never reads GM it writes
+        (sync.py does not order GM inside a kernel). Cost: the concat's bytes
+        move twice through UB; in-place concat stays the path for aligned
+        operands."""
+        out = self.values[op.output]
+        _, Ct, H, W = out.shape
+        c0, es = self.c0, self.es
+        srcs = []
+        for x, off in copies:
+            tv = self.values.get(x)
+            if tv is None or tv.layout != "NC1HWC0" or len(tv.shape) != 4 or tuple(tv.shape[2:]) != (H, W):
+                raise PassFailedException(f"{describe_op(op)}: concat operand is not a map in NC1HWC0 (not lowered)")
+            srcs.append((tv, off))
+        n_out = -(-Ct // c0)  # result slices that hold channels
+        cs = (n_out + 1) * c0  # scratch pixel stride (elements): room for a spilled block
+        scratch = Storage(self.fresh("concat_scratch"), layout="ND", elems=H * W * cs, shape=(H * W * cs,))
+        self.storages.append(scratch)
+        cap = self.config.capacity_bytes["ub"] - 4096
+        rows = [r for r in range(1, H + 1) if H % r == 0 and 3 * r * W * c0 * es <= cap]
+        if not rows:
+            raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
+        want = min(H, self.config.cube_cores)  # enough bands for the cores, as large as UB allows
+        toh = max([r for r in rows if H // r >= want] or [min(rows)])
+        nb = H // toh
+        bd = self.cores(nb)
+        n = toh * W * c0
+        # gather: operand slices -> S at their channel offsets
+        k = self.kernel(op, "concat_gather", bd)
+        bufs = [k.alloc("ub", n, "NC1HWC0") for _ in range(2)]
+        sg = k.gm(scratch.name)
+        zero = None
+        if Ct % c0:
+            zero = k.alloc("ub", n, "NC1HWC0")
+            k.emit(t.DupOp(zero, n, 0.0))
+        i = 0
+        with k.tiles(nb, bd) as band:
+            for tv, off in srcs:
+                for sl in range(-(-tv.shape[1] // c0)):
+                    u = bufs[i % 2]
+                    i += 1
+                    src = k.at(k.gm(tv.st.name), tv.origin(c0) + sl * tv.c1stride(c0), k.mul(band, toh * tv.st.wp * c0))
+                    k.copy(u, src, [toh, W * c0], [W * c0, 1], [tv.st.wp * c0, 1])
+                    dst = k.at(sg, off + sl * c0, k.mul(band, toh * W * cs))
+                    k.copy(dst, u, [toh * W, c0], [cs, 1], [c0, 1])
+            if zero is not None:
+                k.copy(k.at(sg, Ct, k.mul(band, toh * W * cs)), zero, [toh * W, c0], [cs, 1], [c0, 1])
+        # scatter: S -> result slices
+        k = self.kernel(op, "concat_scatter", bd)
+        bufs = [k.alloc("ub", n, "NC1HWC0") for _ in range(2)]
+        sg = k.gm(scratch.name)
+        og = k.gm(out.st.name)
+        with k.tiles(nb, bd) as band:
+            for j in range(n_out):
+                u = bufs[j % 2]
+                k.copy(u, k.at(sg, j * c0, k.mul(band, toh * W * cs)), [toh * W, c0], [c0, 1], [cs, 1])
+                dst = k.at(og, out.origin(c0) + j * out.c1stride(c0), k.mul(band, toh * out.st.wp * c0))
+                k.copy(dst, u, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
 
     # -- transpose -----------------------------------------------------------------
     def transpose(self, op: g.TransposeOp) -> None:

@@ -40,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--precision-mode",
         default="must_keep_origin_dtype",
-        help="must_keep_origin_dtype (fp32, default) or force_fp16 (not complete, see docs/LOWERING.md)",
+        help="must_keep_origin_dtype (fp32, default) or force_fp16 (fp16 storage, fp32 accumulation; see docs/LOWERING.md, Precision modes)",
     )
     p.add_argument("--target", default="davinci-910", help="target preset name or config file")
     p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")

@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--precision-mode",
         default="must_keep_origin_dtype",
         choices=["must_keep_origin_dtype", "force_fp16"],
-        help="npu backend: ATC precision mode (force_fp16 is not complete yet, see docs/LOWERING.md)",
+        help="npu backend: ATC precision mode (default must_keep_origin_dtype: the bundled models' shipped constant weights overflow fp16; see docs/LOWERING.md)",
     )
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")

@@ -223,6 +223,44 @@ def test_channel_shuffle_reshape_transpose_reshape(folded):
     assert c.kernels == (5 if folded else 6)  # transdata in/out, 3 convs (+ the shuffle kernel; the add is the residual)
 
 
+@pytest.mark.parametrize(
+    "precision,ca,cb",
+    [
+        ("must_keep_origin_dtype", 12, 17),  # C0 = 8: operands at channels 12 and 15
+        ("force_fp16", 24, 5),  # C0 = 16: operands at channels 24 and 27
+    ],
+)
+def test_concat_at_channel_offsets_inside_a_c0_slice(precision, ca, cb):
+    # concat(a, x, b, d): a with a partial last slice, the graph input x (not
+    # writable in place) and b, d at offsets that are not multiples of C0 (b)
+    # or are (d at 32): the concat is built by the gather/scatter copy kernels
+    # (lanes shifted in GM); the result feeds a padded conv (halo)
+    nodes = [
+        helper.make_node("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "wb"], ["b0"]),
+        helper.make_node("Relu", ["b0"], ["b"]),
+        helper.make_node("Conv", ["x", "wd"], ["d"], pads=[1, 1, 1, 1]),
+        helper.make_node("Concat", ["a", "x", "b", "d"], ["c"], axis=1),
+        helper.make_node("Conv", ["c", "wy"], ["y"], pads=[1, 1, 1, 1]),
+    ]
+    cc = ca + 3 + cb + 8
+    m = _model(
+        nodes,
+        {"wa": _w(ca, 3, 3, 3), "wb": _w(cb, 3, 1, 1), "wd": _w(8, 3, 3, 3), "wy": _w(16, cc, 3, 3, scale=0.1)},
+        [1, 3, 16, 16],
+        [1, 16, 16, 16],
+    )
+    compiled = compile_module(import_model(m, {}, source="test"), precision=precision)
+    assert compiled.kernel_kinds.get("concat_gather") == compiled.kernel_kinds.get("concat_scatter") == 1
+    x = RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    got = run_compiled(compiled, {"x": x}).outputs["y"]
+    want = onnxruntime_outputs(m, {"x": x})["y"]
+    if precision == "force_fp16":
+        _close_normwise(got, want, 5e-3, 1e-3)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 # The light models that compile and simulate fastest (about 10-20 s each with
 # race detection); all nine run in benchmarks/light_models_npu.py (numbers in
 # docs/LOWERING.md).
@@ -295,12 +333,43 @@ def test_force_fp16_lrn_with_padded_last_slice():
     _close_normwise(got, onnxruntime_outputs(m, {"x": x})["y"], 5e-3, 1e-3)
 
 
-def test_force_fp16_squeezenet():
+@pytest.mark.parametrize("name", ["squeezenet", "shufflenet", "resnet50"])
+def test_force_fp16_light_model(name):
+    # calibrated BatchNormalization statistics (zoo.calibrate_batch_norm): with
+    # the random ones resnet50's activations overflow fp16 (logits 1.7e5);
+    # shufflenet's concats put operands at channel 136 (not a multiple of
+    # C0 = 16): the gather/scatter concat kernels; squeezenet has no BN
     from gedialects.zoo import light_model_path, random_inputs, with_random_weights
 
-    model = _with_logits(with_random_weights(onnx.load(str(light_model_path("squeezenet")))))
-    compiled = compile_module(import_model(model, {}, source="squeezenet"), precision="force_fp16")
+    model = _with_logits(with_random_weights(onnx.load(str(light_model_path(name))), calibrate=True))
+    compiled = compile_module(import_model(model, {}, source=name), precision="force_fp16")
+    if name == "shufflenet":
+        assert compiled.kernel_kinds.get("concat_gather", 0) >= 1
     x = random_inputs(model)
     got = run_compiled(compiled, x).outputs
     for k, v in onnxruntime_outputs(model, x).items():
         _close_normwise(got[k], v, 5e-3, 1e-3)
+
+
+def test_calibrated_batch_norm_statistics():
+    # zoo.with_random_weights(calibrate=True): every BN's mean/var are the
+    # statistics of its input (one pass, topological order), deterministic;
+    # the default (random statistics) is unchanged
+    from gedialects.zoo import light_model_path, random_inputs, with_random_weights
+
+    base = onnx.load(str(light_model_path("resnet50")))
+    plain = with_random_weights(base)
+    assert plain.SerializeToString() == with_random_weights(base, calibrate=False).SerializeToString()
+    cal = with_random_weights(base, calibrate=True)
+    assert cal.SerializeToString() == with_random_weights(base, calibrate=True).SerializeToString()
+    x = random_inputs(cal)
+    z_plain = onnxruntime_outputs(_with_logits(plain), x)
+    z_cal = onnxruntime_outputs(_with_logits(cal), x)
+    logits = next(k for k in z_cal if k != "gpu_0/softmax_1")
+    assert np.abs(z_plain[logits]).max() > 1e5  # beyond fp16 (65504)
+    assert np.abs(z_cal[logits]).max() < 100
+    # the first BN normalises its input exactly: its output per channel has mean bias, std ~scale
+    bn = next(n for n in cal.graph.node if n.op_type == "BatchNormalization")
+    inits = {i.name: numpy_helper.to_array(i) for i in cal.graph.initializer}
+    assert np.all(inits[bn.input[4]] > 0) and not np.allclose(inits[bn.input[4]], numpy_helper.to_array(
+        next(i for i in plain.graph.initializer if i.name == bn.input[4])))
