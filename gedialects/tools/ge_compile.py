@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from gedialects.tools.cli import EXIT_OK, UserError, run_cli
+from gedialects.tools.cli import EXIT_OK, UserError, load_module, run_cli
 
 PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
 
@@ -53,30 +53,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="level of the gedialects log messages on stderr (default: warning)",
     )
     return p
-
-
-def _load(path: str, input_shape: str):
-    if not os.path.exists(path):
-        raise UserError(f"{path}: no such file")
-    ext = os.path.splitext(path)[1]
-    if ext == ".onnx":
-        from gedialects.frontend.onnx_import import (
-            import_model,
-            load_model,
-            parse_input_shapes,
-        )
-
-        return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
-    if ext == ".mlir":
-        if input_shape:
-            raise UserError("--input-shape applies to .onnx models only")
-        from gedialects.textual import parse_module
-
-        with open(path) as f:
-            module = parse_module(f.read(), path)
-        module.verify()
-        return module
-    raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx or .mlir)")
 
 
 class Dumper:
@@ -132,7 +108,7 @@ def compile_model(args) -> int:
         raise UserError(f"cannot write '{args.output}': no such directory '{out_dir}'")
     t0 = time.perf_counter()
     dump = Dumper(args.dump_ir)
-    module = _load(args.model, args.input_shape)
+    module = load_module(args.model, args.input_shape)
     dump("import", module)
     compiled = compile_module(
         module,

@@ -21,7 +21,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gedialects.tools.cli import EXIT_OK, EXIT_USER, UserError, run_cli
+from gedialects.tools.cli import (
+    EXIT_OK,
+    EXIT_USER,
+    UserError,
+    load_module,
+    model_path,
+    run_cli,
+)
 
 CHECK_TOLERANCE = {
     # precision mode: (rtol, atol) of --check against onnxruntime
@@ -74,41 +81,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="absolute tolerance of --check (default by precision mode: 1e-5 fp32, 2e-3 force_fp16)",
     )
     return p
-
-
-def model_path(path: str) -> str:
-    """A file path, or the path of the bundled light model of that name."""
-    if os.path.exists(path):
-        return path
-    from gedialects.zoo import LIGHT_MODELS, light_model_path
-
-    if path not in LIGHT_MODELS:
-        raise UserError(f"{path}: no such file (nor a bundled model: {', '.join(LIGHT_MODELS)})")
-    return str(light_model_path(path))
-
-
-def load_module(path: str, input_shape: str):
-    """The graph-dialect module of a .onnx or .mlir file."""
-    path = model_path(path)
-    ext = os.path.splitext(path)[1]
-    if ext == ".onnx":
-        from gedialects.frontend.onnx_import import (
-            import_model,
-            load_model,
-            parse_input_shapes,
-        )
-
-        return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
-    if ext == ".mlir":
-        if input_shape:
-            raise UserError("--input-shape applies to .onnx models only")
-        from gedialects.textual import parse_module
-
-        with open(path) as f:
-            module = parse_module(f.read(), path)
-        module.verify()
-        return module
-    raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx or .mlir)")
 
 
 def make_inputs(fn, given: dict[str, np.ndarray] | None, seed: int) -> dict[str, np.ndarray]:
