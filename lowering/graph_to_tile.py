@@ -54,6 +54,9 @@ from gedialects.graph.tensors import attr_array, resource_attr
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
 
+CUBE_CHANNELS = 16
+"""Output channels the cube writes per fractal column (N0)."""
+
 PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
 Index = int | SSAValue
 
@@ -295,10 +298,14 @@ class GraphToTile:
                 off = 0
                 root, base = self.alias.get(op.output, (op.output, 0))
                 offs, in_place = [], True
-                for x in op.inputs:
+                for i, x in enumerate(op.inputs):
                     if isinstance(x.owner, (g.ConstantOp, g.FillOp)):
                         raise PassFailedException(f"{describe_op(op)}: concat of a constant operand is not lowered")
-                    in_place &= off % self.c0 == 0 and not (
+                    # A cube producer stores whole 16-channel fractal columns:
+                    # an operand that ends inside one would spill into the next
+                    # operand's channels, so only the last may be ragged.
+                    ragged = g.shape_of(x)[1] % CUBE_CHANNELS != 0 and i < len(op.inputs) - 1
+                    in_place &= off % self.c0 == 0 and not ragged and not (
                         x in self.alias or x.owner is None or isinstance(x.owner, Block)
                         or not isinstance(x.owner, Operation) or isinstance(x.owner, VIEW_OPS)
                         or any(x is y for y, _ in offs)

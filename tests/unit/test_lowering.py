@@ -261,6 +261,24 @@ def test_concat_at_channel_offsets_inside_a_c0_slice(precision, ca, cb):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_concat_of_a_ragged_conv_output_is_not_written_in_place(first):
+    # a has 8 channels: aligned for fp32 (C0 = 8), but its conv stores a whole
+    # 16-channel fractal column, which in place would spill into b's channels
+    # whenever b's kernel runs first
+    na = helper.make_node("Conv", ["x", "wa"], ["a"])
+    nb = helper.make_node("Conv", ["x", "wb"], ["b"])
+    nodes = [na, nb] if first == "a" else [nb, na]
+    m = _model(
+        nodes + [helper.make_node("Concat", ["a", "b"], ["y"], axis=1)],
+        {"wa": _w(8, 16, 1, 1), "wb": _w(16, 16, 1, 1)},
+        [1, 16, 4, 16],
+        [1, 24, 4, 16],
+    )
+    compiled = _check(m, (1, 16, 4, 16))
+    assert compiled.kernel_kinds.get("concat_gather") == 1
+
+
 # The light models that compile and simulate fastest (about 10-20 s each with
 # race detection); all nine run in benchmarks/light_models_npu.py (numbers in
 # docs/LOWERING.md).

@@ -1,0 +1,173 @@
+// Channel concat in convert-graph-to-tile: in place when every operand sits
+// at a channel offset that is a multiple of C0 and is produced by a kernel,
+// otherwise two copy kernels through a pixel-major GM scratch S[h*w][Cs]
+// (Cs = (slices + 1) * C0): `concat_gather` stores every operand slice at its
+// channel offset in S (one zero block after the last channel when the
+// channels do not fill the last slice), `concat_scatter` reads every result
+// slice j back at channel j*C0 and stores it as an NC1HWC0 slice.
+// fp32: C0 = 8; force_fp16: C0 = 16 (an offset of 8 is aligned in fp32 only).
+// RUN: ge-opt %s --split-input-file -p convert-graph-to-tile | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=force_fp16}' | filecheck %s --check-prefix=FP16
+
+// 12 + 3 + 8 channels: operands at channels 0, 12, 15 (not multiples of C0
+// in either mode). Every conv keeps its own map; the 23 channels do not fill
+// the last slice, so a zero block goes to channel 23 of S.
+// fp32: 3 result slices, Cs = 32, S = 4*16 pixels * 32 = 2048 elements.
+// fp16: 2 result slices, Cs = 48, S = 64 * 48 = 3072 elements.
+
+// CHECK-LABEL: tile.program "concat_unaligned"
+// CHECK-DAG:   tile.tensor {name = "[[A:conv]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[B:conv_1]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[C:conv_2]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[CAT:concat]]", kind = "internal", {{.*}}type = tensor<1x4x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[S:concat_scratch]]", kind = "internal", {{.*}}type = tensor<2048xf32>, layout = "ND"}
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22ca\22)"
+// CHECK:         tile.gm {tensor = "[[A]]"}
+// CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22cb\22)"
+// CHECK:         tile.gm {tensor = "[[B]]"}
+// CHECK:       tile.kernel "k3_conv" attributes {kind = "conv", source = "graph.conv at loc(\22cc\22)"
+// CHECK:         tile.gm {tensor = "[[C]]"}
+// CHECK-LABEL: tile.kernel "k4_concat_gather"
+// CHECK-SAME:    kind = "concat_gather", source = "graph.concat at loc(\22cat\22)"
+// CHECK:         %[[SG:.*]] = tile.gm {tensor = "[[S]]"} : !tile.ref<gm, f32>
+// CHECK:         %[[ZERO:.*]] = tile.alloc {{{.*}}} : !tile.ref<ub, f32>
+// CHECK-NEXT:    tile.dup %[[ZERO]] {{{.*}}value = 0.0
+// CHECK:         scf.for
+// CHECK:           tile.gm {tensor = "[[A]]"}
+// CHECK:           %[[D0:.*]] = tile.at %[[SG]] + %{{.*}} {offset = 0 : i64}
+// CHECK-NEXT:      tile.copy %[[D0]], %{{.*}} {shape = array<i64: 16, 8>, dst_strides = array<i64: 32, 1>, src_strides = array<i64: 8, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+// CHECK:           tile.gm {tensor = "[[A]]"}
+// CHECK:           %[[D1:.*]] = tile.at %[[SG]] + %{{.*}} {offset = 8 : i64}
+// CHECK-NEXT:      tile.copy %[[D1]]
+// CHECK:           tile.gm {tensor = "[[B]]"}
+// CHECK:           %[[D2:.*]] = tile.at %[[SG]] + %{{.*}} {offset = 12 : i64}
+// CHECK-NEXT:      tile.copy %[[D2]]
+// CHECK:           tile.gm {tensor = "[[C]]"}
+// CHECK:           %[[D3:.*]] = tile.at %[[SG]] + %{{.*}} {offset = 15 : i64}
+// CHECK-NEXT:      tile.copy %[[D3]]
+// CHECK:           %[[D4:.*]] = tile.at %[[SG]] + %{{.*}} {offset = 23 : i64}
+// CHECK-NEXT:      tile.copy %[[D4]], %[[ZERO]]
+// CHECK-NOT:       tile.gm {tensor = "[[CAT]]"}
+// CHECK-LABEL: tile.kernel "k5_concat_scatter"
+// CHECK-SAME:    kind = "concat_scatter", source = "graph.concat at loc(\22cat\22)"
+// CHECK:         %[[SS:.*]] = tile.gm {tensor = "[[S]]"}
+// CHECK:         %[[OUT:.*]] = tile.gm {tensor = "[[CAT]]"}
+// CHECK:         scf.for
+// CHECK:           tile.at %[[SS]] + %{{.*}} {offset = 0 : i64}
+// CHECK-NEXT:      tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 16, 8>, dst_strides = array<i64: 8, 1>, src_strides = array<i64: 32, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK:           tile.at %[[OUT]] + %{{.*}} {offset = 0 : i64}
+// CHECK:           tile.at %[[SS]] + %{{.*}} {offset = 8 : i64}
+// CHECK:           tile.at %[[OUT]] + %{{.*}} {offset = 512 : i64}
+// CHECK:           tile.at %[[SS]] + %{{.*}} {offset = 16 : i64}
+// CHECK:           tile.at %[[OUT]] + %{{.*}} {offset = 1024 : i64}
+// CHECK-NOT:       tile.at %[[SS]]
+// CHECK-LABEL: tile.kernel "k6_transdata"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+
+// FP16-LABEL: tile.program "concat_unaligned" attributes {ge.precision_mode = "force_fp16"
+// FP16-DAG:   tile.tensor {name = "[[A:conv]]", kind = "internal", {{.*}}type = tensor<1x1x4x16x16xf16>, layout = "NC1HWC0"}
+// FP16-DAG:   tile.tensor {name = "[[CAT:concat]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x16xf16>, layout = "NC1HWC0"}
+// FP16-DAG:   tile.tensor {name = "[[S:concat_scratch]]", kind = "internal", {{.*}}type = tensor<3072xf16>, layout = "ND"}
+// FP16-LABEL: tile.kernel "k4_concat_gather"
+// FP16:         %[[SG:.*]] = tile.gm {tensor = "[[S]]"} : !tile.ref<gm, f16>
+// FP16:         tile.dup {{.*}} : !tile.ref<ub, f16>
+// FP16:         tile.gm {tensor = "[[A]]"}
+// FP16:         tile.at %[[SG]] + %{{.*}} {offset = 0 : i64}
+// FP16-NEXT:    tile.copy {{.*}} {shape = array<i64: 16, 16>, dst_strides = array<i64: 48, 1>, src_strides = array<i64: 16, 1>} : !tile.ref<gm, f16>, !tile.ref<ub, f16>
+// FP16:         tile.at %[[SG]] + %{{.*}} {offset = 12 : i64}
+// FP16:         tile.at %[[SG]] + %{{.*}} {offset = 15 : i64}
+// FP16:         tile.at %[[SG]] + %{{.*}} {offset = 23 : i64}
+// FP16-LABEL: tile.kernel "k5_concat_scatter"
+// FP16:         %[[SS:.*]] = tile.gm {tensor = "[[S]]"}
+// FP16:         %[[OUT:.*]] = tile.gm {tensor = "[[CAT]]"}
+// FP16:         tile.at %[[SS]] + %{{.*}} {offset = 0 : i64}
+// FP16:         tile.at %[[OUT]] + %{{.*}} {offset = 0 : i64}
+// FP16:         tile.at %[[SS]] + %{{.*}} {offset = 16 : i64}
+// FP16:         tile.at %[[OUT]] + %{{.*}} {offset = 1024 : i64}
+// FP16-NOT:     tile.at %[[SS]]
+// FP16-LABEL: tile.kernel "k6_transdata"
+func.func @concat_unaligned(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tensor<1x23x4x16xf32> {ge.name = "y"}) {
+  %w1 = graph.fill 0.5 : tensor<12x16x1x1xf32>
+  %w2 = graph.fill 0.25 : tensor<3x16x1x1xf32>
+  %w3 = graph.fill 0.125 : tensor<8x16x1x1xf32>
+  %a = graph.conv %x, %w1 : tensor<1x16x4x16xf32>, tensor<12x16x1x1xf32> -> tensor<1x12x4x16xf32> loc("ca")
+  %b = graph.conv %x, %w2 : tensor<1x16x4x16xf32>, tensor<3x16x1x1xf32> -> tensor<1x3x4x16xf32> loc("cb")
+  %c = graph.conv %x, %w3 : tensor<1x16x4x16xf32>, tensor<8x16x1x1xf32> -> tensor<1x8x4x16xf32> loc("cc")
+  %y = graph.concat %a, %b, %c {axis = 1 : i64} : (tensor<1x12x4x16xf32>, tensor<1x3x4x16xf32>, tensor<1x8x4x16xf32>) -> tensor<1x23x4x16xf32> loc("cat")
+  func.return %y : tensor<1x23x4x16xf32>
+}
+
+// -----
+
+// 16 + 8 channels: operands at channels 0 and 16, aligned in both modes, and
+// only the last operand ends inside a 16-channel fractal column, so the concat
+// is a view: both convs store into one map (fp32: C1 slices of 4*16*8 = 512
+// elements, b at slice 2 = offset 1024; fp16: one slice of 4*16*16 = 1024,
+// b at slice 1), no scratch, no copy kernel. (With 8 + 16 the 8-channel conv
+// would store a whole 16-channel column into the other operand's channels:
+// test_lowering.py checks that such a concat is copied.)
+
+// CHECK-LABEL: tile.program "concat_aligned"
+// CHECK-DAG:   tile.tensor {name = "[[CAT:conv]]", kind = "internal", {{.*}}type = tensor<1x4x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-NOT:   concat_scratch
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22ca\22)"
+// CHECK:         %[[G1:.*]] = tile.gm {tensor = "[[CAT]]"}
+// CHECK:         tile.at %[[G1]] + %{{.*}} {offset = 0 : i64}
+// CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22cb\22)"
+// CHECK:         %[[G2:.*]] = tile.gm {tensor = "[[CAT]]"}
+// CHECK:         tile.at %[[G2]] + %{{.*}} {offset = 1024 : i64}
+// CHECK-NOT:   tile.kernel {{.*}}concat
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+// CHECK-NOT:   tile.kernel
+
+// FP16-LABEL: tile.program "concat_aligned"
+// FP16-DAG:   tile.tensor {name = "[[CAT:conv]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x16xf16>, layout = "NC1HWC0"}
+// FP16-NOT:   concat_scratch
+// FP16:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22cb\22)"
+// FP16:         %[[G2:.*]] = tile.gm {tensor = "[[CAT]]"}
+// FP16:         tile.at %[[G2]] + %{{.*}} {offset = 1024 : i64}
+// FP16-NOT:   tile.kernel {{.*}}concat
+
+func.func @concat_aligned(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tensor<1x24x4x16xf32> {ge.name = "y"}) {
+  %w1 = graph.fill 0.5 : tensor<16x16x1x1xf32>
+  %w2 = graph.fill 0.25 : tensor<8x16x1x1xf32>
+  %a = graph.conv %x, %w1 : tensor<1x16x4x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x4x16xf32> loc("ca")
+  %b = graph.conv %x, %w2 : tensor<1x16x4x16xf32>, tensor<8x16x1x1xf32> -> tensor<1x8x4x16xf32> loc("cb")
+  %y = graph.concat %a, %b {axis = 1 : i64} : (tensor<1x16x4x16xf32>, tensor<1x8x4x16xf32>) -> tensor<1x24x4x16xf32> loc("cat")
+  func.return %y : tensor<1x24x4x16xf32>
+}
+
+// -----
+
+// A graph input as operand (channels 0 and 16, aligned in both modes): the
+// input's map is the transdata's, not written by a kernel into the concat,
+// so copy kernels all the same. 32 channels fill whole slices: no zero block.
+
+// CHECK-LABEL: tile.program "concat_input"
+// CHECK-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[A:conv]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[S:concat_scratch]]", kind = "internal", {{.*}}type = tensor<2560xf32>, layout = "ND"}
+// CHECK-LABEL: tile.kernel "k2_concat_gather"
+// CHECK:         %[[SG:.*]] = tile.gm {tensor = "[[S]]"}
+// CHECK-NOT:     tile.dup
+// CHECK:         tile.gm {tensor = "[[IN]]"}
+// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 0 : i64}
+// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 8 : i64}
+// CHECK:         tile.gm {tensor = "[[A]]"}
+// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 16 : i64}
+// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 24 : i64}
+// CHECK-NOT:     tile.at %[[SG]]
+// CHECK-LABEL: tile.kernel "k3_concat_scatter"
+
+// FP16-LABEL: tile.program "concat_input"
+// FP16-LABEL: tile.kernel "k2_concat_gather"
+// FP16-NOT:     tile.dup
+// FP16:         tile.gm {tensor = "input_5hd"}
+// FP16-LABEL: tile.kernel "k3_concat_scatter"
+func.func @concat_input(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tensor<1x32x4x16xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
+  %a = graph.conv %x, %w : tensor<1x16x4x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x4x16xf32> loc("ca")
+  %y = graph.concat %x, %a {axis = 1 : i64} : (tensor<1x16x4x16xf32>, tensor<1x16x4x16xf32>) -> tensor<1x32x4x16xf32> loc("cat")
+  func.return %y : tensor<1x32x4x16xf32>
+}
