@@ -18,7 +18,6 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 from xdsl.builder import Builder
-from xdsl.rewriter import InsertPoint
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -35,14 +34,16 @@ from xdsl.dialects.builtin import (
     f64,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
 
 from gedialects.frontend.errors import FrontendError, NotConstantError
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
+from gedialects.graph.constants import materialize
 from gedialects.graph.ops import int_array
 from gedialects.graph.shapes import DYN, ShapeError
-from gedialects.graph.tensors import constant_attr, element_type, numpy_dtype
+from gedialects.graph.tensors import element_type, numpy_dtype
 from gedialects.location import name_loc
 
 FOLD_LIMIT = 4096
@@ -202,12 +203,7 @@ class _Importer:
 
     def _materialize(self, name: str, array: np.ndarray) -> SSAValue:
         assert self.builder is not None
-        if array.size > 1 and (not any(array.strides) or np.all(array == array.flat[0])):
-            op: Operation = g.FillOp(array.flat[0].item(), TensorType(element_type(array.dtype), array.shape))
-        else:
-            op = g.ConstantOp(constant_attr(name, array))
-        op.location = name_loc(name)
-        return self.builder.insert(op).results[0]
+        return self.builder.insert(materialize(array, name, name_loc(name))).results[0]
 
     def const(self, name: str, what: str) -> np.ndarray:
         if name not in self.consts:

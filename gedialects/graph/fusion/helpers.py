@@ -18,8 +18,8 @@ from xdsl.irdl import OptOperandDef, VarOperandDef
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
+from gedialects.graph.constants import constant_value
 from gedialects.graph.tensors import is_float
-from gedialects.graph.transforms.canonicalize import constant_value
 from gedialects.location import describe_op, node_name
 
 from .registry import OTHER_USERS, UNKNOWN_OP, UNSUPPORTED_ATTRIBUTE, Miss

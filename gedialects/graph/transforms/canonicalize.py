@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -27,8 +27,11 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
+from gedialects.graph.constants import constant_value, materialize
 from gedialects.graph.interpreter import evaluate
-from gedialects.graph.tensors import SMALL_CONSTANT_ELEMENTS, constant_attr, element_type, numpy_dtype
+from gedialects.graph.tensors import (
+    SMALL_CONSTANT_ELEMENTS,
+)
 from gedialects.location import describe_op, node_name
 
 log = logging.getLogger("gedialects.canonicalize")
@@ -37,30 +40,6 @@ FOLD_MAX_ELEMENTS = 1 << 24
 """Larger constant results are left unfolded (they would dwarf the IR)."""
 
 _VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp)
-
-
-def constant_value(value: SSAValue) -> np.ndarray | None:
-    """The array of a value defined by graph.constant / graph.fill, else None."""
-    op = value.owner
-    if isinstance(op, g.FillOp):
-        shape = g.shape_of(op.output)
-        dtype = g.element_type_of(op.output)
-        # A zero-stride view: folding a splat costs no memory.
-        return np.broadcast_to(np.asarray(op.value.value.data, dtype=numpy_dtype(dtype)), shape)
-    if isinstance(op, g.ConstantOp):
-        return evaluate(op, [])[0]
-    return None
-
-
-def materialize(array: np.ndarray, name: str, location) -> Operation:
-    """A graph.fill for a splat, else a graph.constant."""
-    array = np.asarray(array)
-    if array.size > 1 and np.all(array == array.flat[0]):
-        op: Operation = g.FillOp(array.flat[0].item(), builtin.TensorType(element_type(array.dtype), array.shape))
-    else:
-        op = g.ConstantOp(constant_attr(name, np.ascontiguousarray(array)))
-    op.location = location
-    return op
 
 
 class FoldConstantOp(RewritePattern):

@@ -15,8 +15,8 @@ from xdsl.ir import Operation, SSAValue
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
+from gedialects.graph.constants import constant_value, materialize
 from gedialects.graph.tensors import numpy_dtype
-from gedialects.graph.transforms.canonicalize import constant_value, materialize
 from gedialects.location import node_name
 
 from ..helpers import (
