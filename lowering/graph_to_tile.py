@@ -33,7 +33,6 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    Float16Type,
     Float32Type,
     IndexType,
     IntegerAttr,
@@ -536,7 +535,6 @@ class GraphToTile:
             summary["graph_arena_size"] = mem.arena_size(self.fn)
             mem.record_function(self.prog, summary)  # type: ignore[arg-type]
             off = int(summary["arena_size"])
-        dt = np.float16 if self.fp16 else np.float32
 
         def take(nbytes: int) -> int:
             nonlocal off

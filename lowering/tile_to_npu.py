@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
