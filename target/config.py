@@ -143,11 +143,11 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
     if unknown:
         raise ConfigError(f"{path}: unknown keys {sorted(unknown)}")
     cores = _require(data, "cores", path)
-    align = _positive_table(
-        _require(data, "alignment_bytes", path),
-        [s.value for s in MemSpace],
-        f"{path}: alignment_bytes",
-    )
+
+    def table(key: str, keys, *, extra_ok: bool = False) -> dict:
+        return _positive_table(_require(data, key, path), keys, f"{path}: {key}", extra_ok=extra_ok)
+
+    align = table("alignment_bytes", [s.value for s in MemSpace])
     for space in MemSpace:
         # A target may demand more than the ISA, never less: the verifier
         # already accepted programs aligned to the ISA's numbers.
@@ -161,12 +161,6 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
     for key, value in (("hbm_bytes_per_cycle", hbm), ("clock_mhz", clock)):
         if not isinstance(value, (int, float)) or value <= 0:
             raise ConfigError(f"{path}: {key} must be a positive number")
-    vector = _positive_table(
-        _require(data, "vector_cycles_per_repeat", path),
-        ["default"],
-        f"{path}: vector_cycles_per_repeat",
-        extra_ok=True,
-    )
     return TargetConfig(
         name=str(_require(data, "name", path)),
         description=str(data.get("description", "")),
@@ -174,37 +168,15 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
         cube_cores=_core_count(cores, "cube", path),
         vector_cores=_core_count(cores, "vector", path),
         coupled=bool(cores.get("coupled", True)),
-        capacity_bytes=MappingProxyType(
-            _positive_table(
-                _require(data, "capacity_bytes", path),
-                ON_CHIP,
-                f"{path}: capacity_bytes",
-            )
-        ),
+        capacity_bytes=MappingProxyType(table("capacity_bytes", ON_CHIP)),
         alignment_bytes=MappingProxyType(align),
-        dma_bytes_per_cycle=MappingProxyType(
-            _positive_table(
-                _require(data, "dma_bytes_per_cycle", path),
-                DMA_KEYS,
-                f"{path}: dma_bytes_per_cycle",
-            )
-        ),
+        dma_bytes_per_cycle=MappingProxyType(table("dma_bytes_per_cycle", DMA_KEYS)),
         hbm_bytes_per_cycle=float(hbm),
-        latency_cycles=MappingProxyType(
-            _positive_table(
-                _require(data, "latency_cycles", path),
-                LATENCY_KEYS,
-                f"{path}: latency_cycles",
-            )
+        latency_cycles=MappingProxyType(table("latency_cycles", LATENCY_KEYS)),
+        cube_fractals_per_cycle=MappingProxyType(table("cube_fractals_per_cycle", ["f16", "f32"])),
+        vector_cycles_per_repeat=MappingProxyType(
+            table("vector_cycles_per_repeat", ["default"], extra_ok=True)
         ),
-        cube_fractals_per_cycle=MappingProxyType(
-            _positive_table(
-                _require(data, "cube_fractals_per_cycle", path),
-                ["f16", "f32"],
-                f"{path}: cube_fractals_per_cycle",
-            )
-        ),
-        vector_cycles_per_repeat=MappingProxyType(vector),
         path=path,
     )
 
