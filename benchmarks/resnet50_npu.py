@@ -1,7 +1,7 @@
 """ResNet-50 (light model, random weights) on the simulated NPU vs onnxruntime.
 
     python benchmarks/resnet50_npu.py [--model resnet50] [--target davinci-910]
-        [--precision-mode must_keep_origin_dtype]
+        [--precision-mode force_fp16|must_keep_origin_dtype]
 
 Prints, fused and unfused (graph-fuse off): simulated cycles and time, GM
 bytes moved, cube utilisation (cube busy / (cycles x cores) over the whole
@@ -20,7 +20,7 @@ import onnx
 
 from gedialects.frontend.onnx_import import import_model
 from gedialects.zoo import light_model_path, random_inputs, with_random_weights
-from lowering.pipeline import compile_module
+from lowering.pipeline import DEFAULT_PRECISION, compile_module
 from target.assembler import assemble
 from target.simulator import simulate
 
@@ -54,7 +54,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="resnet50")
     ap.add_argument("--target", default="davinci-910")
-    ap.add_argument("--precision-mode", default="must_keep_origin_dtype")
+    ap.add_argument("--precision-mode", default=DEFAULT_PRECISION)
     args = ap.parse_args()
     model = with_random_weights(onnx.load(str(light_model_path(args.model))))
     inputs = random_inputs(model)

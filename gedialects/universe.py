@@ -46,6 +46,12 @@ def _tile_dialect():
     return Tile
 
 
+def _assign_layouts():
+    from lowering.assign_layouts import AssignLayoutsPass
+
+    return AssignLayoutsPass
+
+
 def _convert_graph_to_tile():
     from lowering.graph_to_tile import ConvertGraphToTilePass
 
@@ -92,6 +98,7 @@ GE_UNIVERSE = Universe(
         "graph-canonicalize": _graph_canonicalize,
         "graph-fuse": _graph_fuse,
         "graph-plan-memory": _graph_plan_memory,
+        "assign-layouts": _assign_layouts,
         "convert-graph-to-tile": _convert_graph_to_tile,
         "convert-tile-to-npu": _convert_tile_to_npu,
         "ge-graph-opt": _ge_graph_opt,

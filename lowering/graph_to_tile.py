@@ -52,11 +52,15 @@ from gedialects.graph.interpreter import input_names, output_names
 from gedialects.graph.tensors import attr_array, resource_attr
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
+from lowering.assign_layouts import assign_layouts, format_of, is_annotated
+from lowering.fp16_scaling import calibrate, plan_scales
 
 CUBE_CHANNELS = 16
 """Output channels the cube writes per fractal column (N0)."""
 
 PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
+DEFAULT_PRECISION = "force_fp16"
+"""ATC's default on inference parts: the cube reads fp16 and accumulates fp32."""
 Index = int | SSAValue
 
 
@@ -225,7 +229,7 @@ VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.IdentityOp, g.SqueezeOp, g.UnsqueezeOp)
 
 
 class GraphToTile:
-    def __init__(self, fn: func.FuncOp, precision: str, config, name: str = "main"):
+    def __init__(self, fn: func.FuncOp, precision: str, config, name: str = "main", calibration=None):
         if precision not in PRECISION_MODES:
             raise PassFailedException(f"unknown precision mode '{precision}' (expected {', '.join(PRECISION_MODES)})")
         self.fn = fn
@@ -242,6 +246,8 @@ class GraphToTile:
         self.stats = Stats()
         self.nonneg: set[SSAValue] = set()
         self.folded: set[Operation] = set()  # ops lowered as part of another (shuffle folded into a conv)
+        self.scales: dict[SSAValue, float] = {}  # force_fp16: stored value = value / scale (fp16_scaling.py)
+        self.calibration = calibration
         self._names: set[str] = set()
 
     # -- helpers ---------------------------------------------------------
@@ -262,6 +268,8 @@ class GraphToTile:
         k.attributes["source"] = StringAttr(where)
         if isinstance(absorbed, ArrayAttr):
             k.attributes["absorbed"] = absorbed
+        if op is not None and op.results and self.sc(op.results[0]) != 1.0:
+            k.attributes["scale_exp"] = IntegerAttr(int(math.log2(self.sc(op.results[0]))), i64)
         self.prog.body.block.add_op(k)
         self.stats.kernels += 1
         self.stats.ops[kind] = self.stats.ops.get(kind, 0) + 1
@@ -272,6 +280,10 @@ class GraphToTile:
         dt = np.float16 if self.fp16 else np.float32
         self.consts[name] = np.ascontiguousarray(array, dtype=dt)
         return name
+
+    def sc(self, v: SSAValue) -> float:
+        """The power of two v is stored divided by (1 outside force_fp16)."""
+        return self.scales.get(v, 1.0)
 
     def cores(self, count: int) -> int:
         return max(1, min(count, self.config.cube_cores))
@@ -345,7 +357,7 @@ class GraphToTile:
                 self.nonneg.add(op.results[0])
             elif isinstance(op, g.ConcatOp) and all(x in self.nonneg for x in op.inputs):
                 self.nonneg.add(op.results[0])
-            elif isinstance(op, VIEW_OPS + (g.TransposeOp,)) and op.operands[0] in self.nonneg:
+            elif isinstance(op, VIEW_OPS + (g.TransposeOp, g.TransDataOp)) and op.operands[0] in self.nonneg:
                 self.nonneg.add(op.results[0])
         self.outputs = {}
         ret = self.fn.body.block.last_op
@@ -413,20 +425,22 @@ class GraphToTile:
 
     # -- program -----------------------------------------------------------
     def run(self) -> t.ProgramOp:
+        if not is_annotated(self.fn):
+            assign_layouts(self.fn)
         self.plan()
+        if self.fp16:
+            self.scales = plan_scales(self.fn, calibrate(self.fn, self.calibration))
         for name, arg in zip(input_names(self.fn), self.fn.args):
             shape = g.shape_of(arg)
             st = Storage(name, kind="input", layout="ND", elems=math.prod(shape), shape=shape)
             st.ttype = arg.type
             self.storages.append(st)
-            tv = TV(st, 0, "NCHW" if len(shape) == 4 else "ND", shape)
-            if len(shape) == 4:
-                tv = self.transdata_in(arg, tv)
-            elif self.fp16:
+            if len(shape) != 4 and self.fp16:
                 raise PassFailedException("force_fp16: 2-D graph inputs need a cast kernel (not implemented)")
-            self.values[arg] = tv
+            self.values[arg] = TV(st, 0, "NCHW" if len(shape) == 4 else "ND", shape)
         for op in self.fn.body.block.ops:
             self.lower(op)
+            self.check_format(op)
         self.finish_outputs()
         self.place()
         return self.prog
@@ -436,6 +450,8 @@ class GraphToTile:
             return
         if isinstance(op, VIEW_OPS):
             return self.view(op)
+        if isinstance(op, g.TransDataOp):
+            return self.transdata(op)
         if isinstance(op, g.ConcatOp):
             for x in op.inputs:
                 if x not in self.values:
@@ -466,39 +482,58 @@ class GraphToTile:
             raise PassFailedException(f"{describe_op(op)}: no lowering to the tile dialect for {op.name}")
         fn(op)
 
+    def check_format(self, op: Operation) -> None:
+        """What the kernels built must agree with what assign-layouts chose."""
+        want = format_of(op)
+        if want is None or not op.results or op.results[0] not in self.values:
+            return
+        got = self.values[op.results[0]].layout
+        if not g.same_format(got, want):
+            raise PassFailedException(f"{describe_op(op)}: assign-layouts chose {want}, the lowering produced {got}")
+
     def finish_outputs(self) -> None:
+        """Graph outputs are fp32 in their logical order. Written in place by
+        their kernel (fp32), or cast from fp16 here. assign-layouts has put a
+        transdata before every output not already in its logical order."""
         ret = self.fn.body.block.last_op
         for name, v in zip(output_names(self.fn), ret.operands):
             tv = self.values[v]
-            if tv.st.name == name and tv.st.kind == "output" and not self.fp16:
-                tv.st.ttype = v.type
+            if tv.st.name == name and tv.st.kind == "output":
+                tv.st.ttype = tv.st.ttype or v.type
                 continue
-            if tv.layout == "ND" and self.fp16 and (tv.st.layout == "ND" or not any(tv.st.halo)):
-                self.cast_out(name, v, tv)
+            flat = tv.layout == "ND" or tv.layout == "NC1HWC0" and tv.shape[2] * tv.shape[3] == 1
+            if flat and (tv.st.layout == "ND" or not any(tv.st.halo)):
+                self.copy_out(name, v, tv)
                 continue
-            if tv.layout != "NC1HWC0" or len(tv.shape) != 4:
-                raise PassFailedException(f"output '{name}' is not produced in place (ND copy kernel not implemented)")
-            self.transdata_out(name, v, tv)
+            raise PassFailedException(
+                f"output '{name}' is held in {tv.layout}, not its logical order (assign-layouts puts a transdata here)")
 
-    def cast_out(self, name: str, v: SSAValue, x: TV) -> None:
-        """An ND fp16 value -> fp32 graph output: GM -> UB, vconv, UB -> GM in
-        chunks (16-element padding stays in the tensors' slack)."""
+    def copy_out(self, name: str, v: SSAValue, x: TV) -> None:
+        """A contiguous value -> fp32 graph output: GM -> UB, vconv from fp16,
+        UB -> GM in chunks (16-element padding stays in the tensors' slack).
+        In fp32, a plain copy: for a [1,C,1,1] map whose kernel writes whole
+        16-channel fractals, more than the output's C values."""
         n = math.prod(x.shape)
         st = Storage(name, kind="output", layout="ND", elems=n, shape=x.shape)
         st.ttype = v.type
         self.storages.append(st)
         npad = -(-n // 16) * 16
         chunk = min(npad, 8192)
-        k = self.kernel(None, "cast", 1)
-        k.kernel.attributes["source"] = StringAttr(f"output '{name}' f16 -> f32")
-        u16 = k.alloc("ub", chunk, "ND", buffers=2)
+        k = self.kernel(None, "cast" if self.fp16 else "copy", 1)
+        k.kernel.attributes["source"] = StringAttr(f"output '{name}'" + (" f16 -> f32" if self.fp16 else ""))
+        u16 = k.alloc("ub", chunk, "ND", buffers=2) if self.fp16 else None
         u32 = k.alloc("ub", chunk, "ND", buffers=2, elem=f32)
         xg, og = k.gm(x.st.name), k.gm(name, f32)
         x0 = x.origin(self.c0) if x.st.layout == "NC1HWC0" else 0
         for c in range(0, npad, chunk):
             m = min(chunk, npad - c)
-            k.copy(u16, k.at(xg, x0 + c), [m], [1], [1])
-            k.emit(t.CastOp(u32, u16, m))
+            if u16 is None:
+                k.copy(u32, k.at(xg, x0 + c), [m], [1], [1])
+            else:
+                k.copy(u16, k.at(xg, x0 + c), [m], [1], [1])
+                k.emit(t.CastOp(u32, u16, m))
+                if self.sc(v) != 1.0:  # force_fp16 range scaling undone in fp32
+                    k.vec("muls", u32, [u32], [m], [[1], [1]], self.sc(v))
             k.copy(k.at(og, c), u32, [m], [1], [1])
 
     def place(self) -> None:
@@ -570,7 +605,17 @@ class GraphToTile:
 
     # ================================================================ kernels
 
-    def transdata_in(self, arg: SSAValue, src: TV) -> TV:
+    def transdata(self, op: g.TransDataOp) -> None:
+        src, dst = op.src_format.data, op.dst_format.data
+        x = self.values[op.input]
+        if src == "NCHW" and dst == "NC1HWC0" and x.st.kind == "input":
+            return self.transdata_in(op, x)
+        if src in ("NC1HWC0", "FLAT_NC1HWC0") and dst in g.ROW_MAJOR:
+            return self.transdata_out(op, getattr(x, "flat_src", x))
+        raise PassFailedException(f"{describe_op(op)}: transdata {src} -> {dst} is not lowered "
+                                  "(NCHW graph inputs -> NC1HWC0 and NC1HWC0 -> NCHW are)")
+
+    def transdata_in(self, op: g.TransDataOp, src: TV) -> None:
         """NCHW fp32 input -> NC1HWC0 on the cube: C = I x B, B = 16 channels
         x Kc pixels gathered row by row (ZN fractals are channel-major)."""
         n, c, h, w = src.shape
@@ -583,12 +628,11 @@ class GraphToTile:
                 kc = cand
         if not kc:
             raise PassFailedException(f"input transdata: width {w} has no multiple-of-16 divisor")
-        dst = self.storage_for(arg, "NC1HWC0", "input_5hd")
+        dst = self.storage_for(op.output, "NC1HWC0", "input_5hd")
         self.stats.transdata += 1
         tiles = h * (w // kc)
         bd = self.cores(tiles)
-        k = self.kernel(None, "transdata", bd)
-        k.kernel.attributes["source"] = StringAttr(f"input '{src.st.name}' NCHW -> NC1HWC0")
+        k = self.kernel(op, "transdata", bd)
         f32e = f32
         ident = self.constant("identity", np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // 8, 8).transpose(0, 2, 1, 3), "ZZ")
         self.consts[ident] = self.consts[ident].astype(np.float32)
@@ -618,21 +662,27 @@ class GraphToTile:
             base = k.at(out, dst.origin(self.c0), k.mul(pix, self.c0))
             c1n = -(-c // self.c0)
             k.copy(base, ub, [c1n, kc, self.c0], [dst.c1stride(self.c0), self.c0, 1], [self.c0, 16, 1])
-        return dst
 
-    def transdata_out(self, name: str, v: SSAValue, x: TV) -> None:
-        """NC1HWC0 -> NCHW fp32 output on the cube: per 16-channel block,
+    def transdata_out(self, op: g.TransDataOp, x: TV) -> None:
+        """NC1HWC0 -> NCHW on the cube: per 16-channel block,
         C[16 ch, Kn px] = I16 x B, where B's ZN fractals are exactly the
         NC1HWC0 pixel runs; the NZ result rows are channel rows of NCHW.
-        (fp16 maps come out as fp32: the cube accumulates in fp32.)"""
+        A graph output comes out as fp32 (the cube accumulates in fp32);
+        an intermediate in the compute precision."""
         _, C, H, W = x.shape
+        v = op.output
         if any(x.st.halo):
-            raise PassFailedException(f"output '{name}': transdata of a map with a halo")
+            raise PassFailedException(f"{describe_op(op)}: transdata of a map with a halo")
         c0 = self.c0
         P = H * W
-        st = Storage(name, kind="output", layout="ND", elems=C * P, shape=x.shape)
-        st.ttype = v.type
+        name = self.outputs.get(v)
+        st = Storage(name or self.fresh("transdata_nd"), kind="output" if name else "internal",
+                     layout="ND", elems=C * P, shape=tuple(g.shape_of(v)))
+        out_elem = f32 if name else self.elem
+        if name:
+            st.ttype = TensorType(f32, g.shape_of(v))
         self.storages.append(st)
+        self.values[v] = TV(st, 0, "ND", tuple(g.shape_of(v)))
         self.stats.transdata += 1
         divs = [d for d in range(16, 257, 16) if P % d == 0]
         if divs:
@@ -644,17 +694,16 @@ class GraphToTile:
         ident = self.constant("identity16", np.eye(16, dtype=np.float32).reshape(16, 16 // c0, c0).transpose(1, 0, 2), "ZZ")
         cb_n = -(-C // 16)
         bd = 1 if tail else self.cores(full)
-        k = self.kernel(None, "transdata", bd)
-        k.kernel.attributes["source"] = StringAttr(f"output '{name}' NC1HWC0 -> NCHW")
+        k = self.kernel(op, "transdata", bd)
         l1a = k.alloc("l1", 256, "ZZ")
         l0a = k.alloc("l0a", 256, "ZZ")
         l1b = k.alloc("l1", 16 * kn, "ZN", buffers=2)
         l0b = k.alloc("l0b", 16 * kn, "ZN", buffers=2)
         l0c = k.alloc("l0c", 16 * kn, "NZ", elem=f32)
-        ub = k.alloc("ub", 16 * kn, "NZ", elem=f32, buffers=2)
+        ub = k.alloc("ub", 16 * kn, "NZ", elem=out_elem, buffers=2)
         k.copy(l1a, k.gm(ident), [256], [1], [1])
         k.emit(t.LoadFractalOp(l0a, l1a, 256 * self.es // 512))
-        xg, og = k.gm(x.st.name), k.gm(name, f32)
+        xg, og = k.gm(x.st.name), k.gm(st.name, out_elem)
 
         def chunk(p0: Index, n: int) -> None:
             npad = -(-n // 16) * 16
@@ -664,7 +713,9 @@ class GraphToTile:
                        [16 // c0, npad * c0], [npad * c0, 1], [x.c1stride(c0), 1])
                 k.emit(t.LoadFractalOp(l0b, l1b, 16 * npad * self.es // 512))
                 k.emit(t.MatmulOp(l0c, l0a, l0b, 16, npad, 16, False))
-                k.copy(ub, l0c, [16 * npad], [1], [1])
+                k.copy(ub, l0c, [16 * npad], [1], [1], cast=out_elem != f32)
+                if name and self.sc(v) != 1.0:  # force_fp16 range scaling undone in fp32
+                    k.vec("muls", ub, [ub], [16 * npad], [[1], [1]], self.sc(v))
                 if n == npad:
                     k.copy(k.at(og, cb * 16 * P, p0), ub, [rows, npad // 16, 16], [P, 16, 1], [16, 256, 1])
                 else:  # a partial chunk (run first, so later full chunks overwrite its overhang)
@@ -690,6 +741,11 @@ class GraphToTile:
             raise PassFailedException(f"{describe_op(op)}: weights must be constant")
         bias = self.value_array(op.bias) if op.bias is not None else None
         res = self.values[op.residual] if op.residual is not None else None
+        s_in, s_out = self.sc(op.input), self.sc(op.output)
+        if s_in != s_out:  # force_fp16 range scaling, folded into the weights
+            w = np.asarray(w, np.float32) * (s_in / s_out)
+        if bias is not None and s_out != 1.0:
+            bias = np.asarray(bias, np.float32) / s_out
         s = op.ints("strides", (1, 1))
         d = op.ints("dilations", (1, 1))
         p = op.ints("pads", (0, 0, 0, 0))
@@ -1053,6 +1109,7 @@ class GraphToTile:
         x = self.values[op.input]
         if x.layout != "NC1HWC0" or len(x.shape) != 4:
             raise PassFailedException(f"{describe_op(op)}: LRN of a non-4-D map")
+        assert self.sc(op.input) == 1.0, "fp16_scaling pins LRN inputs"
         size = op.int_("size", 1)
         alpha, beta, kb = op.float_("alpha", 1e-4), op.float_("beta", 0.75), op.float_("bias", 1.0)
         C = x.shape[1]
@@ -1198,7 +1255,9 @@ class GraphToTile:
             raise PassFailedException(f"{describe_op(op)}: only M <= 16 (batch 1) is lowered")
         K, N = bmat.shape
         c0, k0, es = self.c0, self.c0, self.es
-        B = bmat.astype(np.float32) * alpha
+        s_in, s_out = self.sc(op.operands[0]), self.sc(op.results[0])
+        B = bmat.astype(np.float32) * (alpha * s_in / s_out)
+        beta /= s_out
         if a.layout == "FLAT_NC1HWC0":
             src = a.flat_src  # type: ignore[attr-defined]
             _, C, H, W = src.shape
@@ -1307,6 +1366,13 @@ class GraphToTile:
 
         reduce_bcast("max")
         k.vec("sub", ux, [ux, ub], [npad // epb, epb], [[epb, 1], [epb, 1], [0, 1]])
+        # force_fp16 range scaling: back to true differences before exp, in
+        # factors fp16 can hold (what overflows is -inf, and exp(-inf) = 0)
+        rest = self.sc(op.input)
+        while rest > 1.0:
+            f = min(rest, 2.0**15)
+            k.vec("muls", ux, [ux], [npad], [[1], [1]], f)
+            rest /= f
         k.vec("exp", ux, [ux], [npad], [[1], [1]])
         reduce_bcast("sum")
         k.vec("div", ux, [ux, ub], [npad // epb, epb], [[epb, 1], [epb, 1], [0, 1]])
@@ -1328,7 +1394,7 @@ class GraphToTile:
         if isinstance(op, g.FusionOp):
             args = list(op.inputs)
             env = dict(zip(op.body.block.args, args))
-            body = [o for o in op.body.block.ops if not isinstance(o, g.YieldOp)]
+            body = [o for o in op.body.block.ops if not isinstance(o, g.YieldOp | g.ConstantOp | g.FillOp)]
             result = op.body.block.last_op.operands[0]
         elif isinstance(op, g.BatchNormOp):
             scale, bias_, mean, var = (self.value_array(v) for v in op.operands[1:])
@@ -1336,7 +1402,7 @@ class GraphToTile:
                 raise PassFailedException(f"{describe_op(op)}: batch-norm parameters must be constant")
             inv = scale / np.sqrt(var.astype(np.float64) + op.float_("epsilon", 1e-5))
             env = {}
-            body = [("mulc", inv.astype(np.float32)), ("addc", (bias_ - mean * inv).astype(np.float32))]
+            body = [("mulc", inv.astype(np.float32)), ("addc", ((bias_ - mean * inv) / self.sc(out_v)).astype(np.float32))]
             result = None
             args = [op.operands[0]]
         else:
@@ -1429,12 +1495,15 @@ class GraphToTile:
                             a_, b_ = b_, a_
                         if a_[0] != "buf":
                             raise PassFailedException(f"{describe_op(op)}: constant-first {name} not lowered")
+                        # force_fp16 range scaling: a constant added to (or
+                        # compared with) a scaled map is scaled with it
+                        cs = self.sc(out_v) if name in ("add", "sub", "max", "min") else 1.0
                         if b_[0] == "buf":
                             k.vec(name, dst, [a_[1], b_[1]], [n], dense)
                         elif b_[0] == "chan":
-                            k.vec(name, dst, [a_[1], load_const(b_[1])], [toh * W, c0], bc)
+                            k.vec(name, dst, [a_[1], load_const(np.asarray(b_[1], np.float32) / cs)], [toh * W, c0], bc)
                         else:
-                            sv = b_[1]
+                            sv = b_[1] / cs
                             if name == "add":
                                 k.vec("adds", dst, [a_[1]], [n], [[1], [1]], sv)
                             elif name == "sub":
@@ -1461,8 +1530,11 @@ class GraphToTile:
             k.copy(k.at(k.gm(out.st.name), out.origin(c0), dsto), final, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
 
 
-def convert(module: ModuleOp, precision: str = "must_keep_origin_dtype", target="davinci-910") -> Stats:
-    """Replace `@main` by a tile.program (in place); returns statistics."""
+def convert(module: ModuleOp, precision: str = DEFAULT_PRECISION, target="davinci-910",
+            calibration=None) -> Stats:
+    """Replace `@main` by a tile.program (in place); returns statistics.
+    `calibration`: named inputs for force_fp16 range scaling (default: seeded
+    standard normal; lowering/fp16_scaling.py)."""
     from target.config import load_target
 
     config = load_target(target)
@@ -1470,7 +1542,7 @@ def convert(module: ModuleOp, precision: str = "must_keep_origin_dtype", target=
     if len(fns) != 1:
         raise PassFailedException("convert-graph-to-tile: expected one func.func")
     fn = fns[0]
-    low = GraphToTile(fn, precision, config, fn.sym_name.data)
+    low = GraphToTile(fn, precision, config, fn.sym_name.data, calibration)
     prog = low.run()
     prog.attributes["ge.precision_mode"] = StringAttr(precision)
     prog.attributes["ge.transdata"] = IntegerAttr(low.stats.transdata, i64)
@@ -1488,7 +1560,7 @@ class ConvertGraphToTilePass(ModulePass):
     """Lower the graph function to one tile.kernel per (fused) op."""
 
     name = "convert-graph-to-tile"
-    precision_mode: str = "must_keep_origin_dtype"
+    precision_mode: str = DEFAULT_PRECISION
     target: str = "davinci-910"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -2,7 +2,7 @@
 
 `compile_module(module, ...)` runs graph-canonicalize, graph-fuse (unless
 `fuse=False`), graph-plan-memory (unless `plan_memory=False`),
-convert-graph-to-tile and convert-tile-to-npu on one module and returns a
+assign-layouts, convert-graph-to-tile and convert-tile-to-npu on one module and returns a
 `Compiled` record (the npu module and what each stage reported). With a
 memory plan the lowering puts its intermediates in one reused GM arena
 (lowering/gm_plan.py); `Compiled.memory` is that arena's summary.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-DEFAULT_PRECISION = "must_keep_origin_dtype"
+from lowering.graph_to_tile import DEFAULT_PRECISION
 
 
 @dataclass
@@ -45,6 +45,7 @@ def compile_module(
 ) -> Compiled:
     """`dump(stage, module)`, when given, is called after every stage."""
     from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
+    from lowering.assign_layouts import AssignLayoutsPass
     from lowering.graph_to_tile import convert
     from lowering.tile_to_npu import ConvertTileToNpuPass
 
@@ -64,6 +65,8 @@ def compile_module(
         GraphPlanMemoryPass().apply(ctx, module)
         say("plan-memory", module)
     check_static_inputs(module)
+    AssignLayoutsPass().apply(ctx, module)
+    say("assign-layouts", module)
     stats = convert(module, precision, target)
     memory = program_memory(module)
     say("graph-to-tile", module)
@@ -173,18 +176,20 @@ class GeGraphOptPass(ModulePass):
 
 @_dataclass(frozen=True)
 class GeLowerPass(ModulePass):
-    """convert-graph-to-tile, convert-tile-to-npu (graph -> npu program)."""
+    """assign-layouts, convert-graph-to-tile, convert-tile-to-npu (graph -> npu program)."""
 
     name = "ge-lower"
     precision_mode: str = DEFAULT_PRECISION
     target: str = "davinci-910"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from lowering.assign_layouts import AssignLayoutsPass
         from lowering.graph_to_tile import ConvertGraphToTilePass
         from lowering.tile_to_npu import ConvertTileToNpuPass
 
         _check_precision(self.precision_mode)
         check_static_inputs(op)
+        AssignLayoutsPass().apply(ctx, op)
         ConvertGraphToTilePass(self.precision_mode, self.target).apply(ctx, op)
         ConvertTileToNpuPass(target=self.target).apply(ctx, op)
 

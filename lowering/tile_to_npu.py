@@ -507,7 +507,11 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
             if name in kop.attributes:
                 kb.kernel.attributes[f"ge.{name}"] = kop.attributes[name]
         pb.launch(kop.sym_name.data, kop.block_dim.value.data)
-    return pb.module()
+    module = pb.module()
+    if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
+        for op in module.body.block.ops:
+            op.attributes["ge.precision_mode"] = prog.attributes["ge.precision_mode"]
+    return module
 
 
 @dataclass(frozen=True)

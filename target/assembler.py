@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     NameLoc,
+    StringAttr,
     TensorType,
     UnknownLoc,
 )
@@ -464,6 +465,12 @@ def _slot(op: npu.GmTensorOp) -> P.TensorSlot:
     )
 
 
+def _meta(prog: npu.ProgramOp) -> dict:
+    """What the program says of itself (saved in the .om header)."""
+    mode = prog.attributes.get("ge.precision_mode")
+    return {"precision_mode": mode.data} if isinstance(mode, StringAttr) else {}
+
+
 def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
     """Assemble the (single) npu.program of `module` into a Program."""
     prog = find_program(module)
@@ -519,4 +526,5 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
         constants=tuple(constants),
         kernels=tuple(kernels),
         schedule=tuple(schedule),
+        meta=_meta(prog),
     )

@@ -198,6 +198,7 @@ for _op, _fn in [
     (g.AbsOp, np.abs),
     (g.ReciprocalOp, np.reciprocal),
     (g.IdentityOp, lambda x: x),
+    (g.TransDataOp, lambda x: x),
 ]:
     KERNELS[_op] = _unary(_fn)
 

@@ -717,6 +717,42 @@ class IdentityOp(ElementwiseUnaryOp):
     name = "graph.identity"
 
 
+STORAGE_FORMATS = ("ND", "NCHW", "NC1HWC0", "FLAT_NC1HWC0", "FRACTAL_Z")
+"""Storage formats a tensor can be given (docs/LOWERING.md, "Layouts").
+ND and NCHW are both the logical row-major order (NCHW names it for 4-D)."""
+
+ROW_MAJOR = ("ND", "NCHW")
+
+
+def same_format(a: str, b: str) -> bool:
+    """Formats that lay the bytes out identically (ND and NCHW)."""
+    return a == b or (a in ROW_MAJOR and b in ROW_MAJOR)
+
+
+@irdl_op_definition
+class TransDataOp(GraphOp):
+    """A change of storage format (GE's TransData). On logical values it is the
+    identity: the tensor type keeps the logical shape, the formats say how the
+    bytes are laid out before and after. Inserted by assign-layouts."""
+
+    name = "graph.transdata"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    src_format = prop_def(StringAttr)
+    dst_format = prop_def(StringAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        src, dst = self.src_format.data, self.dst_format.data
+        for f in (src, dst):
+            if f not in STORAGE_FORMATS:
+                raise ShapeError(f"unknown storage format '{f}' (expected one of {', '.join(STORAGE_FORMATS)})")
+            if f in ("NCHW", "NC1HWC0") and len(ins[0]) != 4:
+                raise ShapeError(f"format {f} needs a 4-D tensor, got {shapes.fmt(ins[0])}")
+        if same_format(src, dst):
+            raise ShapeError(f"{src} -> {dst} does not change the format")
+        return [ins[0]]
+
+
 @irdl_op_definition
 class CastOp(ElementwiseUnaryOp):
     """Element type conversion; the target is the result's element type."""
@@ -1042,6 +1078,7 @@ Graph = Dialect(
         AbsOp,
         ReciprocalOp,
         IdentityOp,
+        TransDataOp,
         CastOp,
         AddOp,
         SubOp,

@@ -6,7 +6,7 @@
                [--dump-ir DIR] [--log LEVEL]
 
 Stages: import, graph-canonicalize, graph-fuse, graph-plan-memory,
-convert-graph-to-tile, convert-tile-to-npu, assemble, save
+assign-layouts, convert-graph-to-tile, convert-tile-to-npu, assemble, save
 (`lowering.pipeline.compile_module`; the same stages as `ge-opt -p ge-compile`).
 `--dump-ir DIR` writes the IR after each stage as `NN-<stage>.mlir`.
 The offline model is written with `target.program.Program.save` and runs
@@ -25,8 +25,8 @@ import time
 from collections.abc import Sequence
 
 from gedialects.tools.cli import EXIT_OK, UserError, load_module, run_cli
+from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
 
-PRECISION_MODES = ("force_fp16", "must_keep_origin_dtype")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,8 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-shape", default="", help="fix input shapes, ATC syntax: 'x:1,3,224,224;y:4,8'")
     p.add_argument(
         "--precision-mode",
-        default="must_keep_origin_dtype",
-        help="must_keep_origin_dtype (fp32, default) or force_fp16 (fp16 storage, fp32 accumulation; see docs/LOWERING.md, Precision modes)",
+        default=DEFAULT_PRECISION,
+        help=f"force_fp16 (default: fp16 storage, fp32 accumulation, tensors scaled into fp16's range) or "
+        "must_keep_origin_dtype (fp32 throughout); see docs/LOWERING.md, Precision modes",
     )
     p.add_argument("--target", default="davinci-910", help="target preset name or config file")
     p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")

@@ -29,6 +29,7 @@ from gedialects.tools.cli import (
     model_path,
     run_cli,
 )
+from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
 
 CHECK_TOLERANCE = {
     # precision mode: (rtol, atol, criterion) of --check against onnxruntime.
@@ -58,9 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--precision-mode",
-        default="must_keep_origin_dtype",
-        choices=["must_keep_origin_dtype", "force_fp16"],
-        help="npu backend: ATC precision mode (default must_keep_origin_dtype: the bundled models' shipped constant weights overflow fp16; see docs/LOWERING.md)",
+        default=None,
+        choices=PRECISION_MODES,
+        help=f"npu backend: ATC precision mode (default {DEFAULT_PRECISION}: fp16 storage, fp32 accumulation, "
+        "tensors scaled into fp16's range; must_keep_origin_dtype: fp32 throughout; see docs/LOWERING.md). "
+        "An .om runs as it was compiled; this picks the --check tolerance",
     )
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
@@ -177,6 +180,7 @@ def run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
 
     try:
         program = load_program(args.model)
+        args.precision_mode = args.precision_mode or program.meta.get("precision_mode", DEFAULT_PRECISION)
         inputs = random_inputs(program, args.seed)
         if given is not None:
             missing = set(inputs) - set(given)
@@ -223,6 +227,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     given = read_inputs(args.inputs)
     backend = args.backend or "npu"
+    if backend == "reference":  # the numpy interpreter computes in the model's dtype
+        args.precision_mode = args.precision_mode or "must_keep_origin_dtype"
+    elif not is_npu_program(args.model):
+        args.precision_mode = args.precision_mode or DEFAULT_PRECISION
     if backend == "npu" and not is_npu_program(args.model):
         inputs, outputs = compile_and_run_npu(args, given)
     elif backend == "npu":

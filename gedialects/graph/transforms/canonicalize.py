@@ -117,6 +117,25 @@ class FoldViewChain(RewritePattern):
         rewriter.replace(op, new)
 
 
+class CancelTransData(RewritePattern):
+    """transdata(transdata(x, A -> B), B -> A) -> x: an inverse pair of
+    format changes moves bytes twice for nothing."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.TransDataOp):
+            return
+        inner = op.input.owner
+        if not isinstance(inner, g.TransDataOp):
+            return
+        if not (g.same_format(inner.dst_format.data, op.src_format.data)
+                and g.same_format(inner.src_format.data, op.dst_format.data)):
+            return
+        log.info("cancelled %s against %s: inverse format changes", describe_op(op), describe_op(inner))
+        rewriter.replace(op, [], [inner.input])
+        if not inner.output.uses:
+            rewriter.erase_op(inner)
+
+
 def _cse_keeping_weights_apart(module: builtin.ModuleOp) -> None:
     """xDSL's CSE, except that two weights are never merged.
 
@@ -152,7 +171,7 @@ class GraphCanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldConstantOp()]
+                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), FoldConstantOp()]
             )
         ).rewrite_module(op)
         _cse_keeping_weights_apart(op)

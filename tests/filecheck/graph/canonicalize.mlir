@@ -184,6 +184,20 @@ func.func @dce(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:  func.return %[[R]] : tensor<2x3xf32>
 // CHECK-NEXT:  }
 
+// An inverse pair of format changes cancels; a one-way transdata stays.
+func.func @transdata_pair(%x: tensor<1x16x4x4xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
+  %a = graph.transdata %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %b = graph.transdata %a {src_format = "NC1HWC0", dst_format = "ND"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %c = graph.relu %a : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return %b, %c : tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @transdata_pair
+// CHECK-NEXT:    %[[A:.*]] = graph.transdata %x {src_format = "NCHW", dst_format = "NC1HWC0"}
+// CHECK-NEXT:    %[[C:.*]] = graph.relu %[[A]]
+// CHECK-NEXT:    func.return %x, %[[C]]
+
+
 // Two weights equal in value are still two layers' parameters: CSE keeps
 // them apart (and leaves no trace of its guard attribute on them).
 func.func @weights_not_merged(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
@@ -218,6 +232,7 @@ func.func @weights_not_merged(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, 
 // LOC:         INFO: merged graph.flatten into graph.unsqueeze
 // LOC:         INFO: folded graph.add at loc("add1") into a constant
 // LOC:         INFO: folded graph.shape: the shape is static
+// LOC:         INFO: {{.*}}cancelled graph.transdata against graph.transdata: inverse format changes
 // LOC-LABEL:   func.func @fold_add
 // LOC:           %[[S:.*]] = graph.constant dense<[1.100000e+01, 2.200000e+01]> : tensor<2xf32> loc("add1")
 // LOC-NEXT:      %{{.*}} = graph.add %{{.*}}, %[[S]] : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32> loc("add2")
@@ -226,3 +241,4 @@ func.func @weights_not_merged(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, 
 // LOC-LABEL:   func.func @weights_not_merged
 // LOC:           graph.fill 0.02 : tensor<4x3x3x3xf32> loc("conv1.weight")
 // LOC-NEXT:      graph.fill 0.02 : tensor<4x3x3x3xf32> loc("conv2.weight")
+

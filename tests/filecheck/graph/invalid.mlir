@@ -740,3 +740,30 @@ func.func @f(%x: tensor<?x16xf32>) {
   %s = graph.softmax %x {axis = 1 : i64, shape = array<i64: 16>} : (tensor<?x16xf32>) -> tensor<16xf32>
   func.return
 }
+
+// -----
+
+// graph.transdata: formats are from the known set...
+func.func @f(%x: tensor<1x16x4x4xf32>) {
+  // expected-error@+1 {{graph.transdata: unknown storage format 'NHWC0' (expected one of ND, NCHW, NC1HWC0, FLAT_NC1HWC0, FRACTAL_Z)}}
+  %y = graph.transdata %x {src_format = "NCHW", dst_format = "NHWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return
+}
+
+// -----
+
+// ... a 4-D format needs a 4-D tensor ...
+func.func @f(%x: tensor<16x16xf32>) {
+  // expected-error@+1 {{graph.transdata: format NC1HWC0 needs a 4-D tensor, got 16x16}}
+  %y = graph.transdata %x {src_format = "ND", dst_format = "NC1HWC0"} : (tensor<16x16xf32>) -> tensor<16x16xf32>
+  func.return
+}
+
+// -----
+
+// ... and a transdata changes the byte order (ND and NCHW are the same one).
+func.func @f(%x: tensor<1x16x4x4xf32>) {
+  // expected-error@+1 {{graph.transdata: ND -> NCHW does not change the format}}
+  %y = graph.transdata %x {src_format = "ND", dst_format = "NCHW"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return
+}

@@ -6,7 +6,7 @@
 // channels do not fill the last slice), `concat_scatter` reads every result
 // slice j back at channel j*C0 and stores it as an NC1HWC0 slice.
 // fp32: C0 = 8; force_fp16: C0 = 16 (an offset of 8 is aligned in fp32 only).
-// RUN: ge-opt %s --split-input-file -p convert-graph-to-tile | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
 // RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=force_fp16}' | filecheck %s --check-prefix=FP16
 
 // 12 + 3 + 8 channels: operands at channels 0, 12, 15 (not multiples of C0
@@ -117,7 +117,7 @@ func.func @concat_unaligned(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tenso
 // CHECK:         %[[G2:.*]] = tile.gm {tensor = "[[CAT]]"}
 // CHECK:         tile.at %[[G2]] + %{{.*}} {offset = 1024 : i64}
 // CHECK-NOT:   tile.kernel {{.*}}concat
-// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW"
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22cat_transdata_nchw\22)"
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
 // CHECK-NOT:   tile.kernel
 
@@ -140,31 +140,23 @@ func.func @concat_aligned(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tensor<
 
 // -----
 
-// A graph input as operand (channels 0 and 16, aligned in both modes): the
-// input's map is the transdata's, not written by a kernel into the concat,
-// so copy kernels all the same. 32 channels fill whole slices: no zero block.
+// A graph input as operand (channels 0 and 16, aligned in both modes): its
+// transdata (inserted by assign-layouts) is a kernel like any other, so it
+// writes its slice of the concat in place, as the conv does: no copy kernels.
 
 // CHECK-LABEL: tile.program "concat_input"
-// CHECK-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
-// CHECK-DAG:   tile.tensor {name = "[[A:conv]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
-// CHECK-DAG:   tile.tensor {name = "[[S:concat_scratch]]", kind = "internal", {{.*}}type = tensor<2560xf32>, layout = "ND"}
-// CHECK-LABEL: tile.kernel "k2_concat_gather"
-// CHECK:         %[[SG:.*]] = tile.gm {tensor = "[[S]]"}
-// CHECK-NOT:     tile.dup
-// CHECK:         tile.gm {tensor = "[[IN]]"}
-// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 0 : i64}
-// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 8 : i64}
-// CHECK:         tile.gm {tensor = "[[A]]"}
-// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 16 : i64}
-// CHECK:         tile.at %[[SG]] + %{{.*}} {offset = 24 : i64}
-// CHECK-NOT:     tile.at %[[SG]]
-// CHECK-LABEL: tile.kernel "k3_concat_scatter"
+// CHECK-DAG:   tile.tensor {name = "[[CAT:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x4x4x16x8xf32>, layout = "NC1HWC0"}
+// CHECK-LABEL: tile.kernel "k0_transdata"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+// CHECK-LABEL: tile.kernel "k1_conv"
+// CHECK:         tile.gm {tensor = "[[CAT]]"}
+// CHECK-NOT:   tile.kernel "{{.*}}concat
+// CHECK-LABEL: tile.kernel "k2_transdata"
 
 // FP16-LABEL: tile.program "concat_input"
-// FP16-LABEL: tile.kernel "k2_concat_gather"
-// FP16-NOT:     tile.dup
-// FP16:         tile.gm {tensor = "input_5hd"}
-// FP16-LABEL: tile.kernel "k3_concat_scatter"
+// FP16-DAG:   tile.tensor {name = "[[CAT:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x16xf16>, layout = "NC1HWC0"}
+// FP16-NOT:   tile.kernel "{{.*}}concat
+// FP16-LABEL: tile.kernel "k2_transdata"
 func.func @concat_input(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tensor<1x32x4x16xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
   %a = graph.conv %x, %w : tensor<1x16x4x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x4x16xf32> loc("ca")

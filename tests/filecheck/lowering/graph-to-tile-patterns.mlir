@@ -1,6 +1,6 @@
 // One lowering pattern / layout decision of convert-graph-to-tile per chunk
 // (graph-fuse runs first, as in compile_module: kernels are per fused op).
-// RUN: ge-opt %s --split-input-file -p graph-fuse,convert-graph-to-tile | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
 
 // A 1x1 conv + relu feeding a padded max-pool: NC1HWC0 maps (C0 = 8 fp32),
 // the pool's padding becomes a zero halo on the conv's output (16x16 stored
@@ -15,7 +15,7 @@
 // CHECK-DAG:   tile.tensor {name = "[[C:conv]]", kind = "internal", {{.*}}type = tensor<1x2x18x18x8xf32>, layout = "NC1HWC0"}
 // CHECK-DAG:   tile.tensor {name = "[[P:pool]]", kind = "internal", {{.*}}type = tensor<1x2x8x8x8xf32>, layout = "NC1HWC0"}
 // CHECK-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x8x8xf32>, layout = "ND"}
-// CHECK:       tile.kernel "k0_transdata" attributes {kind = "transdata", source = "input 'x' NCHW -> NC1HWC0", block_dim = 16 : i64}
+// CHECK:       tile.kernel "k0_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22x_transdata_nc1hwc0\22)", block_dim = 16 : i64}
 // CHECK:         tile.matmul
 // CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv1\22)", {{.*}}block_dim = 16 : i64}
 // CHECK-DAG:     tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
@@ -38,7 +38,7 @@
 // CHECK:         tile.gm {tensor = "[[P]]"}
 // CHECK-COUNT-8: tile.vec "max"
 // CHECK:         } {tile.pipeline = "ping-pong"}
-// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW", block_dim = 1 : i64}
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22pool1_transdata_nchw\22)", block_dim = 1 : i64}
 // CHECK-NOT:   tile.kernel
 func.func @conv_relu_pool(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x8x8xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
@@ -99,7 +99,7 @@ func.func @gap_flatten_gemm_softmax(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) 
 // CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22expand3x3\22)"
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
 // CHECK-NOT:   tile.kernel {{.*}}concat
-// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW"
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22cat_transdata_nchw\22)"
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
 func.func @concat_in_place(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x32x16x16xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>

@@ -23,3 +23,18 @@ func.func @dynamic(%x: tensor<?x16x16x16xf32> {ge.name = "x"}) -> (tensor<?x16x1
   %y = graph.relu %x : (tensor<?x16x16x16xf32>) -> tensor<?x16x16x16xf32>
   func.return %y : tensor<?x16x16x16xf32>
 }
+
+// -----
+
+// A map that has been in row-major order inside the graph (here a softmax's
+// result) would need a general NCHW -> NC1HWC0 transdata kernel; only graph
+// inputs get one.
+func.func @transdata_of_internal(%x: tensor<1x16x1x1xf32> {ge.name = "x"}) -> (tensor<1x16x1x1xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
+  %s = graph.softmax %x {axis = 1 : i64} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> loc("softmax")
+  // expected-remark@+3 {{'graph.conv' op assign-layouts: operand #0 NCHW -> NC1HWC0 (graph.transdata)}}
+  // expected-remark@+2 {{'graph.conv' op assign-layouts: output transdata folded (byte-identical to NCHW)}}
+  // expected-error@unknown {{graph.transdata at loc("softmax_transdata_nc1hwc0"): transdata NCHW -> NC1HWC0 is not lowered (NCHW graph inputs -> NC1HWC0 and NC1HWC0 -> NCHW are)}}
+  %y = graph.conv %s, %w : tensor<1x16x1x1xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x1x1xf32> loc("conv")
+  func.return %y : tensor<1x16x1x1xf32>
+}

@@ -1,16 +1,17 @@
 // The two precision modes of convert-graph-to-tile on one small model (3x3
 // conv + relu with a 4-D output, global average pool, flatten, gemm with an
 // ND output).
-// must_keep_origin_dtype (the default): fp32 throughout, C0 = 8, packed
+// must_keep_origin_dtype: fp32 throughout, C0 = 8, packed
 // weights f32 [..][16][8], mmad f32 (k = 9 taps * 8 = 72 per C1 slice).
-// force_fp16: C0 = 16, maps and packed weights f16, the cube reads f16 from
+// force_fp16 (the default, as in ATC; second RUN line): C0 = 16, maps and packed weights f16, the cube reads f16 from
 // L0A/L0B and accumulates fp32 in L0C, `cast` on L0C -> UB, vector ops in
 // f16; the input transdata takes the fp32 input on the cube and casts, the
 // 4-D output's transdata writes fp32 from L0C, and the ND output goes
 // through a cast kernel (f16 -> f32).
-// RUN: ge-opt %s -p convert-graph-to-tile | filecheck %s --check-prefix=F32
+// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=F32
+// RUN: ge-opt %s -p convert-graph-to-tile | filecheck %s --check-prefix=F16
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=force_fp16}' | filecheck %s --check-prefix=F16
-// RUN: ge-opt %s -p convert-graph-to-tile,convert-tile-to-npu | filecheck %s --check-prefix=NPU32
+// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},convert-tile-to-npu' | filecheck %s --check-prefix=NPU32
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=force_fp16},convert-tile-to-npu' | filecheck %s --check-prefix=NPU16
 
 // F32-LABEL: tile.program "conv_gemm" attributes {ge.precision_mode = "must_keep_origin_dtype", ge.transdata = 2 : i64}
@@ -32,9 +33,10 @@
 // F32:         tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 72 : i64} : !tile.ref<l0c, f32>, !tile.ref<l0a, f32>, !tile.ref<l0b, f32>
 // F32:         tile.copy %[[UB]], %[[L0C]] {shape = array<i64: 256>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
 // F32:         tile.vec "relu" {{.*}} : !tile.ref<ub, f32>
-// F32-LABEL: tile.kernel "k3_gemm"
+// F32-LABEL: tile.kernel "k2_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22conv1_transdata_nchw\22)"
+// F32:         tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+// F32-LABEL: tile.kernel "k4_gemm"
 // F32:         tile.gm {tensor = "z"}
-// F32-LABEL: tile.kernel "k4_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW"
 // F32-NOT:   tile.kernel
 // F32-NOT:   tile.cast
 
@@ -48,7 +50,7 @@
 // F16-DAG:   tile.tensor {name = "[[M:gemm]]", kind = "internal", {{.*}}type = tensor<10xf16>, layout = "ND"}
 // F16-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x4x16xf32>, layout = "ND"}
 // F16-DAG:   tile.tensor {name = "z", kind = "output", {{.*}}type = tensor<1x10xf32>, layout = "ND"}
-// F16-LABEL: tile.kernel "k0_transdata" attributes {kind = "transdata", source = "input 'x' NCHW -> NC1HWC0"
+// F16-LABEL: tile.kernel "k0_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22x_transdata_nc1hwc0\22)"
 // F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f32>, !tile.ref<l0b, f32>
 // F16-NEXT:    tile.copy {{.*}}, cast} : !tile.ref<ub, f16>, !tile.ref<l0c, f32>
 // F16-LABEL: tile.kernel "k1_conv"
@@ -61,15 +63,15 @@
 // F16:         tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 144 : i64} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
 // F16:         tile.copy %[[UB]], %[[L0C]] {shape = array<i64: 256>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>, cast} : !tile.ref<ub, f16>, !tile.ref<l0c, f32>
 // F16:         tile.vec "relu" {{.*}} : !tile.ref<ub, f16>
-// F16-LABEL: tile.kernel "k3_gemm"
-// F16:         tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>
-// F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
-// F16-LABEL: tile.kernel "k4_transdata" attributes {kind = "transdata", source = "output 'y' NC1HWC0 -> NCHW"
+// F16-LABEL: tile.kernel "k2_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22conv1_transdata_nchw\22)"
 // F16:         %[[TC:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
 // F16:         %[[TU:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 2 : i64} : !tile.ref<ub, f32>
 // F16:         tile.gm {tensor = "y"} : !tile.ref<gm, f32>
 // F16:         tile.matmul %[[TC]], {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
 // F16:         tile.copy %[[TU]], %[[TC]] {{.*}}src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
+// F16-LABEL: tile.kernel "k4_gemm"
+// F16:         tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>
+// F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
 // F16-LABEL: tile.kernel "k5_cast" attributes {kind = "cast", source = "output 'z' f16 -> f32", block_dim = 1 : i64}
 // F16-DAG:     %[[H:.*]] = tile.alloc {{{.*}}layout = "ND", buffers = 2 : i64} : !tile.ref<ub, f16>
 // F16-DAG:     %[[F:.*]] = tile.alloc {{{.*}}layout = "ND", buffers = 2 : i64} : !tile.ref<ub, f32>
@@ -87,7 +89,7 @@
 // NPU32:         npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 72 :
 // NPU32:         npu.dma v %{{.*}}, %{{.*}} len 1024 : !npu.ptr<ub>, !npu.ptr<l0c>
 // NPU32:         npu.vrelu f32
-// NPU32-LABEL: npu.kernel @k3_gemm
+// NPU32-LABEL: npu.kernel @k4_gemm
 // NPU32:         npu.mmad f32
 // NPU32-NOT:   npu.mmad f16
 // NPU32-NOT:   cast_f16
@@ -103,12 +105,12 @@
 // NPU16:         npu.mmad f16 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 144 :
 // NPU16:         npu.dma v %{{.*}}, %{{.*}} len 1024 cast_f16 : !npu.ptr<ub>, !npu.ptr<l0c>
 // NPU16:         npu.vrelu f16
-// NPU16-LABEL: npu.kernel @k3_gemm
-// NPU16:         npu.mmad f16
-// NPU16:         npu.dma v {{.*}} cast_f16
-// NPU16-LABEL: npu.kernel @k4_transdata
+// NPU16-LABEL: npu.kernel @k2_transdata
 // NPU16:         npu.mmad f16
 // NPU16-NOT:     cast_f16
+// NPU16-LABEL: npu.kernel @k4_gemm
+// NPU16:         npu.mmad f16
+// NPU16:         npu.dma v {{.*}} cast_f16
 // NPU16-LABEL: npu.kernel @k5_cast attributes {ge.kind = "cast"}
 // NPU16:         npu.vconv f32 f16
 func.func @conv_gemm(%x: tensor<1x16x4x16xf32> {ge.name = "x"}) -> (tensor<1x16x4x16xf32> {ge.name = "y"}, tensor<1x10xf32> {ge.name = "z"}) {

@@ -1,0 +1,216 @@
+"""force_fp16 range scaling: every fp16 tensor is stored multiplied by a
+power of two chosen at compile time, so that it stays inside fp16's range.
+
+Why: fp16 ends at 65504. Trained networks mostly stay far below it, but not
+all do (the bundled light models' placeholder weights take ResNet-50's
+activations to 1e19), and a cube that writes inf makes every later number
+meaningless. Keeping such tensors in fp32 would give them another C0 and
+layout; scaling keeps one format and costs nothing at run time.
+
+How:
+* calibration: the graph runs once in the reference interpreter on
+  calibration inputs (seeded standard normal unless given), recording the
+  largest magnitude of every value;
+* ops that commute with a positive scale -- relu, max/avg pooling, concat,
+  add/sub/max/min (with constants scaled along), multiplication by a
+  constant, batch-norm, views, transdata, channel shuffles -- tie their
+  operands and results to one class with one scale (union-find);
+* conv and gemm absorb any change of scale into their weights and bias at
+  compile time (w * s_in / s_out, b / s_out), so their results may start a
+  new class (a residual joins the output's class);
+* graph inputs, softmax and LRN results, and whatever this module does not
+  know are pinned at scale 1, as are the inputs of LRN (it squares them)
+  and of unknown ops;
+* a free class gets the smallest power of two 2^e (e >= 0) that brings its
+  largest calibrated value under TARGET = 2^8, which leaves a factor 2^8 of
+  headroom for inputs larger than the calibration's;
+* softmax multiplies its shifted input by its scale before exp (overflow
+  there is -inf, and exp(-inf) = 0 is the right answer); graph outputs are
+  multiplied back in fp32.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import SSAValue
+
+from gedialects.graph import ops as g
+from gedialects.graph.constants import constant_value
+from gedialects.graph.interpreter import evaluate, input_names
+from gedialects.graph.tensors import numpy_dtype
+
+log = logging.getLogger("gedialects.fp16")
+
+TARGET = 2.0**8
+WEIGHT_LIMIT = 2.0**14
+"""Largest |weight| after scaling (fp16 holds 65504; margin for the packing)."""
+FP16_MAX = 65504.0
+CALIBRATION_SEED = 20240229
+
+EQUIVARIANT = (
+    g.ReluOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.ConcatOp, g.AddOp, g.SubOp, g.SumOp,
+    g.BatchNormOp, g.ReshapeOp, g.FlattenOp, g.IdentityOp, g.SqueezeOp, g.UnsqueezeOp, g.TransDataOp,
+    g.TransposeOp,
+)
+ABSORBING = (g.ConvOp, g.GemmOp, g.MatMulOp)
+SCALE_FREE_CONSUMERS = (g.SoftmaxOp,) + EQUIVARIANT + ABSORBING
+"""Ops whose kernels accept a scaled operand (the others need scale 1)."""
+
+
+def _is_constant(v: SSAValue) -> bool:
+    return isinstance(v.owner, g.ConstantOp | g.FillOp)
+
+
+def _maps(op) -> list[SSAValue]:
+    return [v for v in op.operands if not _is_constant(v)]
+
+
+def _fusion_is_equivariant(op: g.FusionOp) -> bool:
+    """A loop-fusion body that commutes with a positive scale: relu and
+    add/sub/max/min/sum of maps and constants, mul by a constant, division
+    of a map by a constant."""
+    block = op.body.block
+    const = {a for a, x in zip(block.args, op.inputs) if _is_constant(x)}
+    for o in block.ops:
+        if isinstance(o, g.YieldOp):
+            continue
+        if isinstance(o, g.ConstantOp | g.FillOp):
+            const.add(o.output)
+            continue
+        maps = [v for v in o.operands if v not in const]
+        if isinstance(o, g.ReluOp | g.IdentityOp | g.AddOp | g.SubOp | g.SumOp | g.MaxOp | g.MinOp):
+            continue
+        if isinstance(o, g.MulOp) and len(maps) <= 1:
+            continue
+        if isinstance(o, g.DivOp) and o.operands[1] in const:
+            continue
+        return False
+    return True
+
+
+def calibrate(fn: func.FuncOp, inputs: Mapping[str, np.ndarray] | None = None) -> dict[SSAValue, float]:
+    """Largest magnitude of every value of fn on calibration inputs."""
+    rng = np.random.default_rng(CALIBRATION_SEED)
+    env: dict[SSAValue, np.ndarray] = {}
+    for name, arg in zip(input_names(fn), fn.args):
+        dtype = numpy_dtype(arg.type.element_type)
+        if inputs is not None and name in inputs:
+            env[arg] = np.asarray(inputs[name]).astype(dtype, copy=False)
+        elif np.issubdtype(dtype, np.floating):
+            env[arg] = rng.standard_normal(arg.type.get_shape()).astype(dtype)
+        else:
+            env[arg] = np.zeros(arg.type.get_shape(), dtype)
+    ranges: dict[SSAValue, float] = {}
+    uses_left = {}
+    with np.errstate(all="ignore"):
+        for op in fn.body.block.ops:
+            if isinstance(op, func.ReturnOp):
+                break
+            outs = evaluate(op, [env[v] for v in op.operands])
+            for r, o in zip(op.results, outs):
+                env[r] = o
+                ranges[r] = float(np.max(np.abs(o))) if o.size and np.issubdtype(o.dtype, np.floating) else 0.0
+                uses_left[r] = sum(1 for _ in r.uses)
+            for v in set(op.operands):  # free what nobody reads any more
+                if v in uses_left:
+                    uses_left[v] -= sum(1 for u in v.uses if u.operation is op)
+                    if uses_left[v] <= 0 and not _is_constant(v):
+                        env.pop(v, None)
+    for arg in fn.args:
+        ranges[arg] = float(np.max(np.abs(env[arg]))) if arg in env and env[arg].size else 0.0
+    return ranges
+
+
+class _Classes:
+    def __init__(self):
+        self.parent: dict[SSAValue, SSAValue] = {}
+
+    def find(self, v: SSAValue) -> SSAValue:
+        self.parent.setdefault(v, v)
+        while self.parent[v] is not v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
+
+    def union(self, a: SSAValue, b: SSAValue) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is not rb:
+            self.parent[rb] = ra
+
+
+def _weight_max(op) -> float:
+    w = constant_value(op.operands[1])
+    if w is None or not w.size:
+        return 0.0
+    alpha = op.float_("alpha", 1.0) if isinstance(op, g.GemmOp) else 1.0
+    return float(np.max(np.abs(w))) * abs(alpha)
+
+
+def _fit_weights(fn: func.FuncOp, classes: _Classes, scale: dict, fixed: set) -> None:
+    """A conv or gemm multiplies its weights by s_in / s_out: where that would
+    take them past WEIGHT_LIMIT (the output class's scale was set by a larger
+    member than this op's own result), raise the output class's scale.
+    Raising a scale only lowers stored values; repeat until nothing moves."""
+    absorbers = [op for op in fn.body.block.ops if isinstance(op, ABSORBING)]
+    for _ in range(len(absorbers) + 1):
+        moved = False
+        for op in absorbers:
+            rin, rout = classes.find(op.operands[0]), classes.find(op.results[0])
+            need = scale[rin] * _weight_max(op) / WEIGHT_LIMIT
+            if rin is not rout and rout not in fixed and need > scale[rout]:
+                scale[rout] = 2.0 ** math.ceil(math.log2(need))
+                moved = True
+        if not moved:
+            return
+
+
+def plan_scales(fn: func.FuncOp, ranges: Mapping[SSAValue, float]) -> dict[SSAValue, float]:
+    """The scale (a power of two) every non-constant value is stored divided by."""
+    classes = _Classes()
+    pinned: set[SSAValue] = set()
+    for arg in fn.args:
+        classes.find(arg)
+        pinned.add(arg)
+    for op in fn.body.block.ops:
+        if isinstance(op, g.ConstantOp | g.FillOp):
+            continue
+        if isinstance(op, func.ReturnOp):
+            continue
+        for r in op.results:
+            classes.find(r)
+        maps = _maps(op)
+        if isinstance(op, EQUIVARIANT) or isinstance(op, g.FusionOp) and _fusion_is_equivariant(op):
+            for v in maps:
+                classes.union(op.results[0], v)
+        elif isinstance(op, g.ConvOp) and op.residual is not None:
+            classes.union(op.results[0], op.residual)
+        elif not isinstance(op, ABSORBING):
+            pinned.update(op.results)  # softmax, LRN, anything unknown
+        if not isinstance(op, SCALE_FREE_CONSUMERS) and not (isinstance(op, g.FusionOp) and _fusion_is_equivariant(op)):
+            pinned.update(maps)  # LRN and unknown ops read true values
+    biggest: dict[SSAValue, float] = {}
+    for v, root in ((v, classes.find(v)) for v in list(classes.parent)):
+        biggest[root] = max(biggest.get(root, 0.0), ranges.get(v, 0.0))
+    fixed = {classes.find(v) for v in pinned}
+    scale: dict[SSAValue, float] = {}
+    for root in biggest:
+        top = biggest[root]
+        ok = root in fixed or not math.isfinite(top) or top <= TARGET
+        scale[root] = 1.0 if ok else 2.0 ** math.ceil(math.log2(top / TARGET))
+    _fit_weights(fn, classes, scale, fixed)
+    scales = {v: scale[classes.find(v)] for v in classes.parent}
+    for root in fixed:
+        if biggest.get(root, 0.0) > FP16_MAX:
+            log.warning(
+                "force_fp16: values reach %.3g (beyond fp16's 65504) at an op that needs them unscaled (%s)",
+                biggest[root], root.owner.name if hasattr(root.owner, "name") else "graph input",
+            )
+    n = len({classes.find(v) for v, s in scales.items() if s != 1.0})
+    if n:
+        log.info("force_fp16: %d value classes scaled down, by up to 2^%d", n, int(math.log2(max(scales.values()))))
+    return scales

@@ -1,0 +1,60 @@
+"""assign-layouts changes formats, never values: the graph interpreter gives
+the same results before and after it, and the compiled programs (which
+lower every transdata it inserts to a kernel) match the interpreter in both
+precision modes. The cases are the FileCheck test's functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import func
+
+from gedialects.graph import ops as g
+from gedialects.graph.interpreter import input_names, run
+from gedialects.textual import parse_module
+from lowering.assign_layouts import AssignLayoutsPass
+from lowering.pipeline import compile_module, run_compiled
+
+CASES = Path(__file__).parents[1] / "filecheck" / "lowering" / "assign-layouts.mlir"
+CHUNKS = [c for c in CASES.read_text().split("// -----") if "func.func" in c]
+
+
+def _entry(module) -> func.FuncOp:
+    return next(op for op in module.body.block.ops if isinstance(op, func.FuncOp))
+
+
+def _inputs(fn: func.FuncOp) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {n: rng.standard_normal(a.type.get_shape()).astype(np.float32) for n, a in zip(input_names(fn), fn.args)}
+
+
+@pytest.mark.parametrize("chunk", CHUNKS, ids=lambda c: c.split("func.func @")[1].split("(")[0])
+def test_assign_layouts_keeps_values(chunk):
+    before = parse_module(chunk)
+    fn = _entry(before)
+    inputs = _inputs(fn)
+    want = run(before, inputs, fn.sym_name.data)
+    after = parse_module(chunk)
+    AssignLayoutsPass().apply(Context(), after)
+    after.verify()
+    assert any(isinstance(op, g.TransDataOp) for op in _entry(after).body.block.ops)
+    got = run(after, inputs, fn.sym_name.data)
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value)
+
+
+@pytest.mark.parametrize("precision,tol", [("must_keep_origin_dtype", 1e-5), ("force_fp16", 5e-3)])
+@pytest.mark.parametrize("chunk", CHUNKS, ids=lambda c: c.split("func.func @")[1].split("(")[0])
+def test_compiled_layouts_match_interpreter(chunk, precision, tol):
+    module = parse_module(chunk)
+    fn = _entry(module)
+    inputs = _inputs(fn)
+    want = run(parse_module(chunk), inputs, fn.sym_name.data)
+    compiled = compile_module(module, precision=precision)
+    got = run_compiled(compiled, inputs).outputs
+    for name, value in want.items():
+        out = np.asarray(got[name]).reshape(value.shape)
+        assert np.abs(out - value).max() <= tol * max(1.0, np.abs(value).max()), name
