@@ -40,8 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--precision-mode",
         default=DEFAULT_PRECISION,
-        help=f"force_fp16 (default: fp16 storage, fp32 accumulation, tensors scaled into fp16's range) or "
-        "must_keep_origin_dtype (fp32 throughout); see docs/LOWERING.md, Precision modes",
+        help="force_fp16 (fp16 storage, fp32 accumulation, tensors scaled into fp16's range) or "
+        f"must_keep_origin_dtype (fp32 throughout); default {DEFAULT_PRECISION}; see docs/LOWERING.md, Precision modes",
     )
     p.add_argument("--target", default="davinci-910", help="target preset name or config file")
     p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")
