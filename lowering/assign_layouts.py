@@ -210,7 +210,7 @@ class LayoutAssigner:
                 self.fmt[res] = self.produced(op, res)
             if op.results and not isinstance(op, g.ConstantOp | g.FillOp):
                 op.attributes[FORMAT_ATTR] = StringAttr(self.fmt[op.results[0]])
-            if self.fmt.get(op.results[0] if op.results else None) == "FLAT_NC1HWC0" and isinstance(op, VIEW_OPS):
+            if isinstance(op, VIEW_OPS) and self.fmt[op.results[0]] == "FLAT_NC1HWC0":
                 self.report.flattened.append(describe_op(op))
                 log.info(f"'{op.name}' op assign-layouts: reads the NC1HWC0 map in place (FLAT_NC1HWC0), "
                          "no transdata", extra={"op": op})

@@ -617,21 +617,21 @@ class GraphToTile:
 
     def transdata_in(self, op: g.TransDataOp, src: TV) -> None:
         """NCHW fp32 input -> NC1HWC0 on the cube: C = I x B, B = 16 channels
-        x Kc pixels gathered row by row (ZN fractals are channel-major)."""
+        x kc pixels of one row gathered as ZN fractals (channel-major). Rows
+        are cut into chunks of kc pixels (a divisor of the width when there
+        is one; else the last chunk of each row is shorter); more than 16
+        channels go in blocks of 16."""
         n, c, h, w = src.shape
-        if n != 1 or c > 16:
-            raise PassFailedException("input transdata: batch 1 and at most 16 channels")
+        if n != 1:
+            raise PassFailedException(f"{describe_op(op)}: batch {n}: only batch 1 is lowered")
         cap = self.config.capacity_bytes
-        kc = 0
-        for cand in range(16, 129, 16):
-            if w % cand == 0 and cand * cand * 4 <= cap["l0a"] // 2:
-                kc = cand
-        if not kc:
-            raise PassFailedException(f"input transdata: width {w} has no multiple-of-16 divisor")
+        fits = [kc for kc in range(16, 129, 16) if kc * kc * 4 <= cap["l0a"] // 2]
+        divisors = [kc for kc in fits if w % kc == 0]
+        kc = max(divisors) if divisors else min(max(fits), -(-w // 16) * 16)
+        nfull, tail = divmod(w, kc)
         dst = self.storage_for(op.output, "NC1HWC0", "input_5hd")
         self.stats.transdata += 1
-        tiles = h * (w // kc)
-        bd = self.cores(tiles)
+        bd = self.cores(h * max(nfull, 1))
         k = self.kernel(op, "transdata", bd)
         f32e = f32
         ident = self.constant("identity", np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // 8, 8).transpose(0, 2, 1, 3), "ZZ")
@@ -650,18 +650,30 @@ class GraphToTile:
         k.copy(l1b, zero, [kc * 16], [1], [1])
         x = k.gm(src.st.name, f32e)
         out = k.gm(dst.st.name)
-        with k.tiles(tiles, bd) as tile:
-            p0 = k.mul(tile, kc)
-            k.copy(l1b, k.at(x, 0, p0), [c, kc // k8, k8], [k8, 16 * k8, 1], [h * w, k8, 1])
-            k.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * 4 // 512))
-            k.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
-            k.copy(ub, l0c, [kc * 16], [1], [1], cast=self.fp16)
-            row = k.div(tile, w // kc)
-            col = k.mul(k.rem(tile, w // kc), kc)
+        blocks = [(b, min(16, c - b)) for b in range(0, c, 16)]
+
+        def chunk(row: Index, col: Index, npx: int) -> None:
+            p0 = k.add(k.mul(row, w), col)
             pix = k.add(k.mul(row, dst.st.wp), col)
-            base = k.at(out, dst.origin(self.c0), k.mul(pix, self.c0))
-            c1n = -(-c // self.c0)
-            k.copy(base, ub, [c1n, kc, self.c0], [dst.c1stride(self.c0), self.c0, 1], [self.c0, 16, 1])
+            for c_start, cn in blocks:
+                if cn < 16 and len(blocks) > 1:  # stale channels of the previous block
+                    k.copy(l1b, zero, [kc * 16], [1], [1])
+                # whole 8-pixel columns: a short chunk reads up to 7 pixels
+                # past its row (never written back; the last row's land in
+                # the tensor's slack)
+                k.copy(l1b, k.at(x, c_start * h * w, p0), [cn, -(-npx // k8), k8], [k8, 16 * k8, 1], [h * w, k8, 1])
+                k.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * 4 // 512))
+                k.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
+                k.copy(ub, l0c, [kc * 16], [1], [1], cast=self.fp16)
+                base = k.at(out, dst.origin(self.c0) + c_start // self.c0 * dst.c1stride(self.c0), k.mul(pix, self.c0))
+                k.copy(base, ub, [-(-cn // self.c0), npx, self.c0], [dst.c1stride(self.c0), self.c0, 1], [self.c0, 16, 1])
+
+        if nfull:
+            with k.tiles(h * nfull, bd) as tile:
+                chunk(k.div(tile, nfull), k.mul(k.rem(tile, nfull), kc), kc)
+        if tail:
+            with k.tiles(h, bd) as row:
+                chunk(row, nfull * kc, tail)
 
     def transdata_out(self, op: g.TransDataOp, x: TV) -> None:
         """NC1HWC0 -> NCHW on the cube: per 16-channel block,

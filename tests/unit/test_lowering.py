@@ -432,3 +432,17 @@ def test_loop_fusion_with_splat_constants_in_its_body():
     assert any(isinstance(op, g.FillOp) for op in body)
     compiled = _check(m, (1, 16, 8, 16))
     assert compiled.kernel_kinds.get("elementwise") == 1
+
+
+@pytest.mark.parametrize("c,h,w", [(3, 20, 20), (3, 5, 7), (40, 6, 18)])
+def test_input_transdata_any_width_and_channel_count(c, h, w):
+    # widths without a multiple-of-16 divisor end each row with a short
+    # chunk; more than 16 channels go through the cube in blocks of 16
+    m = _model(
+        [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+        {"w": _w(16, c, 3, 3)},
+        [1, c, h, w],
+        [1, 16, h, w],
+    )
+    c_ = _check(m, (1, c, h, w))
+    assert c_.transdata == 2
