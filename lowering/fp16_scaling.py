@@ -38,6 +38,7 @@ from collections.abc import Mapping
 import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.graph.constants import constant_value
@@ -99,8 +100,15 @@ def calibrate(fn: func.FuncOp, inputs: Mapping[str, np.ndarray] | None = None) -
     env: dict[SSAValue, np.ndarray] = {}
     for name, arg in zip(input_names(fn), fn.args):
         dtype = numpy_dtype(arg.type.element_type)
-        if inputs is not None and name in inputs:
-            env[arg] = np.asarray(inputs[name]).astype(dtype, copy=False)
+        if inputs is not None:
+            if name not in inputs:
+                raise PassFailedException(f"calibration inputs lack graph input '{name}'")
+            given = np.asarray(inputs[name])
+            if tuple(given.shape) != tuple(arg.type.get_shape()):
+                raise PassFailedException(
+                    f"calibration input '{name}' has shape {list(given.shape)}, "
+                    f"the graph takes {list(arg.type.get_shape())}")
+            env[arg] = given.astype(dtype, copy=False)
         elif np.issubdtype(dtype, np.floating):
             env[arg] = rng.standard_normal(arg.type.get_shape()).astype(dtype)
         else:

@@ -42,8 +42,10 @@ def compile_module(
     plan_memory: bool = True,
     dump=None,
     fusion_switch_file: str = "",
+    calibration=None,
 ) -> Compiled:
-    """`dump(stage, module)`, when given, is called after every stage."""
+    """`dump(stage, module)`, when given, is called after every stage.
+    `calibration`: named inputs for force_fp16's range scaling."""
     from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
     from lowering.assign_layouts import AssignLayoutsPass
     from lowering.graph_to_tile import convert
@@ -67,7 +69,7 @@ def compile_module(
     check_static_inputs(module)
     AssignLayoutsPass().apply(ctx, module)
     say("assign-layouts", module)
-    stats = convert(module, precision, target)
+    stats = convert(module, precision, target, calibration)
     memory = program_memory(module)
     say("graph-to-tile", module)
     ConvertTileToNpuPass(target=target).apply(ctx, module)

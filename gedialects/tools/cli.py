@@ -75,3 +75,16 @@ def load_module(path: str, input_shape: str):
         module.verify()
         return module
     raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx or .mlir)")
+
+
+def read_npz(path: str | None, what: str) -> dict | None:
+    """Named arrays from an npz file (None without a path)."""
+    if not path:
+        return None
+    import numpy as np
+
+    try:
+        with np.load(path) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise UserError(f"{path}: cannot read {what} ({e})") from None

@@ -1,7 +1,7 @@
 """ge-compile: ATC-like one-shot compiler, ONNX model -> offline model (.om).
 
     ge-compile MODEL.onnx [--input-shape 'x:1,3,224,224'] -o MODEL.om
-               [--precision-mode must_keep_origin_dtype|force_fp16]
+               [--precision-mode force_fp16|must_keep_origin_dtype] [--calibration IN.npz]
                [--target davinci-910] [--fusion-switch-file F] [--no-fuse]
                [--dump-ir DIR] [--log LEVEL]
 
@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from gedialects.tools.cli import EXIT_OK, UserError, load_module, run_cli
+from gedialects.tools.cli import EXIT_OK, UserError, load_module, read_npz, run_cli
 from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
 
 
@@ -42,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_PRECISION,
         help="force_fp16 (fp16 storage, fp32 accumulation, tensors scaled into fp16's range) or "
         f"must_keep_origin_dtype (fp32 throughout); default {DEFAULT_PRECISION}; see docs/LOWERING.md, Precision modes",
+    )
+    p.add_argument(
+        "--calibration", metavar="NPZ",
+        help="force_fp16: inputs to calibrate the range scaling on (npz keyed by graph input name; "
+        "default: seeded standard normal)",
     )
     p.add_argument("--target", default="davinci-910", help="target preset name or config file")
     p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")
@@ -107,6 +112,7 @@ def compile_model(args) -> int:
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise UserError(f"cannot write '{args.output}': no such directory '{out_dir}'")
+    calibration = read_npz(args.calibration, "calibration inputs")
     t0 = time.perf_counter()
     dump = Dumper(args.dump_ir)
     module = load_module(args.model, args.input_shape)
@@ -118,6 +124,7 @@ def compile_model(args) -> int:
         fuse=not args.no_fuse,
         dump=dump,
         fusion_switch_file=args.fusion_switch_file,
+        calibration=calibration,
     )
     program = assemble(compiled.module)
     try:

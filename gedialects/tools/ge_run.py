@@ -27,6 +27,7 @@ from gedialects.tools.cli import (
     UserError,
     load_module,
     model_path,
+    read_npz,
     run_cli,
 )
 from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
@@ -69,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
     p.add_argument("--inputs", help="npz file of inputs, keyed by graph input name")
+    p.add_argument("--calibration", metavar="NPZ",
+                   help="npu backend, force_fp16: inputs to calibrate the range scaling on (npz keyed by "
+                   "graph input name; default: seeded standard normal)")
     p.add_argument("--output", help="npz file to write the outputs to, keyed by output name")
     p.add_argument("--input-shape", default="", help="fix dynamic dims, ATC syntax: 'x:1,3,224,224;y:4,8'")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
@@ -160,16 +164,6 @@ def is_npu_program(path: str) -> bool:
     return False
 
 
-def read_inputs(path: str | None) -> dict[str, np.ndarray] | None:
-    if not path:
-        return None
-    try:
-        with np.load(path) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read inputs ({e})") from None
-
-
 def run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
     """Simulate an npu-level program; (inputs, outputs)."""
     from target.config import load_target
@@ -208,7 +202,8 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
 
     module = load_module(args.model, args.input_shape)
     inputs = make_inputs(main_function(module), given, args.seed)
-    compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse)
+    compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
+                              calibration=read_npz(args.calibration, "calibration inputs"))
     print(
         f"compiled: {compiled.kernels} kernels, {compiled.transdata} transdata, "
         f"{compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
@@ -225,7 +220,7 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    given = read_inputs(args.inputs)
+    given = read_npz(args.inputs, "inputs")
     backend = args.backend or "npu"
     if backend == "reference":  # the numpy interpreter computes in the model's dtype
         args.precision_mode = args.precision_mode or "must_keep_origin_dtype"

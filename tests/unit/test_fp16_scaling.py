@@ -127,3 +127,32 @@ def test_calibration_is_deterministic_and_seeded_apart_from_run_inputs(seed):
     assert fp16_scaling.CALIBRATION_SEED not in (0, 1)  # ge-run's default seeds
     given = {n: np.ones((1, 16, 2, 16), np.float32) for n in input_names(fn)}
     assert calibrate(fn, given) != calibrate(fn)
+
+
+def test_calibration_inputs_set_the_scales(tmp_path, capsys):
+    from gedialects.tools import ge_compile, ge_run
+    from lowering.graph_to_tile import convert
+
+    def exps(calibration):
+        module = parse_module(GROW)
+        convert(module, "force_fp16", calibration=calibration)
+        prog = next(iter(module.body.block.ops))
+        return {k.sym_name.data: k.attributes["scale_exp"].value.data
+                for k in prog.body.block.ops if "scale_exp" in k.attributes}
+
+    x = _grow_inputs()["x"]
+    assert exps(None) != exps({"x": x})  # the default draws its own inputs
+    # the program is near-linear in x (relu, a bias of 1): 64x larger inputs, 2^6 more scaling
+    assert exps({"x": 64 * x})["k2_conv"] == exps({"x": x})["k2_conv"] + 6
+
+    good, bad = tmp_path / "cal.npz", tmp_path / "bad.npz"
+    np.savez(good, x=np.ones((1, 16, 2, 16), np.float32))
+    np.savez(bad, x=np.ones((1, 16, 2, 8), np.float32))
+    src = tmp_path / "grow.mlir"
+    src.write_text(GROW.replace("func.func @grow", "func.func @main"))
+    assert ge_compile.main([str(src), "-o", str(tmp_path / "a.om"), "--calibration", str(good)]) == 0
+    assert ge_run.main([str(src), "--calibration", str(good)]) == 0
+    capsys.readouterr()
+    assert ge_compile.main([str(src), "-o", str(tmp_path / "b.om"), "--calibration", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["ge-compile: error: calibration input 'x' has shape [1, 16, 2, 8], the graph takes [1, 16, 2, 16]"]
