@@ -193,7 +193,7 @@ def plan_scales(fn: func.FuncOp, ranges: Mapping[SSAValue, float]) -> dict[SSAVa
             classes.find(r)
         maps = _maps(op)
         if isinstance(op, EQUIVARIANT) or isinstance(op, g.FusionOp) and _fusion_is_equivariant(op):
-            for v in maps:
+            for v in maps + list(op.results[1:]):  # a loop fusion may yield several values
                 classes.union(op.results[0], v)
         elif isinstance(op, g.ConvOp) and op.residual is not None:
             classes.union(op.results[0], op.residual)

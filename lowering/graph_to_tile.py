@@ -519,11 +519,13 @@ class GraphToTile:
         self.storages.append(st)
         npad = -(-n // 16) * 16
         chunk = min(npad, 8192)
-        k = self.kernel(None, "cast" if self.fp16 else "copy", 1)
-        k.kernel.attributes["source"] = StringAttr(f"output '{name}'" + (" f16 -> f32" if self.fp16 else ""))
-        u16 = k.alloc("ub", chunk, "ND", buffers=2) if self.fp16 else None
+        # the source may be another graph output (one value, two names): fp32 already
+        cast = self.fp16 and x.st.kind != "output"
+        k = self.kernel(None, "cast" if cast else "copy", 1)
+        k.kernel.attributes["source"] = StringAttr(f"output '{name}'" + (" f16 -> f32" if cast else ""))
+        u16 = k.alloc("ub", chunk, "ND", buffers=2) if cast else None
         u32 = k.alloc("ub", chunk, "ND", buffers=2, elem=f32)
-        xg, og = k.gm(x.st.name), k.gm(name, f32)
+        xg, og = k.gm(x.st.name, None if cast else f32), k.gm(name, f32)
         x0 = x.origin(self.c0) if x.st.layout == "NC1HWC0" else 0
         for c in range(0, npad, chunk):
             m = min(chunk, npad - c)
@@ -681,10 +683,12 @@ class GraphToTile:
         NC1HWC0 pixel runs; the NZ result rows are channel rows of NCHW.
         A graph output comes out as fp32 (the cube accumulates in fp32);
         an intermediate in the compute precision."""
+        if any(x.st.halo):  # a padded conv/pool reads it too: pixel runs are rows, copy without the halo
+            flat = self.temp_map(x.shape, "no_halo")
+            self.map_kernel(op, "strip_halo", [x], flat, lambda k, a, dst, n, _: k.vec("adds", dst, [a[0]], [n], [[1], [1]], 0.0))
+            x = flat
         _, C, H, W = x.shape
         v = op.output
-        if any(x.st.halo):
-            raise PassFailedException(f"{describe_op(op)}: transdata of a map with a halo")
         c0 = self.c0
         P = H * W
         name = self.outputs.get(v)
@@ -1407,7 +1411,7 @@ class GraphToTile:
             args = list(op.inputs)
             env = dict(zip(op.body.block.args, args))
             body = [o for o in op.body.block.ops if not isinstance(o, g.YieldOp | g.ConstantOp | g.FillOp)]
-            result = op.body.block.last_op.operands[0]
+            results = list(zip(op.results, op.body.block.last_op.operands))
         elif isinstance(op, g.BatchNormOp):
             scale, bias_, mean, var = (self.value_array(v) for v in op.operands[1:])
             if any(v is None for v in (scale, bias_, mean, var)):
@@ -1415,15 +1419,15 @@ class GraphToTile:
             inv = scale / np.sqrt(var.astype(np.float64) + op.float_("epsilon", 1e-5))
             env = {}
             body = [("mulc", inv.astype(np.float32)), ("addc", ((bias_ - mean * inv) / self.sc(out_v)).astype(np.float32))]
-            result = None
+            results = [(out_v, None)]
             args = [op.operands[0]]
         else:
             args = list(op.operands)
             env = {}
             body = [op]
-            result = out_v
+            results = [(out_v, out_v)]
         maps = [a for a in dict.fromkeys(args) if a in self.values and g.shape_of(a) == shape]
-        out = self.storage_for(out_v, "NC1HWC0", op.name.split(".")[-1])
+        outs = [self.storage_for(r, "NC1HWC0", op.name.split(".")[-1]) for r, _ in results]
         cap = self.config.capacity_bytes["ub"]
         nbuf = len(maps) + len(body) + 1
         toh = max(r for r in range(1, H + 1) if H % r == 0 and 2 * nbuf * r * W * c0 * es <= cap - 4096) if 2 * nbuf * W * c0 * es <= cap - 4096 else 0
@@ -1535,11 +1539,15 @@ class GraphToTile:
                     raise PassFailedException(f"{describe_op(op)}: {o.name} is not lowered in elementwise kernels")
                 vals[o.results[0]] = dst
                 cur = dst
-            final = vals[result] if result is not None else cur
-            if result is not None and result in env and env[result] in bufs:
-                final = bufs[env[result]]
-            dsto = k.add(k.mul(c1, out.c1stride(c0)), k.mul(band, toh * out.st.wp * c0))
-            k.copy(k.at(k.gm(out.st.name), out.origin(c0), dsto), final, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
+            for out, (_, yielded) in zip(outs, results):  # a loop fusion may yield several values
+                if yielded is None:
+                    final = cur
+                elif yielded in env and env[yielded] in bufs:
+                    final = bufs[env[yielded]]
+                else:
+                    final = vals[yielded]
+                dsto = k.add(k.mul(c1, out.c1stride(c0)), k.mul(band, toh * out.st.wp * c0))
+                k.copy(k.at(k.gm(out.st.name), out.origin(c0), dsto), final, [toh, W * c0], [out.st.wp * c0, 1], [W * c0, 1])
 
 
 def convert(module: ModuleOp, precision: str = DEFAULT_PRECISION, target="davinci-910",

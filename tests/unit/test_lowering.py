@@ -446,3 +446,79 @@ def test_input_transdata_any_width_and_channel_count(c, h, w):
     )
     c_ = _check(m, (1, c, h, w))
     assert c_.transdata == 2
+
+
+def test_output_map_that_a_padded_conv_also_reads():
+    # the map has a halo (for the 3x3 conv) and is a graph output: its
+    # transdata first copies it without the halo (found by the fuzz test)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["a"]), helper.make_node("Conv", ["a", "w2"], ["y"], pads=[1, 1, 1, 1])],
+        "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 6, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 6, 12]),
+         helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 40, 6, 12])],
+        [numpy_helper.from_array(_w(40, 16, 1, 1), "w1"), numpy_helper.from_array(_w(16, 40, 3, 3, scale=0.1), "w2")],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    compiled = compile_module(import_model(m, {}, source="test"), precision="must_keep_origin_dtype")
+    assert compiled.kernel_kinds["strip_halo"] == 1
+    x = {"x": RNG.standard_normal((1, 16, 6, 12)).astype(np.float32)}
+    got = run_compiled(compiled, x).outputs
+    for k, v in onnxruntime_outputs(m, x).items():
+        np.testing.assert_allclose(got[k].reshape(v.shape), v, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+def test_loop_fusion_with_two_results():
+    # r = a*a feeds both the fused add and another conv: the loop fusion
+    # yields r and s, and its kernel stores both (found by the fuzz test)
+    from gedialects.graph import ops as g
+
+    v = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 16, 8, 16]) for n in ("x", "y", "s")]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["a"]),
+            helper.make_node("Mul", ["a", "a"], ["r"]),
+            helper.make_node("Add", ["r", "a"], ["s"]),
+            helper.make_node("Conv", ["r", "w"], ["y"]),
+        ],
+        "m", [v[0]], v[1:], [numpy_helper.from_array(_w(16, 16, 1, 1), "w")],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = {"x": RNG.standard_normal((1, 16, 8, 16)).astype(np.float32)}
+    want = onnxruntime_outputs(m, x)
+    from xdsl.context import Context
+
+    from gedialects.graph.transforms.fuse import GraphFusePass
+
+    fused = import_model(m, {}, source="test")
+    GraphFusePass().apply(Context(), fused)
+    assert any(isinstance(op, g.FusionOp) and len(op.results) == 2 for op in fused.walk())
+    for precision in ("must_keep_origin_dtype", "force_fp16"):
+        compiled = compile_module(import_model(m, {}, source="test"), precision=precision)
+        got = run_compiled(compiled, x).outputs
+        for k, val in want.items():
+            out = got[k].reshape(val.shape)
+            if precision == "force_fp16":
+                assert np.abs(out - val).max() <= 5e-3 * np.abs(val).max() + 1e-3, k
+            else:
+                np.testing.assert_allclose(out, val, rtol=1e-4, atol=1e-5, err_msg=k)
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+def test_one_value_two_outputs(precision):
+    # v0 and v2 are one value after CSE: the second output is a copy of the
+    # first (already fp32), not a cast of it (found by the fuzz test)
+    v = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 16, 8, 16]) for n in ("x", "c", "v0", "v2")]
+    graph = helper.make_graph(
+        [
+            helper.make_node("Add", ["x", "x"], ["v0"]),
+            helper.make_node("Conv", ["v0", "w"], ["c"]),
+            helper.make_node("Add", ["x", "x"], ["v2"]),
+        ],
+        "m", [v[0]], v[1:], [numpy_helper.from_array(_w(16, 16, 1, 1), "w")],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = {"x": RNG.standard_normal((1, 16, 8, 16)).astype(np.float32)}
+    got = run_compiled(compile_module(import_model(m, {}, source="test"), precision=precision), x).outputs
+    for k, val in onnxruntime_outputs(m, x).items():
+        assert np.abs(got[k].reshape(val.shape) - val).max() <= (1e-5 if precision != "force_fp16" else 5e-3 * np.abs(val).max()), k
