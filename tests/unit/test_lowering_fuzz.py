@@ -1,5 +1,6 @@
-"""Random small CNNs (convs, relu, residual adds, channel concats, max
-pools, a classifier head; any of their values as graph outputs) compiled
+"""Random small CNNs (convs: 1x1/3x3, strided, grouped, depthwise; relu,
+residual adds, channel concats, max/avg pools, batch-norm, a classifier
+head; any of their values as graph outputs) compiled
 with assign-layouts and both lowerings, simulated, and compared with
 onnxruntime -- hypothesis looks for graphs the hand-written tests miss
 (`GE_FUZZ_EXAMPLES=500 pytest tests/unit/test_lowering_fuzz.py` to look harder)."""
@@ -33,20 +34,34 @@ def cnns(draw):
         return name
 
     for i in range(draw(st.integers(1, 6))):
-        kind = draw(st.sampled_from(["conv", "conv", "add", "concat", "pool"]))
+        kind = draw(st.sampled_from(["conv", "conv", "add", "concat", "pool", "avgpool", "bn"]))
         a = draw(st.sampled_from(sorted(vals)))
         c, h, w, nonneg = vals[a]
         if kind == "conv":
             k = draw(st.sampled_from([1, 3]))
             co = draw(st.sampled_from([16, 32]))
-            inits[f"w{i}"] = (rng.standard_normal((co, c, k, k)) * (0.5 / np.sqrt(c * k * k))).astype(np.float32)
+            group = draw(st.sampled_from([1, 1, 2, c])) if k == 3 else 1
+            stride = draw(st.sampled_from([1, 1, 2])) if k == 3 and h >= 2 and w >= 2 else 1
+            co = c if group == c else co
+            shape = (co, c // group, k, k)
+            inits[f"w{i}"] = (rng.standard_normal(shape) * (0.5 / np.sqrt(c // group * k * k))).astype(np.float32)
             inits[f"b{i}"] = (rng.standard_normal(co) * 0.1).astype(np.float32)
-            nodes.append(helper.make_node("Conv", [a, f"w{i}", f"b{i}"], [f"c{i}"], pads=[k // 2] * 4))
+            nodes.append(helper.make_node("Conv", [a, f"w{i}", f"b{i}"], [f"c{i}"], pads=[k // 2] * 4,
+                                          group=group, strides=[stride, stride]))
+            oh, ow = -(-h // stride), -(-w // stride)
             if draw(st.booleans()):
                 nodes.append(helper.make_node("Relu", [f"c{i}"], [f"v{i}"]))
-                new(f"v{i}", (co, h, w, True))
+                new(f"v{i}", (co, oh, ow, True))
             else:
-                new(f"c{i}", (co, h, w, False))
+                new(f"c{i}", (co, oh, ow, False))
+        elif kind == "avgpool":
+            nodes.append(helper.make_node("AveragePool", [a], [f"v{i}"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+            new(f"v{i}", (c, h, w, nonneg))
+        elif kind == "bn":
+            for p_, lo in (("s", 0.5), ("t", -0.5), ("m", -0.5), ("q", 0.5)):
+                inits[f"{p_}{i}"] = rng.uniform(lo, lo + 1.0, c).astype(np.float32)
+            nodes.append(helper.make_node("BatchNormalization", [a, f"s{i}", f"t{i}", f"m{i}", f"q{i}"], [f"v{i}"]))
+            new(f"v{i}", (c, h, w, False))
         elif kind in ("add", "concat"):
             same = sorted(n for n, s in vals.items() if s[1:3] == (h, w) and (kind == "concat" or s[0] == c))
             b = draw(st.sampled_from(same))
