@@ -1,24 +1,27 @@
 """convert-graph-to-tile: one tile.kernel per (fused) graph op.
 
-Decisions made here (ARCHITECTURE.md §4): storage formats, GM placement,
-tile sizes (from the target's buffer capacities and its cost formulas),
-loop structure, which buffers are double-buffered, which unit does what.
+The storage format of every value comes from assign-layouts (`ge.format`;
+run here first on IR that has none) and is checked against what the
+kernels build. Decisions made here (docs/LOWERING.md): storage details, GM
+placement, force_fp16 range scaling (fp16_scaling.py), tile sizes (from
+the target's buffer capacities and its cost formulas), loop structure,
+which buffers are double-buffered, which unit does what.
 
-Formats (see docs/LOWERING.md):
-* 4-D feature maps are NC1HWC0 (C0 = 32 bytes of channels: 8 fp32 / 16 fp16),
-  stored with a zero halo as wide as the largest padding any consumer needs,
-  so every tile of a convolution or pooling window is uniform.
+Storage:
+* NC1HWC0 maps (C0 = 32 bytes of channels: 8 fp32 / 16 fp16) carry a zero
+  halo as wide as the largest padding any consumer needs, so every tile of
+  a convolution or pooling window is uniform.
 * conv weights are packed at compile time into FRACTAL_Z in the order the
   cube's L0B wants ([C1][kh*kw][N1][16][C0]); gemm weights into [K1][N1][16][k0].
-* 2-D tensors are ND. Reshape/flatten are views: NC1HWC0 with H=W=1 is
-  byte-identical to ND; a flatten of a larger map stays in "FLAT_NC1HWC0"
-  order and the consuming gemm's weight rows are permuted at compile time.
+* Reshape/flatten are views: NC1HWC0 with H=W=1 is byte-identical to ND; a
+  FLAT_NC1HWC0 flatten of a larger map is read by gemm with its weight rows
+  permuted at compile time.
 * concat along channels is a view: producers write their slice of the
   result in place when every operand starts at a multiple of C0; otherwise
   two copy kernels (gather into a pixel-major GM scratch, scatter back as
   NC1HWC0 slices) shift the lanes in GM (`concat_copy`).
-* transdata kernels only at graph inputs (NCHW -> NC1HWC0, on the cube:
-  identity x B) — counted in `transdata` statistics.
+* graph.transdata becomes a cube kernel (identity x B) — counted in the
+  `transdata` statistics.
 """
 
 from __future__ import annotations
