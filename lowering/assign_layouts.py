@@ -48,7 +48,6 @@ FORMAT_ATTR = "ge.format"
 MAP_OPS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp)
 """Ops that read and write 4-D feature maps in NC1HWC0."""
 ELEMENTWISE_OPS = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
-VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.IdentityOp, g.SqueezeOp, g.UnsqueezeOp)
 CUBE_WEIGHT = {g.ConvOp: 1, g.GemmOp: 1, g.MatMulOp: 1}
 """Operand index of the constant weight the cube reads in FRACTAL_Z."""
 
@@ -102,7 +101,7 @@ class LayoutAssigner:
     # -- what each op reads and writes ---------------------------------------
     def accepted(self, op: Operation, i: int, v: SSAValue) -> tuple[str, ...] | None:
         """The formats op can read operand i in, preferred first (None: any)."""
-        if is_constant(v) or isinstance(op, VIEW_OPS):
+        if is_constant(v) or isinstance(op, g.VIEW_OPS):
             return None
         if isinstance(op, g.TransDataOp):
             return (op.src_format.data,)
@@ -132,7 +131,7 @@ class LayoutAssigner:
         if isinstance(op, g.TransposeOp) and self.fmt.get(op.input) == "FLAT_NC1HWC0":
             self.flat_map[res] = self.flat_map[op.input]
             return "FLAT_NC1HWC0"
-        if isinstance(op, VIEW_OPS):
+        if isinstance(op, g.VIEW_OPS):
             return self.view_format(op.operands[0], res)
         return origin(res)
 
@@ -210,7 +209,7 @@ class LayoutAssigner:
                 self.fmt[res] = self.produced(op, res)
             if op.results and not isinstance(op, g.ConstantOp | g.FillOp):
                 op.attributes[FORMAT_ATTR] = StringAttr(self.fmt[op.results[0]])
-            if isinstance(op, VIEW_OPS) and self.fmt[op.results[0]] == "FLAT_NC1HWC0":
+            if isinstance(op, g.VIEW_OPS) and self.fmt[op.results[0]] == "FLAT_NC1HWC0":
                 self.report.flattened.append(describe_op(op))
                 log.info(f"'{op.name}' op assign-layouts: reads the NC1HWC0 map in place (FLAT_NC1HWC0), "
                          "no transdata", extra={"op": op})

@@ -55,8 +55,7 @@ CALIBRATION_SEED = 20240229
 
 EQUIVARIANT = (
     g.ReluOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.ConcatOp, g.AddOp, g.SubOp, g.SumOp,
-    g.BatchNormOp, g.ReshapeOp, g.FlattenOp, g.IdentityOp, g.SqueezeOp, g.UnsqueezeOp, g.TransDataOp,
-    g.TransposeOp,
+    g.BatchNormOp, g.TransDataOp, g.TransposeOp, *g.VIEW_OPS,
 )
 ABSORBING = (g.ConvOp, g.GemmOp, g.MatMulOp)
 SCALE_FREE_CONSUMERS = (g.SoftmaxOp,) + EQUIVARIANT + ABSORBING
@@ -192,14 +191,15 @@ def plan_scales(fn: func.FuncOp, ranges: Mapping[SSAValue, float]) -> dict[SSAVa
         for r in op.results:
             classes.find(r)
         maps = _maps(op)
-        if isinstance(op, EQUIVARIANT) or isinstance(op, g.FusionOp) and _fusion_is_equivariant(op):
+        equivariant = isinstance(op, EQUIVARIANT) or isinstance(op, g.FusionOp) and _fusion_is_equivariant(op)
+        if equivariant:
             for v in maps + list(op.results[1:]):  # a loop fusion may yield several values
                 classes.union(op.results[0], v)
         elif isinstance(op, g.ConvOp) and op.residual is not None:
             classes.union(op.results[0], op.residual)
         elif not isinstance(op, ABSORBING):
             pinned.update(op.results)  # softmax, LRN, anything unknown
-        if not isinstance(op, SCALE_FREE_CONSUMERS) and not (isinstance(op, g.FusionOp) and _fusion_is_equivariant(op)):
+        if not (equivariant or isinstance(op, SCALE_FREE_CONSUMERS)):
             pinned.update(maps)  # LRN and unknown ops read true values
     biggest: dict[SSAValue, float] = {}
     for v, root in ((v, classes.find(v)) for v in list(classes.parent)):

@@ -228,13 +228,16 @@ class Stats:
     ops: dict = field(default_factory=dict)
 
 
-VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.IdentityOp, g.SqueezeOp, g.UnsqueezeOp)
+
+
+def check_precision_mode(precision: str) -> None:
+    if precision not in PRECISION_MODES:
+        raise PassFailedException(f"unknown precision mode '{precision}' (expected {', '.join(PRECISION_MODES)})")
 
 
 class GraphToTile:
     def __init__(self, fn: func.FuncOp, precision: str, config, name: str = "main", calibration=None):
-        if precision not in PRECISION_MODES:
-            raise PassFailedException(f"unknown precision mode '{precision}' (expected {', '.join(PRECISION_MODES)})")
+        check_precision_mode(precision)
         self.fn = fn
         self.config = config
         self.fp16 = precision == "force_fp16"
@@ -321,7 +324,7 @@ class GraphToTile:
                     ragged = g.shape_of(x)[1] % CUBE_CHANNELS != 0 and i < len(op.inputs) - 1
                     in_place &= off % self.c0 == 0 and not ragged and not (
                         x in self.alias or x.owner is None or isinstance(x.owner, Block)
-                        or not isinstance(x.owner, Operation) or isinstance(x.owner, VIEW_OPS)
+                        or not isinstance(x.owner, Operation) or isinstance(x.owner, g.VIEW_OPS)
                         or any(x is y for y, _ in offs)
                     )
                     offs.append((x, off))
@@ -332,7 +335,7 @@ class GraphToTile:
                 else:  # all operands in their own storage, copied by concat kernels
                     self.concat_copies[op] = offs
         for op in ops:
-            if isinstance(op, VIEW_OPS):
+            if isinstance(op, g.VIEW_OPS):
                 src = op.operands[0]
                 self.alias[op.results[0]] = self.alias.get(src, (src, 0))
         # halos per root
@@ -360,7 +363,7 @@ class GraphToTile:
                 self.nonneg.add(op.results[0])
             elif isinstance(op, g.ConcatOp) and all(x in self.nonneg for x in op.inputs):
                 self.nonneg.add(op.results[0])
-            elif isinstance(op, VIEW_OPS + (g.TransposeOp, g.TransDataOp)) and op.operands[0] in self.nonneg:
+            elif isinstance(op, g.VIEW_OPS + (g.TransposeOp, g.TransDataOp)) and op.operands[0] in self.nonneg:
                 self.nonneg.add(op.results[0])
         self.outputs = {}
         ret = self.fn.body.block.last_op
@@ -451,7 +454,7 @@ class GraphToTile:
     def lower(self, op: Operation) -> None:
         if isinstance(op, g.ConstantOp | g.FillOp | func.ReturnOp) or op in self.folded:
             return
-        if isinstance(op, VIEW_OPS):
+        if isinstance(op, g.VIEW_OPS):
             return self.view(op)
         if isinstance(op, g.TransDataOp):
             return self.transdata(op)

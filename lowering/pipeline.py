@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-from lowering.graph_to_tile import DEFAULT_PRECISION
+from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
 @dataclass
@@ -145,17 +145,6 @@ from dataclasses import dataclass as _dataclass  # noqa: E402
 from xdsl.passes import ModulePass  # noqa: E402
 
 
-def _check_precision(precision: str) -> None:
-    from xdsl.utils.exceptions import PassFailedException
-
-    from lowering.graph_to_tile import PRECISION_MODES
-
-    if precision not in PRECISION_MODES:
-        raise PassFailedException(
-            f"unknown precision mode '{precision}' (expected {', '.join(PRECISION_MODES)})"
-        )
-
-
 @_dataclass(frozen=True)
 class GeGraphOptPass(ModulePass):
     """graph-canonicalize, graph-fuse (unless fuse=false), graph-plan-memory."""
@@ -189,7 +178,7 @@ class GeLowerPass(ModulePass):
         from lowering.graph_to_tile import ConvertGraphToTilePass
         from lowering.tile_to_npu import ConvertTileToNpuPass
 
-        _check_precision(self.precision_mode)
+        check_precision_mode(self.precision_mode)
         check_static_inputs(op)
         AssignLayoutsPass().apply(ctx, op)
         ConvertGraphToTilePass(self.precision_mode, self.target).apply(ctx, op)
@@ -207,6 +196,6 @@ class GeCompilePass(ModulePass):
     plan_memory: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        _check_precision(self.precision_mode)
+        check_precision_mode(self.precision_mode)
         GeGraphOptPass(self.fuse, self.plan_memory).apply(ctx, op)
         GeLowerPass(self.precision_mode, self.target).apply(ctx, op)

@@ -1046,6 +1046,11 @@ class FusionOp(IRDLOperation):
                 )
 
 
+RESHAPING_OPS = (ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp)
+"""Ops that only change a tensor's shape."""
+VIEW_OPS = RESHAPING_OPS + (IdentityOp,)
+"""Ops that move no data: their result is their operand's bytes."""
+
 Graph = Dialect(
     "graph",
     [

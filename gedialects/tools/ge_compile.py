@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 
 from gedialects.tools.cli import EXIT_OK, UserError, load_module, read_npz, run_cli
-from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
+from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
 
@@ -102,10 +102,7 @@ def compile_model(args) -> int:
     from target.assembler import assemble
     from target.config import load_target
 
-    if args.precision_mode not in PRECISION_MODES:
-        raise UserError(
-            f"unknown precision mode '{args.precision_mode}' (expected {', '.join(PRECISION_MODES)})"
-        )
+    check_precision_mode(args.precision_mode)
     load_target(args.target)  # a bad target fails before the long part
     if args.fusion_switch_file and not os.path.exists(args.fusion_switch_file):
         raise UserError(f"--fusion-switch-file: {args.fusion_switch_file}: no such file")

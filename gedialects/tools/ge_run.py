@@ -166,28 +166,39 @@ def is_npu_program(path: str) -> bool:
 
 def run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
     """Simulate an npu-level program; (inputs, outputs)."""
-    from target.config import load_target
-    from target.errors import AssemblyError, SimulationError
-    from target.profile import format_profile, write_chrome_trace
+    from target.errors import AssemblyError
     from target.run import load_program, random_inputs
-    from target.simulator import simulate
 
     try:
         program = load_program(args.model)
-        args.precision_mode = args.precision_mode or program.meta.get("precision_mode", DEFAULT_PRECISION)
-        inputs = random_inputs(program, args.seed)
-        if given is not None:
-            missing = set(inputs) - set(given)
-            if missing:
-                raise UserError(f"--inputs lacks input(s) {', '.join(sorted(missing))}")
-            inputs = {k: given[k] for k in inputs}
+    except AssemblyError as e:
+        raise UserError(str(e)) from None
+    args.precision_mode = args.precision_mode or program.meta.get("precision_mode", DEFAULT_PRECISION)
+    inputs = random_inputs(program, args.seed)
+    if given is not None:
+        missing = set(inputs) - set(given)
+        if missing:
+            raise UserError(f"--inputs lacks input(s) {', '.join(sorted(missing))}")
+        inputs = {k: given[k] for k in inputs}
+    return inputs, simulate_and_report(args, program, inputs)
+
+
+def simulate_and_report(args, program, inputs: dict) -> dict:
+    """Simulate an assembled program, print its profile (and write the trace
+    --profile asks for); the outputs. Simulation errors are one line."""
+    from target.config import load_target
+    from target.errors import AssemblyError, SimulationError
+    from target.profile import format_profile, write_chrome_trace
+    from target.simulator import simulate
+
+    try:
         result = simulate(program, inputs, load_target(args.target), trace=bool(args.profile))
     except (AssemblyError, SimulationError) as e:
         raise UserError(str(e)) from None
     print(format_profile(result.profile))
     if args.profile:
         write_chrome_trace(result.profile, args.profile)
-    return inputs, result.outputs
+    return result.outputs
 
 
 def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
@@ -195,10 +206,7 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
     from gedialects.graph.interpreter import main_function
     from lowering.pipeline import compile_module
     from target.assembler import assemble
-    from target.config import load_target
-    from target.errors import AssemblyError, SimulationError
-    from target.profile import format_profile, write_chrome_trace
-    from target.simulator import simulate
+    from target.errors import AssemblyError
 
     module = load_module(args.model, args.input_shape)
     inputs = make_inputs(main_function(module), given, args.seed)
@@ -209,13 +217,10 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
         f"{compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
     )
     try:
-        result = simulate(assemble(compiled.module), inputs, load_target(args.target), trace=bool(args.profile))
-    except (AssemblyError, SimulationError) as e:
+        program = assemble(compiled.module)
+    except AssemblyError as e:
         raise UserError(str(e)) from None
-    print(format_profile(result.profile))
-    if args.profile:
-        write_chrome_trace(result.profile, args.profile)
-    return inputs, result.outputs
+    return inputs, simulate_and_report(args, program, inputs)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

@@ -42,8 +42,6 @@ from gedialects.graph.memory_ops import OffloadOp
 from gedialects.graph.tensors import numpy_dtype
 from gedialects.location import describe_op
 
-VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp, g.IdentityOp)
-"""Ops whose result is their operand's bytes with another shape."""
 
 _ELEMENTWISE = (g.ElementwiseUnaryOp, g.ElementwiseBinaryOp, g.SumOp, g.BatchNormOp, g.FusionOp)
 
@@ -234,7 +232,7 @@ def analyse(fn: func.FuncOp, alignment: int = 512) -> Liveness:
                 nbytes = tensor_nbytes(res)
             except MemoryPlanError as e:
                 raise MemoryPlanError(f"{describe_op(op)}: result #{r} {e}") from None
-            if isinstance(op, VIEW_OPS) and operand_ids[0] is None:
+            if isinstance(op, g.VIEW_OPS) and operand_ids[0] is None:
                 new.append(-1)  # a view of a graph input or constant
                 continue
             i = len(infos)
@@ -243,7 +241,7 @@ def analyse(fn: func.FuncOp, alignment: int = 512) -> Liveness:
             first_of[i], last_of[i] = s, infos[i]["last"]
             new.append(i)
 
-        if isinstance(op, VIEW_OPS) and new[0] >= 0:
+        if isinstance(op, g.VIEW_OPS) and new[0] >= 0:
             root, off = top(operand_ids[0])  # type: ignore[arg-type]
             infos[new[0]]["how"] = "view"
             join(new[0], root, off)

@@ -33,7 +33,6 @@ from gedialects.graph.memory.attributes import (
     op_offsets,
 )
 from gedialects.graph.memory.lifetimes import (
-    VIEW_OPS,
     concat_positions,
     inplace_operands,
     last_uses,
@@ -93,7 +92,7 @@ def _slots(fn: func.FuncOp, steps: list[Operation], problems: list[str]) -> dict
                 outside = (
                     not isinstance(res.type, TensorType)
                     or isinstance(op, OffloadOp)
-                    or (isinstance(op, VIEW_OPS) and op.operands[0] not in slots)
+                    or (isinstance(op, g.VIEW_OPS) and op.operands[0] not in slots)
                 )
                 if not outside:
                     problems.append(f"{name} has no offset in the arena")
@@ -114,7 +113,7 @@ def _writes(op: Operation, slots: dict[SSAValue, Slot]) -> list[tuple[Slot, int,
         slot = slots.get(res)
         if slot is None or slot.hi == slot.lo:
             continue
-        if isinstance(op, VIEW_OPS):
+        if isinstance(op, g.VIEW_OPS):
             src = slots.get(op.operands[0])
             if src is not None and src.lo == slot.lo:
                 continue

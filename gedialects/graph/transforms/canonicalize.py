@@ -39,7 +39,6 @@ log = logging.getLogger("gedialects.canonicalize")
 FOLD_MAX_ELEMENTS = 1 << 24
 """Larger constant results are left unfolded (they would dwarf the IR)."""
 
-_VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp)
 
 
 class FoldConstantOp(RewritePattern):
@@ -83,7 +82,7 @@ class RemoveNoOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, g.IdentityOp):
             pass
-        elif isinstance(op, (*_VIEW_OPS, g.CastOp)):
+        elif isinstance(op, (*g.RESHAPING_OPS, g.CastOp)):
             if op.operands[0].type != op.results[0].type:
                 return
         elif isinstance(op, g.TransposeOp):
@@ -102,10 +101,10 @@ class FoldViewChain(RewritePattern):
     """reshape(reshape(x)) -> reshape(x), for every view op (squeeze, flatten...)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, _VIEW_OPS):
+        if not isinstance(op, g.RESHAPING_OPS):
             return
         inner = op.operands[0].owner
-        if not isinstance(inner, _VIEW_OPS):
+        if not isinstance(inner, g.RESHAPING_OPS):
             return
         out = g.shape_of(op.results[0])
         if not shapes.is_static(out):

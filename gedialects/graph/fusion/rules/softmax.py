@@ -29,7 +29,6 @@ from ..registry import (
     Rewrite,
 )
 
-VIEW_OPS = (g.ReshapeOp, g.FlattenOp, g.SqueezeOp, g.UnsqueezeOp)
 
 
 def _softmax(x, axis: int, out: shapes.Shape, location) -> g.SoftmaxOp:
@@ -58,7 +57,7 @@ class SoftmaxReshapeFusion(FusionRule):
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, g.SoftmaxOp)
-        view = next((u for u in users(op.output) if isinstance(u, VIEW_OPS)), None)
+        view = next((u for u in users(op.output) if isinstance(u, g.RESHAPING_OPS)), None)
         if view is None:
             return None
         x = g.shape_of(op.input)
@@ -84,7 +83,7 @@ class ReshapeSoftmaxFusion(FusionRule):
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, g.SoftmaxOp)
         view = op.input.owner
-        if not isinstance(view, VIEW_OPS):
+        if not isinstance(view, g.RESHAPING_OPS):
             return None
         x, y = g.shape_of(view.operands[0]), g.shape_of(op.input)
         if not (shapes.is_static(x) and shapes.is_static(y)):
