@@ -6,9 +6,9 @@
 Per model: kernels, npu ops, transdata kernels, simulated cycles, max |npu - ort|
 of the model output and of the logits (the input of a final Softmax, added as
 a second graph output: a softmax of random-weight logits is often one-hot,
-which would hide errors), whether all outputs pass np.allclose with rtol 1e-4 /
-atol 1e-5 (fp32; the fp16 tolerance of docs/LOWERING.md) elementwise, and
-"normwise" (max err <= rtol * max |ref| + atol; for the softmax output of a
+which would hide errors), whether all outputs pass the precision mode's
+criterion (`gedialects.numerics.CRITERIA`), and "normwise" (max err <=
+norm_rtol * max |ref| + atol of that criterion; for the softmax output of a
 model with logits at most 2 max p times the logits' bound, the first-order
 propagation of the logits' error), compile and simulation wall time.
 Race detection is on ("error") unless --races says otherwise.
@@ -29,6 +29,7 @@ import onnx
 from onnx import shape_inference
 
 from gedialects.frontend.onnx_import import import_model
+from gedialects.numerics import CRITERIA
 from gedialects.zoo import (
     LIGHT_MODELS,
     light_model_path,
@@ -39,8 +40,6 @@ from gedialects.zoo import (
 from lowering.pipeline import DEFAULT_PRECISION, compile_module
 from target.assembler import assemble
 from target.simulator import simulate
-
-TOLERANCE = {"must_keep_origin_dtype": (1e-4, 1e-5), "force_fp16": (5e-3, 1e-3)}  # fp16: use "normwise"
 
 
 def with_logits(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str | None]:
@@ -71,12 +70,13 @@ def run_model(name: str, precision: str, target: str, races: str, calibrate: boo
     res = simulate(program, inputs, target, races=races)
     t2 = time.perf_counter()
     want = onnxruntime_outputs(model, inputs)
-    rtol, atol = TOLERANCE[precision]
+    criterion = CRITERIA[precision]
+    rtol, atol = criterion.norm_rtol, criterion.atol
     errs, ok, normwise = {}, True, True
     for k, v in want.items():
         got = res.outputs[k].reshape(v.shape)
         errs[k] = float(np.abs(got - v).max())
-        ok &= bool(np.allclose(got, v, rtol=rtol, atol=atol))
+        ok &= criterion.check(got, v).ok
     for k, v in want.items():
         bound = rtol * float(np.abs(v).max()) + atol
         if logits and k != logits:
@@ -114,7 +114,7 @@ def main() -> None:
     args = ap.parse_args()
     calibrate = args.calibrate
     head = ("| model | kernels | npu ops | transdata | sim cycles | max err out (max \\|out\\|) | max err logits (max \\|logit\\|) "
-            "| allclose | normwise | compile s | sim s |")
+            "| criterion | normwise | compile s | sim s |")
     print(f"{args.precision_mode}, {args.target}, races={args.races}, calibrated BN={calibrate}")
     print(head)
     print("|" + "---|" * 11)

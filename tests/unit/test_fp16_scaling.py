@@ -12,6 +12,7 @@ from xdsl.dialects import func
 from gedialects.frontend.onnx_import import import_model
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names, run
+from gedialects.numerics import assert_close
 from gedialects.textual import parse_module
 from lowering import fp16_scaling
 from lowering.fp16_scaling import calibrate, plan_scales
@@ -29,8 +30,7 @@ def test_values_beyond_fp16_come_back_scaled():
     assert np.abs(want["map"]).max() > 65504  # the test means something
     got = run_compiled(compile_module(parse_module(GROW), precision="force_fp16"), _grow_inputs()).outputs
     for name, value in want.items():
-        err = np.abs(got[name].reshape(value.shape) - value).max()
-        assert err <= 5e-3 * np.abs(value).max() + 1e-3, name
+        assert_close(got[name].reshape(value.shape), value, "force_fp16", err_msg=name)
 
 
 def test_without_scaling_fp16_overflows(monkeypatch):

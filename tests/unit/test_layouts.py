@@ -14,6 +14,7 @@ from xdsl.dialects import func
 
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names, run
+from gedialects.numerics import assert_close
 from gedialects.textual import parse_module
 from lowering.assign_layouts import AssignLayoutsPass
 from lowering.pipeline import compile_module, run_compiled
@@ -46,9 +47,9 @@ def test_assign_layouts_keeps_values(chunk):
         np.testing.assert_array_equal(got[name], value)
 
 
-@pytest.mark.parametrize("precision,tol", [("must_keep_origin_dtype", 1e-5), ("force_fp16", 5e-3)])
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
 @pytest.mark.parametrize("chunk", CHUNKS, ids=lambda c: c.split("func.func @")[1].split("(")[0])
-def test_compiled_layouts_match_interpreter(chunk, precision, tol):
+def test_compiled_layouts_match_interpreter(chunk, precision):
     module = parse_module(chunk)
     fn = _entry(module)
     inputs = _inputs(fn)
@@ -57,4 +58,4 @@ def test_compiled_layouts_match_interpreter(chunk, precision, tol):
     got = run_compiled(compiled, inputs).outputs
     for name, value in want.items():
         out = np.asarray(got[name]).reshape(value.shape)
-        assert np.abs(out - value).max() <= tol * max(1.0, np.abs(value).max()), name
+        assert_close(out, value, precision, err_msg=name)

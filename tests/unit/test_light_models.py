@@ -8,6 +8,7 @@ import pytest
 
 from gedialects.frontend.onnx_import import import_model
 from gedialects.graph.interpreter import run
+from gedialects.numerics import assert_close
 from gedialects.zoo import (
     LIGHT_MODELS,
     dummy_inputs,
@@ -18,8 +19,6 @@ from gedialects.zoo import (
     with_random_weights,
 )
 
-RTOL, ATOL = 1e-4, 1e-5
-
 
 @pytest.mark.parametrize("name", LIGHT_MODELS)
 def test_shipped_weights_match_shipped_output_and_onnxruntime(name):
@@ -29,10 +28,10 @@ def test_shipped_weights_match_shipped_output_and_onnxruntime(name):
     feeds = dummy_inputs(model)
     ours = run(module, feeds)
     (got,) = ours.values()
-    np.testing.assert_allclose(got, expected_output(name), rtol=RTOL, atol=ATOL)
+    assert_close(got, expected_output(name), "must_keep_origin_dtype")
     theirs = onnxruntime_outputs(model, feeds)
     for key, want in theirs.items():
-        np.testing.assert_allclose(ours[key], want, rtol=RTOL, atol=ATOL)
+        assert_close(ours[key], want, "must_keep_origin_dtype", err_msg=key)
 
 
 @pytest.mark.parametrize("name", LIGHT_MODELS)
@@ -45,4 +44,4 @@ def test_random_weights_match_onnxruntime(name):
     for key, want in theirs.items():
         # random weights must give a non-degenerate output, or the check is weak
         assert np.ptp(want) > 1e-3
-        np.testing.assert_allclose(ours[key], want, rtol=RTOL, atol=ATOL)
+        assert_close(ours[key], want, "must_keep_origin_dtype", err_msg=key)

@@ -8,6 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from gedialects.frontend.onnx_import import import_model
+from gedialects.numerics import assert_close
 from gedialects.zoo import onnxruntime_outputs
 from lowering.pipeline import compile_module, run_compiled
 
@@ -35,7 +36,7 @@ def _check(model, x_shape, fuse=True):
     x = RNG.standard_normal(x_shape).astype(np.float32)
     got = run_compiled(compiled, {"x": x}).outputs["y"]
     want = onnxruntime_outputs(model, {"x": x})["y"]
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert_close(got, want, "must_keep_origin_dtype")
     return compiled
 
 
@@ -255,10 +256,7 @@ def test_concat_at_channel_offsets_inside_a_c0_slice(precision, ca, cb):
     x = RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)
     got = run_compiled(compiled, {"x": x}).outputs["y"]
     want = onnxruntime_outputs(m, {"x": x})["y"]
-    if precision == "force_fp16":
-        _close_normwise(got, want, 5e-3, 1e-3)
-    else:
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    assert_close(got, want, precision)
 
 
 @pytest.mark.parametrize("first", ["a", "b"])
@@ -310,7 +308,7 @@ def test_light_model_random_weights(name):
     want = onnxruntime_outputs(model, x)
     assert len(want) == 2 or name == "squeezenet"
     for k, v in want.items():
-        np.testing.assert_allclose(got[k].reshape(v.shape), v, rtol=1e-4, atol=1e-5)
+        assert_close(got[k].reshape(v.shape), v, "must_keep_origin_dtype", err_msg=k)
 
 
 def test_squeezenet_light_model_unfused():
@@ -322,14 +320,7 @@ def test_squeezenet_light_model_unfused():
     got = run_compiled(compiled, x).outputs
     want = onnxruntime_outputs(model, x)
     for k, v in want.items():
-        np.testing.assert_allclose(got[k], v, rtol=1e-4, atol=1e-5)
-
-
-def _close_normwise(got, want, rtol, atol):
-    """max |got - want| <= rtol * max |want| + atol (the force_fp16 criterion,
-    docs/LOWERING.md: fp16 storage rounds every stage's output)."""
-    err = float(np.abs(got.reshape(want.shape) - want).max())
-    assert err <= rtol * float(np.abs(want).max()) + atol, (err, float(np.abs(want).max()))
+        assert_close(got[k], v, "must_keep_origin_dtype", err_msg=k)
 
 
 def test_force_fp16_lrn_with_padded_last_slice():
@@ -348,7 +339,8 @@ def test_force_fp16_lrn_with_padded_last_slice():
     compiled = compile_module(import_model(m, {}, source="test"), precision="force_fp16")
     x = RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)
     got = run_compiled(compiled, {"x": x}).outputs["y"]
-    _close_normwise(got, onnxruntime_outputs(m, {"x": x})["y"], 5e-3, 1e-3)
+    want = onnxruntime_outputs(m, {"x": x})["y"]
+    assert_close(got.reshape(want.shape), want, "force_fp16")
 
 
 @pytest.mark.parametrize("name,weights", [
@@ -377,7 +369,7 @@ def test_force_fp16_light_model(name, weights):
     if weights != "calibrated":
         assert max(np.abs(v).max() for v in want.values()) > 65504
     for k, v in want.items():
-        _close_normwise(got[k], v, 5e-3, 1e-3)
+        assert_close(got[k].reshape(v.shape), v, "force_fp16", err_msg=k)
 
 
 def test_calibrated_batch_norm_statistics():
@@ -465,7 +457,7 @@ def test_output_map_that_a_padded_conv_also_reads():
     x = {"x": RNG.standard_normal((1, 16, 6, 12)).astype(np.float32)}
     got = run_compiled(compiled, x).outputs
     for k, v in onnxruntime_outputs(m, x).items():
-        np.testing.assert_allclose(got[k].reshape(v.shape), v, rtol=1e-4, atol=1e-5, err_msg=k)
+        assert_close(got[k].reshape(v.shape), v, "must_keep_origin_dtype", err_msg=k)
 
 
 def test_loop_fusion_with_two_results():
@@ -497,11 +489,7 @@ def test_loop_fusion_with_two_results():
         compiled = compile_module(import_model(m, {}, source="test"), precision=precision)
         got = run_compiled(compiled, x).outputs
         for k, val in want.items():
-            out = got[k].reshape(val.shape)
-            if precision == "force_fp16":
-                assert np.abs(out - val).max() <= 5e-3 * np.abs(val).max() + 1e-3, k
-            else:
-                np.testing.assert_allclose(out, val, rtol=1e-4, atol=1e-5, err_msg=k)
+            assert_close(got[k].reshape(val.shape), val, precision, err_msg=k)
 
 
 @pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
@@ -521,4 +509,4 @@ def test_one_value_two_outputs(precision):
     x = {"x": RNG.standard_normal((1, 16, 8, 16)).astype(np.float32)}
     got = run_compiled(compile_module(import_model(m, {}, source="test"), precision=precision), x).outputs
     for k, val in onnxruntime_outputs(m, x).items():
-        assert np.abs(got[k].reshape(val.shape) - val).max() <= (1e-5 if precision != "force_fp16" else 5e-3 * np.abs(val).max()), k
+        assert_close(got[k].reshape(val.shape), val, precision, err_msg=k)

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
 
 from gedialects.frontend.onnx_import import import_model
+from gedialects.numerics import assert_close
 
 from gedialects.zoo import onnxruntime_outputs
 from lowering.pipeline import compile_module, run_compiled
@@ -110,9 +111,5 @@ def test_random_cnn_matches_onnxruntime(model, precision):
     for name, value in want.items():
         out = got[name].reshape(value.shape)
         where = f"{name} of\n{onnx.printer.to_text(model.graph)}"
-        if precision == "must_keep_origin_dtype":
-            np.testing.assert_allclose(out, value, rtol=1e-4, atol=1e-5, err_msg=where)
-        else:
-            err = np.abs(out - value).max()
-            assert err <= 5e-3 * np.abs(value).max() + 1e-3, f"max err {err} at max |ref| {np.abs(value).max()}: {where}"
+        assert_close(out, value, precision, err_msg=where)
 

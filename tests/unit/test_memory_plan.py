@@ -45,6 +45,7 @@ from gedialects.graph.memory_ops import OffloadOp, ReloadOp
 from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
 from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
 from gedialects.location import name_loc
+from gedialects.numerics import assert_close
 from gedialects.textual import parse_module, print_module
 from gedialects.zoo import (
     LIGHT_MODELS,
@@ -479,7 +480,7 @@ def test_light_model_runs_out_of_its_arena_and_matches_onnxruntime(light_modules
     module = _plan(light_modules[full].clone())
     got = run_planned(module, feeds)
     for key, want in onnxruntime_outputs(model, feeds).items():
-        np.testing.assert_allclose(got[key], want, rtol=1e-4, atol=1e-5)
+        assert_close(got[key], want, "must_keep_origin_dtype", err_msg=key)
 
 
 def test_light_model_under_a_limit_fits_and_computes_the_same(light_modules):
@@ -496,4 +497,4 @@ def test_light_model_under_a_limit_fits_and_computes_the_same(light_modules):
     assert plan_problems(fn) == []
     got = run_planned(module, feeds)
     for key, want in onnxruntime_outputs(model, feeds).items():
-        np.testing.assert_allclose(got[key], want, rtol=1e-4, atol=1e-5)
+        assert_close(got[key], want, "must_keep_origin_dtype", err_msg=key)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from gedialects.npu import examples
+from gedialects.numerics import assert_within, summation_bound
 from target.assembler import assemble
 from target.profile import format_profile, write_chrome_trace
 from target.simulator import simulate
@@ -17,6 +18,13 @@ RNG = np.random.default_rng(1234)
 
 def _run(module, inputs, **kw):
     return simulate(assemble(module), inputs, **kw)
+
+
+def _assert_matmul(c, a, b):
+    """c = a @ b in fp32 in any summation order: against the float64 product,
+    within the worst-case bound of a length-k fp32 dot product."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    assert_within(c, a64 @ b64, summation_bound(a.shape[1], np.abs(a64) @ np.abs(b64)))
 
 
 def _add_inputs(n):
@@ -79,8 +87,7 @@ def test_tiled_matmul_accumulates_over_k(block_dim):
     a = RNG.standard_normal((64, 128)).astype(np.float16)
     b = RNG.standard_normal((128, 64)).astype(np.float16)
     res = _run(examples.matmul(block_dim=block_dim), {"a": a, "b": b})
-    expected = a.astype(np.float32) @ b.astype(np.float32)
-    np.testing.assert_allclose(res.outputs["c"], expected, rtol=1e-5, atol=1e-4)
+    _assert_matmul(res.outputs["c"], a, b)
     k = res.profile.kernels[0]
     assert k.busy["cube"] > 0 and k.ratio["mte2"] > 0
     # each of the 4 output tiles loads a 32x128 panel of A and 128x32 of B
@@ -93,19 +100,15 @@ def test_non_square_matmul_tiles():
     res = _run(
         examples.matmul(32, 48, 96, tm=16, tn=48, tk=32, block_dim=2), {"a": a, "b": b}
     )
-    np.testing.assert_allclose(
-        res.outputs["c"],
-        a.astype(np.float32) @ b.astype(np.float32),
-        rtol=1e-5,
-        atol=1e-4,
-    )
+    _assert_matmul(res.outputs["c"], a, b)
 
 
 @pytest.mark.parametrize("cols", [64, 256, 512])
 def test_row_reduction(cols):
     x = RNG.standard_normal((64, cols)).astype(np.float32)
     res = _run(examples.row_sum(64, cols), {"x": x})
-    np.testing.assert_allclose(res.outputs["out"], x.sum(axis=1), rtol=1e-5, atol=1e-4)
+    x64 = x.astype(np.float64)
+    assert_within(res.outputs["out"], x64.sum(axis=1), summation_bound(cols, np.abs(x64).sum(axis=1)))
 
 
 def test_profile_ratios_and_memory_bound():

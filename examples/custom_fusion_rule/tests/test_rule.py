@@ -34,6 +34,7 @@ from gedialects.graph.fusion import (
 )
 from gedialects.graph.interpreter import run
 from gedialects.graph.transforms.fuse import fuse
+from gedialects.numerics import assert_close
 from gedialects.zoo import onnxruntime_outputs
 
 NAME = SwishFusionRule.name
@@ -77,7 +78,7 @@ def test_rule_registered_by_api_fuses_and_keeps_numerics(clean_registry):
     assert [op.name for op in fusion.body.block.ops] == ["graph.sigmoid", "graph.mul", "graph.yield"]
     ours = run(module, feeds)
     for key, want in onnxruntime_outputs(model, feeds).items():
-        np.testing.assert_allclose(ours[key], want, rtol=1e-5, atol=1e-6)
+        assert_close(ours[key], want, "must_keep_origin_dtype", err_msg=key)
 
 
 def test_missed_when_the_sigmoid_is_used_elsewhere(clean_registry):
