@@ -4,6 +4,8 @@ Decoding happens once. SSA index values become registers; `arith.constant`s
 become initial register values; `npu.ptr` folds into (register, immediate)
 address pairs of the instructions that use it; `scf.for` becomes a FOR/ENDFOR
 pair (loops stay loops, so code size does not grow with trip counts).
+`npu.aicpu` tasks become `AicpuTask`s (target/aicpu.py) with schedule entries
+("aicpu", task index, stream).
 """
 
 from __future__ import annotations
@@ -482,6 +484,7 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
     kernels: list[P.Kernel] = []
     kernel_index: dict[str, int] = {}
     inputs, outputs, constants, schedule = [], [], [], []
+    tasks: list[P.AicpuTask] = []
     for op in prog.body.block.ops:
         if isinstance(op, npu.InputOp):
             inputs.append(_slot(op))
@@ -510,6 +513,11 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
                     op.stream.value.data,
                 )
             )
+        elif isinstance(op, npu.AicpuOp):
+            from target.aicpu import task_from_op  # the one graph-dialect user in target/
+
+            tasks.append(task_from_op(op))
+            schedule.append(("aicpu", len(tasks) - 1, op.stream.value.data))
         elif isinstance(op, npu.StreamRecordOp):
             schedule.append(("record", op.stream.value.data, op.event.value.data))
         elif isinstance(op, npu.StreamWaitOp):
@@ -527,4 +535,5 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
         kernels=tuple(kernels),
         schedule=tuple(schedule),
         meta=_meta(prog),
+        aicpu_tasks=tuple(tasks),
     )

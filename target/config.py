@@ -30,10 +30,22 @@ LATENCY_KEYS = (
     "vector",
 )
 DMA_KEYS = tuple(path_name(s, d) for s, d in DMA_PATHS)
+AICPU_KEYS = ("cores", "launch_cycles", "bytes_per_cycle", "elements_per_cycle")
 
 
 class ConfigError(ValueError):
     """A config file is missing a key, has an unknown one, or a bad value."""
+
+
+@dataclass(frozen=True)
+class AicpuSpec:
+    """The AI CPU (ARM cores beside the AI cores). Cycles are AI-core clock
+    cycles, so AI-CPU tasks and AI-core launches share one time axis."""
+
+    cores: int  # cores running AI-CPU tasks (informational: the profile)
+    launch_cycles: float  # dispatch latency of one task
+    bytes_per_cycle: float  # GM bandwidth the AI CPU gets
+    elements_per_cycle: float  # work throughput over all its cores (target/aicpu.py op_work)
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,6 +63,7 @@ class TargetConfig:
     latency_cycles: Mapping[str, int]
     cube_fractals_per_cycle: Mapping[str, float]
     vector_cycles_per_repeat: Mapping[str, float]
+    aicpu: AicpuSpec
     path: str = ""
 
     def cores_for(self, uses_cube: bool) -> int:
@@ -83,6 +96,14 @@ class TargetConfig:
             op, self.vector_cycles_per_repeat["default"]
         )
         return self.latency_cycles["vector"] + math.ceil(repeat * per)
+
+    def aicpu_cycles(self, nbytes: int, work: int) -> int:
+        """One AI-CPU task: dispatch, then the longer of moving its GM bytes
+        (read and written) and doing its work (target/aicpu.py `op_work`)."""
+        a = self.aicpu
+        return math.ceil(
+            a.launch_cycles + max(nbytes / a.bytes_per_cycle, work / a.elements_per_cycle)
+        )
 
 
 def _require(d: Mapping, key: str, where: str):
@@ -134,6 +155,7 @@ _TOP_KEYS = {
     "latency_cycles",
     "cube_fractals_per_cycle",
     "vector_cycles_per_repeat",
+    "aicpu",
 }
 
 
@@ -161,6 +183,9 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
     for key, value in (("hbm_bytes_per_cycle", hbm), ("clock_mhz", clock)):
         if not isinstance(value, (int, float)) or value <= 0:
             raise ConfigError(f"{path}: {key} must be a positive number")
+    aicpu = table("aicpu", AICPU_KEYS)
+    if not isinstance(aicpu["cores"], int):
+        raise ConfigError(f"{path}: aicpu.cores must be a positive integer, got {aicpu['cores']!r}")
     return TargetConfig(
         name=str(_require(data, "name", path)),
         description=str(data.get("description", "")),
@@ -176,6 +201,12 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
         cube_fractals_per_cycle=MappingProxyType(table("cube_fractals_per_cycle", ["f16", "f32"])),
         vector_cycles_per_repeat=MappingProxyType(
             table("vector_cycles_per_repeat", ["default"], extra_ok=True)
+        ),
+        aicpu=AicpuSpec(
+            cores=aicpu["cores"],
+            launch_cycles=float(aicpu["launch_cycles"]),
+            bytes_per_cycle=float(aicpu["bytes_per_cycle"]),
+            elements_per_cycle=float(aicpu["elements_per_cycle"]),
         ),
         path=path,
     )

@@ -12,9 +12,9 @@ address is (0, offset)). Register 1 holds the block index, 2 the block count.
 
 File format (`.om`): a NumPy `.npz` (zip) read with allow_pickle=False, holding
 `header` (UTF-8 JSON: format version, GM layout, tensors, kernels' metadata,
-schedule), per kernel `k<i>_code` (all instructions flattened to int64, floats
-stored as their IEEE-754 bit pattern) and `k<i>_offsets`, and per constant
-`const<i>` (its raw bytes).
+schedule, AI-CPU tasks with their bodies as text), per kernel `k<i>_code` (all
+instructions flattened to int64, floats stored as their IEEE-754 bit pattern)
+and `k<i>_offsets`, and per constant `const<i>` (its raw bytes).
 """
 
 from __future__ import annotations
@@ -24,13 +24,15 @@ import struct
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from target.errors import AssemblyError
 
 FORMAT = "gedialects-npu-om"
-VERSION = 1
+VERSION = 2  # 2: AI-CPU tasks ("aicpu_tasks", schedule entries "aicpu")
+READABLE_VERSIONS = (1, 2)
 
 # --- scalar opcodes -------------------------------------------------------
 MOV, ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX = range(10)
@@ -118,11 +120,53 @@ class Kernel:
         return f"{name} (#{pc}){where}"
 
 
+class TaskTensor(NamedTuple):
+    """One GM operand of an AI-CPU task: (offset, NumPy dtype name as stored,
+    shape, scale); logical value = stored value * scale."""
+
+    offset: int
+    dtype: str
+    shape: tuple[int, ...]
+    scale: float
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@dataclass(frozen=True)
+class AicpuTask:
+    """An `npu.aicpu` task: its GM operands, its body (a module with one
+    func.func of graph-dialect ops, printed in generic form), and what the
+    compiler said of it. `func` is the body parsed (set by the assembler and
+    by `Program.load`), `work` what the cost model charges for it
+    (target/aicpu.py); neither is stored."""
+
+    name: str
+    ins: tuple[TaskTensor, ...]
+    outs: tuple[TaskTensor, ...]
+    body: str
+    kind: str = "aicpu"
+    absorbed: tuple[str, ...] = ()
+    source: str = ""
+    reason: str = ""
+    func: object = field(default=None, compare=False, repr=False)
+    work: int = field(default=0, compare=False)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(t.nbytes for t in self.ins)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(t.nbytes for t in self.outs)
+
+
 @dataclass(frozen=True)
 class Program:
     """A whole assembled program. `schedule` entries are
-    ("launch", kernel index, block_dim, stream), ("record", stream, event) or
-    ("wait", stream, event), in program order."""
+    ("launch", kernel index, block_dim, stream), ("aicpu", task index, stream),
+    ("record", stream, event) or ("wait", stream, event), in program order."""
 
     name: str
     gm_size: int
@@ -132,6 +176,7 @@ class Program:
     kernels: tuple[Kernel, ...]
     schedule: tuple[tuple, ...]
     meta: dict = field(default_factory=dict, compare=False)
+    aicpu_tasks: tuple[AicpuTask, ...] = ()
 
     def instruction_count(self) -> int:
         return sum(len(k.code) for k in self.kernels)
@@ -158,6 +203,7 @@ class Program:
             ],
             "schedule": [list(s) for s in self.schedule],
             "meta": self.meta,
+            "aicpu_tasks": [_task_json(t) for t in self.aicpu_tasks],
         }
         arrays: dict[str, np.ndarray] = {
             "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
@@ -178,7 +224,7 @@ class Program:
                 header = json.loads(bytes(z["header"]).decode())
                 if header.get("format") != FORMAT:
                     raise AssemblyError(f"{path}: not an npu offline model")
-                if header.get("version") != VERSION:
+                if header.get("version") not in READABLE_VERSIONS:
                     raise AssemblyError(
                         f"{path}: offline model version {header.get('version')} "
                         f"is not supported (expected {VERSION})"
@@ -197,8 +243,16 @@ class Program:
                     ConstBlob(c["name"], c["offset"], bytes(z[f"const{i}"]))
                     for i, c in enumerate(header["constants"])
                 )
-        except (OSError, ValueError, KeyError) as e:
+                tasks = tuple(_task_from_json(t) for t in header.get("aicpu_tasks", []))
+        except (OSError, ValueError, KeyError, TypeError) as e:
             raise AssemblyError(f"{path}: cannot read offline model: {e}") from e
+        if tasks:
+            from target.aicpu import reload_task  # parses graph-dialect bodies
+
+            try:
+                tasks = tuple(reload_task(t) for t in tasks)
+            except AssemblyError as e:
+                raise AssemblyError(f"{path}: {e}") from None
         return Program(
             name=header["name"],
             gm_size=header["gm_size"],
@@ -208,6 +262,7 @@ class Program:
             kernels=kernels,
             schedule=tuple(tuple(s) for s in header["schedule"]),
             meta=header.get("meta", {}),
+            aicpu_tasks=tasks,
         )
 
 
@@ -222,6 +277,38 @@ def _slot_json(s: TensorSlot) -> dict:
 
 def _slot_from_json(d: dict) -> TensorSlot:
     return TensorSlot(d["name"], d["offset"], tuple(d["shape"]), d["dtype"])
+
+
+def _task_json(t: AicpuTask) -> dict:
+    def tensors(ts):
+        return [[x.offset, x.dtype, list(x.shape), x.scale] for x in ts]
+
+    return {
+        "name": t.name,
+        "ins": tensors(t.ins),
+        "outs": tensors(t.outs),
+        "body": t.body,
+        "kind": t.kind,
+        "absorbed": list(t.absorbed),
+        "source": t.source,
+        "reason": t.reason,
+    }
+
+
+def _task_from_json(d: dict) -> AicpuTask:
+    def tensors(ts):
+        return tuple(TaskTensor(int(o), str(dt), tuple(int(x) for x in shape), float(sc)) for o, dt, shape, sc in ts)
+
+    return AicpuTask(
+        name=d["name"],
+        ins=tensors(d["ins"]),
+        outs=tensors(d["outs"]),
+        body=d["body"],
+        kind=d.get("kind", "aicpu"),
+        absorbed=tuple(d.get("absorbed", ())),
+        source=d.get("source", ""),
+        reason=d.get("reason", ""),
+    )
 
 
 def _float_bits(x: float) -> int:

@@ -24,19 +24,31 @@ from target.simulator import simulate
 
 
 def parse_npu_mlir(text: str, name: str = "<input>"):
-    """Parse npu-level MLIR text with the dialects a kernel may use."""
+    """Parse npu-level MLIR text with the dialects a kernel may use (and, loaded
+    only when the text uses them, those of AI-CPU task bodies: func, graph)."""
     from xdsl.context import Context
     from xdsl.dialects.arith import Arith
     from xdsl.dialects.builtin import Builtin
     from xdsl.dialects.scf import Scf
-    from xdsl.parser import Parser
 
     from gedialects.npu.ops import NPU
+    from gedialects.textual import GeParser
 
     ctx = Context()
     for dialect in (Builtin, Arith, Scf, NPU):
         ctx.load_dialect(dialect)
-    return Parser(ctx, text, name).parse_module()
+
+    def body_dialect(i: int):
+        def load():
+            from target.aicpu import body_dialects
+
+            return body_dialects()[i]
+
+        return load
+
+    ctx.register_dialect("func", body_dialect(1))
+    ctx.register_dialect("graph", body_dialect(2))
+    return GeParser(ctx, text, name).parse_module()
 
 
 def load_program(path: str | Path) -> Program:

@@ -14,6 +14,10 @@ computes) only after what it waits for. Block time is when the last pipe
 drains. Blocks of a launch are spread round-robin over the cores; a launch
 lasts as long as its busiest core; GM bandwidth is split over the active cores.
 Launches on one stream run in order; streams overlap, ordered by stream events.
+AI-CPU tasks (schedule entries "aicpu") run in their stream's order like a
+launch, on the AI CPU (target/aicpu.py): they occupy their stream for
+`TargetConfig.aicpu_cycles` and use no AI cores; their GM footprint is their
+input and output ranges, checked against launches like any launch's.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from target import program as P
 from target.assembler import PATHS
 from target.config import TargetConfig, load_target
 from target.errors import DeadlockError, FlagBalanceError, RaceError, SimulationError
-from target.profile import PIPE_LABELS, KernelProfile, Profile
+from target.profile import AI_CPU, PIPE_LABELS, KernelProfile, Profile
 from target.races import (
     NPIPES,
     PIPE_NAMES,
@@ -885,32 +889,82 @@ class Simulation:
                 for k, v in event_vc[ev].items():
                     vc[k] = max(vc.get(k, -1), v)
                 continue
-            _, kidx, block_dim, s = entry
-            kernel = self.program.kernels[kidx]
-            run = KernelRun(self, kernel, block_dim, i)
-            cycles, _ = run.run()
+            if kind == "aicpu":
+                _, tidx, s = entry
+                task = self.program.aicpu_tasks[tidx]
+                cycles = self.run_aicpu(task)
+                footprint = None
+                if self.races != "off":
+                    footprint = GmFootprint(
+                        [(t.offset, t.offset + t.nbytes, None, False, 0) for t in task.ins if t.nbytes]
+                        + [(t.offset, t.offset + t.nbytes, None, True, 0) for t in task.outs if t.nbytes]
+                    )
+                label = f"AI-CPU task '{task.name}'"
+            else:
+                _, kidx, block_dim, s = entry
+                kernel = self.program.kernels[kidx]
+                run = KernelRun(self, kernel, block_dim, i)
+                cycles, _ = run.run()
+                footprint = (
+                    GmFootprint.union(run.footprints) if self.races != "off" else None
+                )
+                label = f"launch of '{kernel.name}'"
             start = stream_time.get(s, 0)
             stream_time[s] = start + cycles
             vc = stream_vc.setdefault(s, {})
-            footprint = (
-                GmFootprint.union(run.footprints) if self.races != "off" else None
-            )
             if footprint is not None:
-                for j, js, jvc_seq, jfp, jname in done:
+                for j, js, jvc_seq, jfp, jlabel in done:
                     ordered = js == s or vc.get(js, -1) >= jvc_seq
                     if ordered:
                         continue
                     hit = footprint.conflict(jfp)
                     if hit is not None:
-                        self.race(
-                            f"data race between launches of '{jname}' (stream {js}) and "
-                            f"'{kernel.name}' (stream {s}) on gm bytes [{hit[0]}, {hit[1]}): "
-                            f"no stream event orders them"
-                        )
-                done.append((i, s, i, footprint, kernel.name))
+                        self.race(_race_message(jlabel, js, label, s, hit))
+                done.append((i, s, i, footprint, label))
             vc[s] = i
-            self.profile.kernels.append(self.kernel_profile(run, i, s, start, cycles))
+            if kind == "aicpu":
+                self.profile.kernels.append(self.aicpu_profile(task, i, s, start, cycles))
+            else:
+                self.profile.kernels.append(self.kernel_profile(run, i, s, start, cycles))
         self.profile.total_cycles = max(stream_time.values(), default=0)
+
+    def run_aicpu(self, task: P.AicpuTask) -> int:
+        """Execute an AI-CPU task on GM; its cycles."""
+        from target.aicpu import execute  # graph-dialect kernels: only for programs with tasks
+
+        execute(task, self.machine.bufs[GM], self.program.gm_size)
+        return self.config.aicpu_cycles(task.bytes_read + task.bytes_written, task.work)
+
+    def aicpu_profile(
+        self, task: P.AicpuTask, i: int, stream: int, start: int, cycles: int
+    ) -> KernelProfile:
+        zero = {label: 0 for label in PIPE_LABELS}
+        return KernelProfile(
+            name=task.name,
+            launch=i,
+            stream=stream,
+            block_dim=1,
+            cores=0,  # AI cores: none
+            start=start,
+            cycles=cycles,
+            busy=zero,
+            ratio={label: 0.0 for label in PIPE_LABELS},
+            bytes={
+                k: v
+                for k, v in (("gm_aicpu", task.bytes_read), ("aicpu_gm", task.bytes_written))
+                if v
+            },
+            instructions=0,
+            task_type=AI_CPU,
+            info={
+                "kind": task.kind,
+                "absorbed": list(task.absorbed),
+                "source": task.source,
+                "reason": task.reason,
+                "work": task.work,
+                "aicpu_cores": self.config.aicpu.cores,
+            },
+        )
 
     def kernel_profile(
         self, run: KernelRun, i: int, stream: int, start: int, cycles: int
@@ -936,6 +990,16 @@ class Simulation:
             instructions=run.count,
             events=events,
         )
+
+
+def _race_message(a: str, sa: int, b: str, sb: int, hit: tuple[int, int]) -> str:
+    where = f"on gm bytes [{hit[0]}, {hit[1]})"
+    if a.startswith("launch of ") and b.startswith("launch of "):
+        return (
+            f"data race between launches of {a[10:]} (stream {sa}) and {b[10:]} "
+            f"(stream {sb}) {where}: no stream event orders them"
+        )
+    return f"data race between {a} (stream {sa}) and {b} (stream {sb}) {where}: no stream event orders them"
 
 
 def simulate(

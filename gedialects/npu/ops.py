@@ -19,6 +19,7 @@ written operand first, so sync analysis needs no table of op names.
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import ClassVar
@@ -26,6 +27,8 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
+    ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FloatAttr,
@@ -36,6 +39,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    f64,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -60,6 +64,7 @@ from xdsl.irdl import (
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
@@ -67,6 +72,7 @@ from xdsl.traits import (
     HasAncestor,
     HasParent,
     IsolatedFromAbove,
+    IsTerminator,
     NoTerminator,
     Pure,
     SymbolOpInterface,
@@ -1439,6 +1445,265 @@ class StreamWaitOp(StreamEventOp):
         )
 
 
+# ---------------------------------------------------------------------------
+# AI-CPU tasks
+# ---------------------------------------------------------------------------
+
+# Element types an AI-CPU task may read from or write to GM.
+AICPU_STORED_TYPES = ("f16", "f32", "f64", "i64", "i32", "i16", "i8", "ui8", "i1")
+_FLOAT_NAMES = ("f16", "f32", "f64")
+
+# One operand of a task: (GM offset, stored tensor type, scale).
+AicpuSlot = tuple[int, TensorType, float]
+
+
+def _format_scale(value: float) -> str:
+    """A float the MLIR lexer reads back (it needs a '.' before an exponent)."""
+    text = repr(float(value))
+    if "e" in text and "." not in text:
+        mantissa, exp = text.split("e")
+        text = f"{mantissa}.0e{exp}"
+    return text
+
+
+@irdl_op_definition
+class AicpuOp(IRDLOperation):
+    """A task run by the AI CPU (the SoC's ARM cores) instead of an AI-core
+    kernel, at the top of an `npu.program` in schedule order like a launch.
+
+    It reads its inputs from GM (`in_offsets`, stored as `in_types`; logical
+    value = stored value * `in_scales`), evaluates the graph-dialect ops of its
+    body on the block arguments (logical types), and writes what
+    `npu.aicpu_return` gives to GM (stored = cast(logical / `out_scales`)).
+
+        npu.aicpu @k7_where stream 0 ins [0 : tensor<16xi1>, 64 : tensor<16xf16> scale 0.25]
+            outs [128 : tensor<16xf16>] {
+        ^bb0(%c: tensor<16xi1>, %x: tensor<16xf32>):
+          ...
+          npu.aicpu_return %r : tensor<16xf32>
+        }
+    """
+
+    name = "npu.aicpu"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    stream = prop_def(IntegerAttr[I64])
+    in_offsets = prop_def(DenseArrayBase)
+    in_types = prop_def(ArrayAttr)
+    in_scales = prop_def(DenseArrayBase)
+    out_offsets = prop_def(DenseArrayBase)
+    out_types = prop_def(ArrayAttr)
+    out_scales = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+
+    traits = traits_def(IsolatedFromAbove(), SymbolOpInterface(), HasParent(ProgramOp))
+
+    def __init__(
+        self,
+        name: str,
+        stream: int,
+        ins: Sequence[AicpuSlot],
+        outs: Sequence[AicpuSlot],
+        body: Region,
+    ):
+        def props(prefix: str, slots: Sequence[AicpuSlot]) -> dict[str, Attribute]:
+            return {
+                f"{prefix}_offsets": DenseArrayBase.from_list(i64, [int(s[0]) for s in slots]),
+                f"{prefix}_types": ArrayAttr([s[1] for s in slots]),
+                f"{prefix}_scales": DenseArrayBase.from_list(f64, [float(s[2]) for s in slots]),
+            }
+
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "stream": IntegerAttr(stream, i64),
+                **props("in", ins),
+                **props("out", outs),
+            },
+            regions=[body],
+        )
+
+    # -- accessors ------------------------------------------------------------
+
+    @property
+    def task_name(self) -> str:
+        return self.sym_name.data
+
+    def _slots(self, prefix: str) -> list[tuple[int, Attribute, float]]:
+        offsets = self.properties[f"{prefix}_offsets"].get_values()  # type: ignore[attr-defined]
+        types = self.properties[f"{prefix}_types"].data  # type: ignore[attr-defined]
+        scales = self.properties[f"{prefix}_scales"].get_values()  # type: ignore[attr-defined]
+        return [(int(o), t, float(s)) for o, t, s in zip(offsets, types, scales)]
+
+    def ins(self) -> list[tuple[int, Attribute, float]]:
+        """(GM offset, stored type, scale) of every input."""
+        return self._slots("in")
+
+    def outs(self) -> list[tuple[int, Attribute, float]]:
+        """(GM offset, stored type, scale) of every output."""
+        return self._slots("out")
+
+    @property
+    def terminator(self) -> AicpuReturnOp | None:
+        last = self.body.block.last_op if self.body.blocks else None
+        return last if isinstance(last, AicpuReturnOp) else None
+
+    # -- text form ------------------------------------------------------------
+
+    def print(self, printer: Printer) -> None:
+        def slot(s: tuple[int, Attribute, float]) -> None:
+            printer.print_string(f"{s[0]} : ")
+            printer.print_attribute(s[1])
+            if s[2] != 1.0:
+                printer.print_string(f" scale {_format_scale(s[2])}")
+
+        printer.print_string(" ")
+        printer.print_symbol_name(self.task_name)
+        printer.print_string(f" stream {self.stream.value.data} ins [")
+        printer.print_list(self.ins(), slot)
+        printer.print_string("] outs [")
+        printer.print_list(self.outs(), slot)
+        printer.print_string("]")
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=True, print_empty_block=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AicpuOp:
+        def slot() -> AicpuSlot:
+            offset = parser.parse_integer(allow_negative=True, allow_boolean=False)
+            parser.parse_punctuation(":")
+            pos = parser.pos
+            t = parser.parse_type()
+            if not isinstance(t, TensorType):
+                parser.raise_error(f"npu.aicpu: expected a tensor type, got {t}", pos, parser.pos)
+            scale = 1.0
+            if parser.parse_optional_keyword("scale") is not None:
+                scale = float(parser.parse_number())
+            return offset, t, scale
+
+        name = parser.parse_symbol_name().data
+        parser.parse_keyword("stream")
+        stream = parser.parse_integer(allow_negative=True, allow_boolean=False)
+        parser.parse_keyword("ins")
+        ins = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, slot)
+        parser.parse_keyword("outs")
+        outs = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, slot)
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        op = cls(name, stream, ins, outs, _parse_body(parser))
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    # -- verifier -------------------------------------------------------------
+
+    def verify_(self) -> None:
+        where = f"npu.aicpu @{self.task_name}"
+        if self.stream.value.data < 0:
+            raise VerifyException(f"{where}: stream must be >= 0")
+        for prefix, kind in (("in", "input"), ("out", "output")):
+            counts = [
+                len(self.properties[f"{prefix}_offsets"].get_values()),  # type: ignore[attr-defined]
+                len(self.properties[f"{prefix}_types"].data),  # type: ignore[attr-defined]
+                len(self.properties[f"{prefix}_scales"].get_values()),  # type: ignore[attr-defined]
+            ]
+            if len(set(counts)) != 1:
+                raise VerifyException(
+                    f"{where}: {counts[0]} {kind} offset(s), {counts[1]} {kind} type(s) "
+                    f"and {counts[2]} {kind} scale(s); there must be one of each per {kind}"
+                )
+            for arr in ("offsets", "scales"):
+                elt = self.properties[f"{prefix}_{arr}"].elt_type  # type: ignore[attr-defined]
+                want = i64 if arr == "offsets" else f64
+                if elt != want:
+                    raise VerifyException(f"{where}: {prefix}_{arr} must be an array<{want}>, got array<{elt}>")
+        program = self.parent_op()
+        gm_size = program.size if isinstance(program, ProgramOp) else None
+        block = self.body.block
+        ret = self.terminator
+        if ret is None:
+            raise VerifyException(f"{where}: the body must end with npu.aicpu_return")
+        ins, outs = self.ins(), self.outs()
+        if len(block.args) != len(ins):
+            raise VerifyException(
+                f"{where}: the body takes {len(block.args)} argument(s) but the task "
+                f"has {len(ins)} input(s)"
+            )
+        if len(ret.values) != len(outs):
+            raise VerifyException(
+                f"{where}: npu.aicpu_return gives {len(ret.values)} value(s) but the "
+                f"task has {len(outs)} output(s)"
+            )
+        for kind, slots, values in (
+            ("input", ins, list(block.args)),
+            ("output", outs, list(ret.values)),
+        ):
+            for i, ((offset, stored, scale), value) in enumerate(zip(slots, values)):
+                _verify_aicpu_slot(where, f"{kind} #{i}", offset, stored, scale, value.type, gm_size)
+
+
+def _verify_aicpu_slot(
+    where: str,
+    what: str,
+    offset: int,
+    stored: Attribute,
+    scale: float,
+    logical: Attribute,
+    gm_size: int | None,
+) -> None:
+    if not isinstance(stored, TensorType):
+        raise VerifyException(f"{where}: {what} must be stored as a tensor, got {stored}")
+    nbytes = _static_nbytes(stored)
+    if nbytes is None:
+        raise VerifyException(f"{where}: {what} needs a static shape, got {stored}")
+    elem = str(stored.get_element_type())
+    if elem not in AICPU_STORED_TYPES:
+        raise VerifyException(
+            f"{where}: {what} is stored as {elem}; the AI CPU reads and writes "
+            f"{', '.join(AICPU_STORED_TYPES)}"
+        )
+    if not math.isfinite(scale) or scale <= 0:
+        raise VerifyException(f"{where}: {what} has scale {scale}; a scale must be finite and > 0")
+    if elem not in _FLOAT_NAMES and scale != 1.0:
+        raise VerifyException(
+            f"{where}: {what} is not a float tensor ({stored}); its scale must be 1.0, got {scale}"
+        )
+    if offset < 0:
+        raise VerifyException(f"{where}: {what} has a negative GM offset {offset}")
+    if gm_size is not None and offset + nbytes > gm_size:
+        raise VerifyException(
+            f"{where}: {what} occupies GM [{offset}, {offset + nbytes}) beyond gm_size {gm_size}"
+        )
+    side = "body argument" if what.startswith("input") else "returned value"
+    if not isinstance(logical, TensorType) or tuple(logical.get_shape()) != tuple(stored.get_shape()):
+        raise VerifyException(
+            f"{where}: {what}: the {side} is {logical} but the stored tensor is {stored}; "
+            f"their shapes must be equal"
+        )
+    lelem = str(logical.get_element_type())
+    if lelem != elem and not (lelem in _FLOAT_NAMES and elem in _FLOAT_NAMES):
+        raise VerifyException(
+            f"{where}: {what}: the {side} has element type {lelem} but the stored tensor "
+            f"{elem}; only float types may differ (f16/f32/f64)"
+        )
+
+
+@irdl_op_definition
+class AicpuReturnOp(IRDLOperation):
+    """Ends an `npu.aicpu` body: the task's results, in logical types, one per
+    output."""
+
+    name = "npu.aicpu_return"
+
+    values = var_operand_def(TensorType)
+
+    traits = traits_def(IsTerminator(), HasParent(AicpuOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, *values: SSAValue | Operation):
+        super().__init__(operands=[list(values)])
+
+
 NPU = Dialect(
     "npu",
     [
@@ -1450,6 +1715,8 @@ NPU = Dialect(
         LaunchOp,
         StreamRecordOp,
         StreamWaitOp,
+        AicpuOp,
+        AicpuReturnOp,
         BlockIdxOp,
         BlockNumOp,
         PtrOp,

@@ -461,3 +461,163 @@ npu.program @p gm_size 1024 {
 // expected-error@+1 {{'npu.kernel' expects parent op 'npu.program'}}
 npu.kernel @k {
 }
+
+// -----
+
+// npu.aicpu: offsets, types and scales come one of each per operand.
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: 2 input offset(s), 1 input type(s) and 2 input scale(s); there must be one of each per input}}
+  "npu.aicpu"() <{sym_name = "t", stream = 0 : i64, in_offsets = array<i64: 0, 64>, in_types = [tensor<4xf32>], in_scales = array<f64: 1.0, 1.0>, out_offsets = array<i64>, out_types = [], out_scales = array<f64>}> ({
+  ^bb0(%a: tensor<4xf32>):
+    npu.aicpu_return
+  }) : () -> ()
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: the body takes 1 argument(s) but the task has 2 input(s)}}
+  npu.aicpu @t stream 0 ins [0 : tensor<4xf32>, 16 : tensor<4xf32>] outs [] {
+  ^bb0(%a: tensor<4xf32>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: npu.aicpu_return gives 1 value(s) but the task has 2 output(s)}}
+  npu.aicpu @t stream 0 ins [0 : tensor<4xf32>] outs [16 : tensor<4xf32>, 32 : tensor<4xf32>] {
+  ^bb0(%a: tensor<4xf32>):
+    npu.aicpu_return %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+// The body ends with npu.aicpu_return (xDSL's terminator check).
+npu.program @p gm_size 1024 {
+  npu.aicpu @t stream 0 ins [0 : tensor<4xf32>] outs [] {
+  ^bb0(%a: tensor<4xf32>):
+    // expected-error@+1 {{Operation graph.neg terminates block in single-block region but is not a terminator}}
+    %n = graph.neg %a : (tensor<4xf32>) -> tensor<4xf32>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: input #0: the body argument is tensor<2x2xf32> but the stored tensor is tensor<4xf32>; their shapes must be equal}}
+  npu.aicpu @t stream 0 ins [0 : tensor<4xf32>] outs [] {
+  ^bb0(%a: tensor<2x2xf32>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: output #0: the returned value is tensor<4xf32> but the stored tensor is tensor<1x4xf16>; their shapes must be equal}}
+  npu.aicpu @t stream 0 ins [0 : tensor<4xf32>] outs [64 : tensor<1x4xf16>] {
+  ^bb0(%a: tensor<4xf32>):
+    npu.aicpu_return %a : tensor<4xf32>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: output #0 occupies GM [1000, 1032) beyond gm_size 1024}}
+  npu.aicpu @t stream 0 ins [0 : tensor<8xf32>] outs [1000 : tensor<8xf32>] {
+  ^bb0(%a: tensor<8xf32>):
+    npu.aicpu_return %a : tensor<8xf32>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: input #0 has a negative GM offset -32}}
+  npu.aicpu @t stream 0 ins [-32 : tensor<8xf32>] outs [] {
+  ^bb0(%a: tensor<8xf32>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: input #0 has scale -0.5; a scale must be finite and > 0}}
+  npu.aicpu @t stream 0 ins [0 : tensor<8xf16> scale -0.5] outs [] {
+  ^bb0(%a: tensor<8xf32>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: output #0 has scale 0.0; a scale must be finite and > 0}}
+  npu.aicpu @t stream 0 ins [] outs [0 : tensor<8xf16> scale 0.0] {
+    %z = graph.fill 0.0 : tensor<8xf32>
+    npu.aicpu_return %z : tensor<8xf32>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: input #0 is not a float tensor (tensor<8xi64>); its scale must be 1.0, got 2.0}}
+  npu.aicpu @t stream 0 ins [0 : tensor<8xi64> scale 2.0] outs [] {
+  ^bb0(%a: tensor<8xi64>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: input #0 is stored as bf16; the AI CPU reads and writes f16, f32, f64, i64, i32, i16, i8, ui8, i1}}
+  npu.aicpu @t stream 0 ins [0 : tensor<8xbf16>] outs [] {
+  ^bb0(%a: tensor<8xf32>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: input #0: the body argument has element type f32 but the stored tensor i32; only float types may differ (f16/f32/f64)}}
+  npu.aicpu @t stream 0 ins [0 : tensor<8xi32>] outs [] {
+  ^bb0(%a: tensor<8xf32>):
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.aicpu @t: stream must be >= 0}}
+  npu.aicpu @t stream -1 ins [] outs [] {
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+// Task names share the program's symbol table with kernels.
+// expected-error@+1 {{Redefinition of symbol "k"}}
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+  }
+  npu.aicpu @k stream 0 ins [] outs [] {
+    npu.aicpu_return
+  }
+}
+
+// -----
+
+// expected-error@+1 {{'npu.aicpu' expects parent op 'npu.program'}}
+npu.aicpu @t stream 0 ins [] outs [] {
+  npu.aicpu_return
+}
