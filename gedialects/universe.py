@@ -46,6 +46,12 @@ def _tile_dialect():
     return Tile
 
 
+def _graph_partition():
+    from lowering.partition import GraphPartitionPass
+
+    return GraphPartitionPass
+
+
 def _assign_layouts():
     from lowering.assign_layouts import AssignLayoutsPass
 
@@ -98,6 +104,7 @@ GE_UNIVERSE = Universe(
         "graph-canonicalize": _graph_canonicalize,
         "graph-fuse": _graph_fuse,
         "graph-plan-memory": _graph_plan_memory,
+        "graph-partition": _graph_partition,
         "assign-layouts": _assign_layouts,
         "convert-graph-to-tile": _convert_graph_to_tile,
         "convert-tile-to-npu": _convert_tile_to_npu,

@@ -40,6 +40,7 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.location import describe_op, name_loc, node_name
+from lowering.legality import AI_CORE, AI_CPU, engine_of
 
 log = logging.getLogger("gedialects.layouts")
 
@@ -101,6 +102,8 @@ class LayoutAssigner:
     # -- what each op reads and writes ---------------------------------------
     def accepted(self, op: Operation, i: int, v: SSAValue) -> tuple[str, ...] | None:
         """The formats op can read operand i in, preferred first (None: any)."""
+        if engine_of(op) == AI_CPU:  # the AI CPU reads the logical order
+            return None if is_constant(v) else (origin(v),)
         if is_constant(v) or isinstance(op, g.VIEW_OPS):
             return None
         if isinstance(op, g.TransDataOp):
@@ -122,6 +125,8 @@ class LayoutAssigner:
         return (origin(v),)
 
     def produced(self, op: Operation, res: SSAValue) -> str:
+        if engine_of(op) == AI_CPU:
+            return origin(res)
         if isinstance(op, g.TransDataOp):
             return op.dst_format.data
         if isinstance(op, MAP_OPS) or _channel_concat(op):
@@ -235,7 +240,9 @@ class LayoutAssigner:
             if not isinstance(op, g.ConstantOp | g.FillOp):
                 continue
             uses = list(op.output.uses)
-            cube = uses and all(CUBE_WEIGHT.get(type(u.operation)) == u.index for u in uses)
+            cube = uses and all(
+                CUBE_WEIGHT.get(type(u.operation)) == u.index and engine_of(u.operation) == AI_CORE for u in uses
+            )
             op.attributes[FORMAT_ATTR] = StringAttr("FRACTAL_Z" if cube else origin(op.output))
 
 

@@ -56,15 +56,18 @@ def slot(nbytes: int) -> int:
 
 
 def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
-    """Tensor name -> [first, last] index of the kernels referencing it."""
+    """Tensor name -> [first, last] index of the kernels (and AI-CPU tasks)
+    referencing it."""
     out: dict[str, tuple[int, int]] = {}
-    kernels = [op for op in prog.body.block.ops if isinstance(op, t.KernelOp)]
-    for k, kernel in enumerate(kernels):
-        for op in kernel.walk():
-            if isinstance(op, t.GmOp):
-                name = op.tensor.data
-                lo, hi = out.get(name, (k, k))
-                out[name] = (min(lo, k), max(hi, k))
+    tasks = [op for op in prog.body.block.ops if isinstance(op, t.KernelOp | t.AicpuOp)]
+    for k, task in enumerate(tasks):
+        if isinstance(task, t.AicpuOp):
+            names = [a.data for a in (*task.in_names.data, *task.out_names.data)]  # type: ignore[attr-defined]
+        else:
+            names = [op.tensor.data for op in task.walk() if isinstance(op, t.GmOp)]
+        for name in names:
+            lo, hi = out.get(name, (k, k))
+            out[name] = (min(lo, k), max(hi, k))
     return out
 
 

@@ -35,28 +35,30 @@ from xdsl.builder import Builder, InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
-    Float32Type,
     IndexType,
     IntegerAttr,
     ModuleOp,
+    NameLoc,
     StringAttr,
     TensorType,
     f16,
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names, output_names
-from gedialects.graph.tensors import attr_array, resource_attr
+from gedialects.graph.tensors import attr_array, contiguous, element_type, resource_attr, tensor_nbytes
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
-from lowering.assign_layouts import assign_layouts, format_of, is_annotated
+from lowering.assign_layouts import FORMAT_ATTR, assign_layouts, format_of, is_annotated
 from lowering.fp16_scaling import calibrate, plan_scales
+from lowering.legality import AI_CORE, AI_CPU, ENGINE_ATTR, REASON_ATTR, channel_permutation, engine_of, nonnegative_values
 
 CUBE_CHANNELS = 16
 """Output channels the cube writes per fractal column (N0)."""
@@ -282,9 +284,11 @@ class GraphToTile:
         return TB(k, self.elem)
 
     def constant(self, base: str, array: np.ndarray, layout: str) -> str:
+        """A GM constant; floats in the precision mode's type, others as they are."""
         name = self.fresh(base)
-        dt = np.float16 if self.fp16 else np.float32
-        self.consts[name] = np.ascontiguousarray(array, dtype=dt)
+        array = np.asarray(array)
+        dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" else array.dtype
+        self.consts[name] = contiguous(array.astype(dt, copy=False))
         return name
 
     def sc(self, v: SSAValue) -> float:
@@ -311,6 +315,8 @@ class GraphToTile:
         # copied by a concat kernel (concat_copy) when the concat is reached
         self.concat_copies: dict[Operation, list[tuple[SSAValue, int]]] = {}
         for op in reversed(ops):
+            if engine_of(op) == AI_CPU:
+                continue
             if isinstance(op, g.ConcatOp) and op.int_("axis", 0) % 4 == 1 and len(g.shape_of(op.output)) == 4:
                 off = 0
                 root, base = self.alias.get(op.output, (op.output, 0))
@@ -335,14 +341,14 @@ class GraphToTile:
                 else:  # all operands in their own storage, copied by concat kernels
                     self.concat_copies[op] = offs
         for op in ops:
-            if isinstance(op, g.VIEW_OPS):
+            if isinstance(op, g.VIEW_OPS) and engine_of(op) == AI_CORE:
                 src = op.operands[0]
                 self.alias[op.results[0]] = self.alias.get(src, (src, 0))
         # halos per root
         self.halos: dict[SSAValue, list[int]] = {}
         for op in ops:
             pads = None
-            if isinstance(op, g.ConvOp | g.MaxPoolOp | g.AvgPoolOp):
+            if isinstance(op, g.ConvOp | g.MaxPoolOp | g.AvgPoolOp) and engine_of(op) == AI_CORE:
                 p = op.ints("pads", (0, 0, 0, 0))
                 pads = [p[0], p[2], p[1], p[3]]
             if pads and any(pads):
@@ -351,20 +357,7 @@ class GraphToTile:
                 h = self.halos.setdefault(root, [0, 0, 0, 0])
                 for i in range(4):
                     h[i] = max(h[i], pads[i])
-        # non-negative values (max-pool zero halo is exact for them)
-        for op in ops:
-            if isinstance(op, g.ConvOp) and op.str_("activation", "") == "relu" or isinstance(op, g.ReluOp):
-                self.nonneg.add(op.results[0])
-            elif isinstance(op, g.FusionOp):
-                y = op.body.block.last_op
-                if y is not None and y.operands and isinstance(y.operands[0].owner, g.ReluOp):
-                    self.nonneg.add(op.results[0])
-            elif isinstance(op, g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp | g.LrnOp) and op.operands[0] in self.nonneg:
-                self.nonneg.add(op.results[0])
-            elif isinstance(op, g.ConcatOp) and all(x in self.nonneg for x in op.inputs):
-                self.nonneg.add(op.results[0])
-            elif isinstance(op, g.VIEW_OPS + (g.TransposeOp, g.TransDataOp)) and op.operands[0] in self.nonneg:
-                self.nonneg.add(op.results[0])
+        self.nonneg = nonnegative_values(self.fn.body.block)
         self.outputs = {}
         ret = self.fn.body.block.last_op
         assert isinstance(ret, func.ReturnOp)
@@ -441,8 +434,9 @@ class GraphToTile:
             st = Storage(name, kind="input", layout="ND", elems=math.prod(shape), shape=shape)
             st.ttype = arg.type
             self.storages.append(st)
-            if len(shape) != 4 and self.fp16:
-                raise PassFailedException("force_fp16: 2-D graph inputs need a cast kernel (not implemented)")
+            if len(shape) != 4 and self.fp16 and any(engine_of(u.operation) == AI_CORE and not isinstance(u.operation, func.ReturnOp) for u in arg.uses):
+                raise PassFailedException(f"force_fp16: input '{name}' read by an AI-core op needs a cast kernel "
+                                          "(not implemented; graph-partition places its readers on the AI CPU)")
             self.values[arg] = TV(st, 0, "NCHW" if len(shape) == 4 else "ND", shape)
         for op in self.fn.body.block.ops:
             self.lower(op)
@@ -454,6 +448,8 @@ class GraphToTile:
     def lower(self, op: Operation) -> None:
         if isinstance(op, g.ConstantOp | g.FillOp | func.ReturnOp) or op in self.folded:
             return
+        if engine_of(op) == AI_CPU:
+            return self.aicpu(op)
         if isinstance(op, g.VIEW_OPS):
             return self.view(op)
         if isinstance(op, g.TransDataOp):
@@ -560,7 +556,7 @@ class GraphToTile:
                 if st.layout == "NC1HWC0":
                     return st.c1 * st.hp * st.wp * self.c0 * self.es
                 if st.ttype is not None:
-                    return math.prod(st.ttype.get_shape()) * (4 if isinstance(st.ttype.element_type, Float32Type) else 2)
+                    return tensor_nbytes(st.ttype)
                 return st.elems * self.es
 
             def needs_zero(st: Storage) -> bool:  # zero halo, or padded channels a kernel may not write
@@ -604,7 +600,7 @@ class GraphToTile:
                 ttype = TensorType(self.elem, shape)
             else:
                 ttype = st.ttype or TensorType(self.elem, [st.elems])
-            n = math.prod(ttype.get_shape()) * (4 if isinstance(ttype.element_type, Float32Type) else 2)
+            n = tensor_nbytes(ttype)
             st.offset = arena[st.name] if st.name in arena else take(n)
             op = t.TensorOp(properties={
                 "name": StringAttr(st.name), "kind": StringAttr(st.kind), "offset": IntegerAttr(st.offset, i64),
@@ -613,11 +609,87 @@ class GraphToTile:
 
     # ================================================================ kernels
 
+    def aicpu(self, op: Operation) -> None:
+        """An AI-CPU task (graph-partition placed op there): op itself, on
+        logical types, reads its operands' GM tensors in their logical order
+        (assign-layouts put transdata before it) and writes its results in
+        theirs; constants it reads are cloned into the task."""
+        body = Block()
+        mapping: dict[SSAValue, SSAValue] = {}
+        ins: list[tuple[str, TensorType, float]] = []
+        for v in dict.fromkeys(op.operands):
+            if isinstance(v.owner, g.FillOp):  # a splat costs nothing in the task
+                const = v.owner.clone()
+                const.attributes.pop(FORMAT_ATTR, None)
+                body.add_op(const)
+                mapping[v] = const.results[0]
+                continue
+            if isinstance(v.owner, g.ConstantOp):  # weights are read from GM
+                value = self.value_array(v)
+                name = self.constant(f"{op.name.split('.')[-1]}_const", value, "ND")
+                stored = self.consts[name]
+                ins.append((name, TensorType(element_type(stored.dtype), stored.shape), 1.0))
+                mapping[v] = body.insert_arg(v.type, len(body.args))
+                continue
+            x = self.values.get(v)
+            if x is None:
+                raise PassFailedException(f"{describe_op(op)}: operand not lowered")
+            if x.layout not in g.ROW_MAJOR or x.st.layout == "NC1HWC0":
+                raise PassFailedException(f"{describe_op(op)}: an AI-CPU operand is held in {x.layout} "
+                                          "(assign-layouts puts a transdata here)")
+            ins.append((x.st.name, TensorType(self.stored_element(x.st, v), g.shape_of(v)), self.sc(v)))
+            mapping[v] = body.insert_arg(v.type, len(body.args))
+        task = op.clone(value_mapper=mapping)
+        for attr in (ENGINE_ATTR, REASON_ATTR, FORMAT_ATTR):
+            task.attributes.pop(attr, None)
+        body.add_op(task)
+        body.add_op(t.AicpuReturnOp(list(task.results)))
+        outs = []
+        for r in op.results:
+            shape = g.shape_of(r)
+            st = Storage(self.outputs.get(r) or self.fresh(f"{op.name.split('.')[-1]}_aicpu"), layout="ND",
+                         elems=math.prod(shape), shape=shape)
+            st.kind = "output" if r in self.outputs else "internal"
+            # a graph output is written in its own type, unscaled
+            scale = 1.0 if st.kind == "output" else self.sc(r)
+            elem = r.type.element_type if st.kind == "output" else self.stored_element(None, r)
+            if any(isinstance(u.operation, g.TransDataOp) for u in r.uses):
+                elem = r.type.element_type  # transdata_in reads fp32 maps, as of graph inputs
+                if self.fp16 and any(engine_of(u.operation) == AI_CORE and not isinstance(u.operation, g.TransDataOp | func.ReturnOp)
+                                     for u in r.uses):
+                    raise PassFailedException(f"{describe_op(op)}: force_fp16: an AI-CPU result read both by a "
+                                              "transdata and by another AI-core kernel is not lowered")
+            st.ttype = TensorType(elem, shape)
+            self.storages.append(st)
+            self.values[r] = TV(st, 0, "NCHW" if len(shape) == 4 else "ND", shape)
+            outs.append((st.name, st.ttype, scale))
+        name = self.fresh(f"k{self.stats.kernels}_aicpu_{op.name.split('.')[-1]}")
+        task_op = t.AicpuOp(name, ins, outs, Region(body))
+        task_op.attributes["kind"] = StringAttr("aicpu")
+        task_op.attributes["source"] = StringAttr(describe_op(op))
+        task_op.attributes["reason"] = op.attributes.get(REASON_ATTR, StringAttr("placed on the AI CPU"))
+        absorbed = op.attributes.get("absorbed") or op.properties.get("absorbed")
+        if isinstance(absorbed, ArrayAttr):
+            task_op.attributes["absorbed"] = absorbed
+        elif isinstance(op.location, NameLoc):
+            task_op.attributes["absorbed"] = ArrayAttr([op.location.desc])
+        self.prog.body.block.add_op(task_op)
+        self.stats.kernels += 1
+        self.stats.ops["aicpu"] = self.stats.ops.get("aicpu", 0) + 1
+
+    def stored_element(self, st: Storage | None, v: SSAValue) -> Attribute:
+        """The element type v is stored in GM with: its own for integers and
+        bools, the precision mode's for floats (graph inputs stay fp32)."""
+        if st is not None and st.ttype is not None:
+            return st.ttype.element_type
+        elem = v.type.element_type  # type: ignore[attr-defined]
+        return self.elem if isinstance(elem, AnyFloat) else elem
+
     def transdata(self, op: g.TransDataOp) -> None:
         src, dst = op.src_format.data, op.dst_format.data
         x = self.values[op.input]
-        if src == "NCHW" and dst == "NC1HWC0" and x.st.kind == "input":
-            return self.transdata_in(op, x)
+        if src == "NCHW" and dst == "NC1HWC0" and self.stored_element(x.st, op.input) == f32:
+            return self.transdata_in(op, x)  # a graph input, or an AI-CPU result
         if src in ("NC1HWC0", "FLAT_NC1HWC0") and dst in g.ROW_MAJOR:
             return self.transdata_out(op, getattr(x, "flat_src", x))
         raise PassFailedException(f"{describe_op(op)}: transdata {src} -> {dst} is not lowered "
@@ -797,14 +869,6 @@ class GraphToTile:
             out = self.storage_for(op.output, "NC1HWC0", "conv")
         self.conv_core(op, x, w, bias, res, act, s[0], d[0], p, out, op.output.name_hint or "conv", group)
 
-    @staticmethod
-    def _channel_perm(ish: tuple, perm, C: int, H: int, W: int):
-        """For a transpose of a view (1, C-dims..., H, W) of a (1, C, H, W)
-        map that permutes channel dims only: out channel -> in channel."""
-        if ish[0] != 1 or ish[-2:] != (H, W) or math.prod(ish[1:-2]) != C or list(perm[:1]) != [0] or list(perm[-2:]) != [len(ish) - 2, len(ish) - 1]:
-            return None
-        return np.arange(C).reshape(ish[1:-2]).transpose([q - 1 for q in perm[1:-2]]).reshape(-1)
-
     def shuffle_after(self, op: g.ConvOp):
         """(channel permutation, [reshape, transpose, reshape], shuffled value)
         when op's only use is reshape -> channel-permuting transpose -> reshape
@@ -822,7 +886,7 @@ class GraphToTile:
         if len(shape) != 4 or tuple(g.shape_of(r2.results[0])) != shape or tr.output in self.outputs:
             return None
         _, C, H, W = shape
-        chan = self._channel_perm(tuple(g.shape_of(tr.input)), tr.ints("perm", ()), C, H, W)
+        chan = channel_permutation(tuple(g.shape_of(tr.input)), tr.ints("perm", ()), C, H, W)
         return None if chan is None else (chan, [r1, tr, r2], r2.results[0])
 
     def conv_core(self, op: Operation, x: TV, w: np.ndarray, bias, res: TV | None, act: str, s: int, d: int,
@@ -1110,7 +1174,7 @@ class GraphToTile:
         _, C, H, W = src.shape
         ish, osh = tuple(x.shape), tuple(g.shape_of(op.output))
         # the input view must split channels only: (1, C-dims..., H, W)
-        chan = self._channel_perm(ish, perm, C, H, W)
+        chan = channel_permutation(ish, perm, C, H, W)
         if chan is None:
             raise PassFailedException(f"{describe_op(op)}: transpose moves spatial dims (not lowered)")
         wperm = np.zeros((C, C, 1, 1), np.float32)

@@ -32,6 +32,8 @@ class Compiled:
     seconds: float = 0.0
     memory: dict = field(default_factory=dict)
     """GM arena summary (arena_size, no_reuse, graph_arena_size, strategy, ...); empty without a plan."""
+    aicpu: int = 0
+    """AI-CPU tasks (ops graph-partition placed on the AI CPU)."""
 
 
 def compile_module(
@@ -43,12 +45,15 @@ def compile_module(
     dump=None,
     fusion_switch_file: str = "",
     calibration=None,
+    aicpu_fallback: bool = True,
 ) -> Compiled:
     """`dump(stage, module)`, when given, is called after every stage.
-    `calibration`: named inputs for force_fp16's range scaling."""
+    `calibration`: named inputs for force_fp16's range scaling.
+    `aicpu_fallback=False`: an op without an AI-core kernel is an error."""
     from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
     from lowering.assign_layouts import AssignLayoutsPass
     from lowering.graph_to_tile import convert
+    from lowering.partition import GraphPartitionPass
     from lowering.tile_to_npu import ConvertTileToNpuPass
 
     t0 = time.perf_counter()
@@ -67,6 +72,8 @@ def compile_module(
         GraphPlanMemoryPass().apply(ctx, module)
         say("plan-memory", module)
     check_static_inputs(module)
+    GraphPartitionPass(precision, aicpu_fallback).apply(ctx, module)
+    say("partition", module)
     AssignLayoutsPass().apply(ctx, module)
     say("assign-layouts", module)
     stats = convert(module, precision, target, calibration)
@@ -75,7 +82,8 @@ def compile_module(
     ConvertTileToNpuPass(target=target).apply(ctx, module)
     say("tile-to-npu", module)
     n = sum(1 for _ in module.walk())
-    return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0, memory)
+    return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0, memory,
+                    stats.ops.get("aicpu", 0))
 
 
 def emit_error(self, message: str):
@@ -167,19 +175,22 @@ class GeGraphOptPass(ModulePass):
 
 @_dataclass(frozen=True)
 class GeLowerPass(ModulePass):
-    """assign-layouts, convert-graph-to-tile, convert-tile-to-npu (graph -> npu program)."""
+    """graph-partition, assign-layouts, convert-graph-to-tile, convert-tile-to-npu (graph -> npu program)."""
 
     name = "ge-lower"
     precision_mode: str = DEFAULT_PRECISION
     target: str = "davinci-910"
+    aicpu_fallback: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from lowering.assign_layouts import AssignLayoutsPass
         from lowering.graph_to_tile import ConvertGraphToTilePass
+        from lowering.partition import GraphPartitionPass
         from lowering.tile_to_npu import ConvertTileToNpuPass
 
         check_precision_mode(self.precision_mode)
         check_static_inputs(op)
+        GraphPartitionPass(self.precision_mode, self.aicpu_fallback).apply(ctx, op)
         AssignLayoutsPass().apply(ctx, op)
         ConvertGraphToTilePass(self.precision_mode, self.target).apply(ctx, op)
         ConvertTileToNpuPass(target=self.target).apply(ctx, op)
@@ -194,8 +205,9 @@ class GeCompilePass(ModulePass):
     target: str = "davinci-910"
     fuse: bool = True
     plan_memory: bool = True
+    aicpu_fallback: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_precision_mode(self.precision_mode)
         GeGraphOptPass(self.fuse, self.plan_memory).apply(ctx, op)
-        GeLowerPass(self.precision_mode, self.target).apply(ctx, op)
+        GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback).apply(ctx, op)

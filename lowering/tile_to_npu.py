@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from gedialects.graph.tensors import tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.isa import DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, MemSpace
@@ -483,8 +484,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
     size = 0
     tensors = [op for op in prog.body.block.ops if isinstance(op, t.TensorOp)]
     for op in tensors:
-        ty = op.type
-        nbytes = math.prod(ty.get_shape()) * esize(ty.element_type)
+        nbytes = tensor_nbytes(op.type)
         gm[op.tensor_name.data] = (op.offset.value.data, nbytes)
         size = max(size, op.offset.value.data + -(-nbytes // 64) * 64 + 64)
     pb = ProgramBuilder(prog.sym_name.data, gm_size=size)
@@ -497,6 +497,9 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         elif kind == "constant":
             pb.block.add_op(npu.ConstantOp(op.tensor_name.data, op.offset.value.data, op.value))
     for kop in prog.body.block.ops:
+        if isinstance(kop, t.AicpuOp):
+            pb.block.add_op(aicpu_task(kop, gm))
+            continue
         if not isinstance(kop, t.KernelOp):
             continue
         with pb.kernel(kop.sym_name.data) as kb:
@@ -512,6 +515,31 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         for op in module.body.block.ops:
             op.attributes["ge.precision_mode"] = prog.attributes["ge.precision_mode"]
     return module
+
+
+def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:
+    """The npu.aicpu of a tile.aicpu: tensor names become GM offsets, the
+    body (graph ops on logical types) moves over as it is."""
+
+    def side(names, types, scales):
+        return [(gm[n.data][0], ty, sc) for n, ty, sc in zip(names.data, types.data, scales.get_values())]
+
+    body = task.detach_region(task.body)  # the tile program is erased after lowering
+    ret = body.block.last_op
+    assert isinstance(ret, t.AicpuReturnOp)
+    body.block.insert_op_before(npu.AicpuReturnOp(*ret.operands), ret)
+    ret.detach()
+    ret.erase()
+    op = npu.AicpuOp(
+        task.sym_name.data, 0,
+        side(task.in_names, task.in_types, task.in_scales),
+        side(task.out_names, task.out_types, task.out_scales),
+        body,
+    )
+    for name in ("kind", "absorbed", "source", "reason"):
+        if name in task.attributes:
+            op.attributes[f"ge.{name}"] = task.attributes[name]
+    return op
 
 
 @dataclass(frozen=True)

@@ -121,6 +121,14 @@ def resource_array(attr: DenseResourceAttr) -> np.ndarray:
     return array
 
 
+def contiguous(array: np.ndarray) -> np.ndarray:
+    """A C-contiguous array of the same shape. Unlike np.ascontiguousarray,
+    which returns at least 1-d, a 0-d array stays 0-d (a scalar index must
+    stay a `tensor<i64>`, not become a `tensor<1xi64>`)."""
+    array = np.asarray(array)
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array).reshape(array.shape)
+
+
 def resource_attr(name: str, array: np.ndarray) -> DenseResourceAttr:
     """Store `array` as a blob under a key derived from `name`."""
     key = re.sub(r"[^A-Za-z0-9_.]", "_", name) or "blob"
@@ -128,7 +136,7 @@ def resource_attr(name: str, array: np.ndarray) -> DenseResourceAttr:
         key = "_" + key
     interface = _resources()
     key = interface.declare_resource(key)
-    interface._blob_storage[key] = ArrayBlob(np.ascontiguousarray(array))  # type: ignore[assignment]
+    interface._blob_storage[key] = ArrayBlob(contiguous(array))  # type: ignore[assignment]
     return DenseResourceAttr.from_params(key, tensor_type(array))
 
 
@@ -141,7 +149,7 @@ def release_resources(keys: list[str]) -> None:
 
 
 def dense_attr(array: np.ndarray) -> DenseIntOrFPElementsAttr:
-    data = np.ascontiguousarray(array)
+    data = contiguous(array)
     if data.dtype == np.bool_:
         data = data.astype(np.int8)
     return DenseIntOrFPElementsAttr(tensor_type(array), BytesAttr(data.tobytes()))
@@ -175,3 +183,11 @@ def attr_array(attr: Attribute) -> np.ndarray:
 
 def is_float(element: Attribute) -> bool:
     return isinstance(element, Float16Type | Float32Type | Float64Type)
+
+
+def tensor_nbytes(ttype: TensorType) -> int:
+    """Bytes of a static tensor type's elements."""
+    n = 1
+    for d in ttype.get_shape():
+        n *= d
+    return n * numpy_dtype(ttype.element_type).itemsize

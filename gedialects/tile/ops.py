@@ -65,7 +65,7 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import IsolatedFromAbove, NoTerminator, SymbolOpInterface
+from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
@@ -489,6 +489,73 @@ class DupOp(TileOp):
         )
 
 
+# ------------------------------------------------------------ AI CPU
+
+
+@irdl_op_definition
+class AicpuOp(TileOp):
+    """A graph op placed on the AI CPU (graph-partition): it reads the GM
+    tensors `in_names` and writes `out_names`, each stored as `*_types` (GM
+    element type, logical shape); logical value = stored value * scale. The
+    body holds the graph op on logical types, its block arguments standing for
+    the inputs; constants it reads are cloned into it."""
+
+    name = "tile.aicpu"
+    sym_name = prop_def(StringAttr)
+    in_names = prop_def(ArrayAttr)
+    in_types = prop_def(ArrayAttr)
+    in_scales = prop_def(DenseArrayBase)
+    out_names = prop_def(ArrayAttr)
+    out_types = prop_def(ArrayAttr)
+    out_scales = prop_def(DenseArrayBase)
+    body = region_def("single_block")
+    traits = traits_def(IsolatedFromAbove())
+    assembly_format = "$sym_name attr-dict-with-keyword $body"
+
+    def __init__(self, name: str, ins: Sequence[tuple[str, TensorType, float]], outs: Sequence[tuple[str, TensorType, float]], body: Region):
+        def side(items):
+            return (
+                ArrayAttr([StringAttr(n) for n, _, _ in items]),
+                ArrayAttr([t for _, t, _ in items]),
+                DenseArrayBase.from_list(f64, [float(s) for _, _, s in items]),
+            )
+
+        (in_names, in_types, in_scales), (out_names, out_types, out_scales) = side(ins), side(outs)
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name), "in_names": in_names, "in_types": in_types, "in_scales": in_scales,
+                "out_names": out_names, "out_types": out_types, "out_scales": out_scales,
+            },
+            regions=[body],
+        )
+
+    def verify_(self) -> None:
+        where = f"tile.aicpu @{self.sym_name.data}"
+        for side in ("in", "out"):
+            names, types, scales = (self.properties[f"{side}_{k}"] for k in ("names", "types", "scales"))
+            if not len(names.data) == len(types.data) == len(scales.get_values()):  # type: ignore[union-attr]
+                raise VerifyException(f"{where}: {side}_names, {side}_types and {side}_scales differ in length")
+        args = self.body.block.args
+        if [tuple(a.type.get_shape()) for a in args] != [tuple(t.get_shape()) for t in self.in_types.data]:  # type: ignore[attr-defined]
+            raise VerifyException(f"{where}: block arguments must have the shapes of in_types")
+        term = self.body.block.last_op
+        if not isinstance(term, AicpuReturnOp) or len(term.operands) != len(self.out_types.data):
+            raise VerifyException(f"{where}: body must end with tile.aicpu_return of one value per output")
+
+
+@irdl_op_definition
+class AicpuReturnOp(TileOp):
+    """Ends a tile.aicpu body: the values written to its outputs."""
+
+    name = "tile.aicpu_return"
+    values = var_operand_def(TensorType)
+    traits = traits_def(IsTerminator(), HasParent(AicpuOp))
+    assembly_format = "($values^ `:` type($values))? attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+
 Tile = Dialect(
     "tile",
     [
@@ -507,6 +574,8 @@ Tile = Dialect(
         ReduceOp,
         CastOp,
         DupOp,
+        AicpuOp,
+        AicpuReturnOp,
     ],
     [RefType],
 )

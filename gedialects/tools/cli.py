@@ -3,9 +3,11 @@ a run (one line for the user, a traceback only on request)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 EXIT_OK, EXIT_USER, EXIT_INTERNAL = 0, 1, 2
 
@@ -40,6 +42,33 @@ def run_cli(prog: str, body: Callable[[], int], user_errors: tuple[type[BaseExce
         print(f"{prog}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_USER
+
+
+LOG_LEVELS = ["debug", "info", "warning", "error"]
+
+
+def add_log_flag(parser) -> None:
+    parser.add_argument(
+        "--log", default="warning", choices=LOG_LEVELS,
+        help="level of the gedialects log messages on stderr; info shows every remark "
+        "(fusions applied or missed, AI-CPU fallbacks, layouts) (default: warning)",
+    )
+
+
+@contextmanager
+def log_to_stderr(prog: str, level: str) -> Iterator[None]:
+    """gedialects' log messages (remarks at INFO) on stderr while the body runs."""
+    logger = logging.getLogger("gedialects")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{prog}: %(levelname)s: %(message)s"))
+    logger.addHandler(handler)
+    saved = logger.level
+    logger.setLevel(getattr(logging, level.upper()))
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved)
 
 
 def model_path(path: str) -> str:

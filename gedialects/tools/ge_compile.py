@@ -18,13 +18,12 @@ GE_OPT_TRACEBACK=1 for the traceback).
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import time
 from collections.abc import Sequence
 
-from gedialects.tools.cli import EXIT_OK, UserError, load_module, read_npz, run_cli
+from gedialects.tools.cli import EXIT_OK, UserError, add_log_flag, load_module, log_to_stderr, read_npz, run_cli
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
@@ -50,14 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--target", default="davinci-910", help="target preset name or config file")
     p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")
+    p.add_argument("--no-aicpu-fallback", action="store_true",
+                   help="refuse the model if any op has no AI-core kernel (listing every such op) "
+                   "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
-    p.add_argument(
-        "--log",
-        default="warning",
-        choices=["debug", "info", "warning", "error"],
-        help="level of the gedialects log messages on stderr (default: warning)",
-    )
+    add_log_flag(p)
     return p
 
 
@@ -97,6 +94,19 @@ def _mb(n: int) -> str:
     return f"{n / (1 << 20):.2f} MiB ({n} bytes)"
 
 
+def aicpu_op_summary(module) -> str:
+    """'graph.where 2, graph.gather 1': the graph ops of the AI-CPU tasks."""
+    from collections import Counter
+
+    from gedialects.npu.ops import AicpuOp, AicpuReturnOp
+
+    ops = Counter(
+        inner.name for task in module.walk() if isinstance(task, AicpuOp)
+        for inner in task.body.block.ops if not isinstance(inner, AicpuReturnOp) and inner.name not in ("graph.fill",)
+    )
+    return ", ".join(f"{name} {n}" for name, n in ops.most_common())
+
+
 def compile_model(args) -> int:
     from lowering.pipeline import compile_module
     from target.assembler import assemble
@@ -122,6 +132,7 @@ def compile_model(args) -> int:
         dump=dump,
         fusion_switch_file=args.fusion_switch_file,
         calibration=calibration,
+        aicpu_fallback=not args.no_aicpu_fallback,
     )
     program = assemble(compiled.module)
     try:
@@ -134,6 +145,8 @@ def compile_model(args) -> int:
     print(f"ge-compile: {args.model} -> {args.output}")
     print(f"  precision mode   {args.precision_mode}, target {args.target}, fuse {'off' if args.no_fuse else 'on'}")
     print(f"  kernels          {compiled.kernels} ({kinds})")
+    if compiled.aicpu:
+        print(f"  AI CPU           {compiled.aicpu} op(s) ({aicpu_op_summary(compiled.module)})")
     print(f"  transdata        {compiled.transdata}")
     print(f"  npu ops          {compiled.npu_ops}")
     if mem:
@@ -150,15 +163,8 @@ def compile_model(args) -> int:
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logger = logging.getLogger("gedialects")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("ge-compile: %(levelname)s: %(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(getattr(logging, args.log.upper()))
-    try:
+    with log_to_stderr("ge-compile", args.log):
         return compile_model(args)
-    finally:
-        logger.removeHandler(handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

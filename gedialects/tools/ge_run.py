@@ -7,9 +7,9 @@
 npz keys are the graph's input and output names. Without --inputs, inputs
 are random (seeded). --check compares with onnxruntime and exits 1 on a
 mismatch (an .onnx model, or an .om / npu .mlir with `--onnx` naming the ONNX
-model it was compiled from); the default tolerance follows the precision
-mode (`CHECK_TOLERANCE`). The npu backend simulates npu-level programs
-(an .om offline model or an .mlir holding an npu.program).
+model it was compiled from); the criterion follows the precision mode
+(`CHECK_TOLERANCE`: gedialects/numerics.py). The npu backend simulates
+npu-level programs (an .om offline model or an .mlir holding an npu.program).
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gedialects.numerics import CRITERIA, Criterion
 from gedialects.tools.cli import (
+    add_log_flag,
+    log_to_stderr,
     EXIT_OK,
     EXIT_USER,
     UserError,
@@ -32,14 +35,9 @@ from gedialects.tools.cli import (
 )
 from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
 
-CHECK_TOLERANCE = {
-    # precision mode: (rtol, atol, criterion) of --check against onnxruntime.
-    # fp32 is checked element by element; fp16 storage rounds every tensor,
-    # so its error scales with the output's magnitude, not each element's:
-    # max|got - want| <= rtol * max|want| + atol (docs/LOWERING.md, Precision modes)
-    "must_keep_origin_dtype": (1e-4, 1e-5, "elementwise"),
-    "force_fp16": (5e-3, 1e-3, "normwise"),
-}
+# precision mode -> criterion of --check against onnxruntime (gedialects/numerics.py:
+# fp32 elementwise plus a normwise term for summation order; force_fp16 normwise)
+CHECK_TOLERANCE = CRITERIA
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,9 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
         "tensors scaled into fp16's range; must_keep_origin_dtype: fp32 throughout; see docs/LOWERING.md). "
         "An .om runs as it was compiled; this picks the --check tolerance",
     )
+    p.add_argument("--no-aicpu-fallback", action="store_true",
+                   help="refuse the model if any op has no AI-core kernel (listing every such op) "
+                   "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
+    add_log_flag(p)
     p.add_argument("--inputs", help="npz file of inputs, keyed by graph input name")
     p.add_argument("--calibration", metavar="NPZ",
                    help="npu backend, force_fp16: inputs to calibrate the range scaling on (npz keyed by "
@@ -82,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--rtol", type=float, default=None,
-        help="relative tolerance of --check (default by precision mode: 1e-4 elementwise for fp32; 5e-3 of the largest |value| for force_fp16)",
+        help="relative tolerance of --check, replacing the precision mode's relative terms (default: fp32 "
+        "1e-4 of |value| plus 1e-4 of the largest |value|; force_fp16 5e-3 of the largest |value|; "
+        "gedialects/numerics.py)",
     )
     p.add_argument(
         "--atol", type=float, default=None,
@@ -128,9 +132,7 @@ def _fmt(shape) -> str:
     return fmt(shape)
 
 
-def check_with_onnxruntime(
-    path: str, inputs, outputs, rtol: float, atol: float, criterion: str = "elementwise"
-) -> list[str]:
+def check_with_onnxruntime(path: str, inputs, outputs, criterion: Criterion) -> list[str]:
     """Mismatch lines, one per output that differs from onnxruntime."""
     import onnx
 
@@ -142,16 +144,10 @@ def check_with_onnxruntime(
         got = outputs[name]
         if got.shape != want.shape:
             problems.append(f"output '{name}': shape {got.shape} vs onnxruntime {want.shape}")
-        else:
-            err = float(np.abs(got.astype(np.float64) - want).max()) if want.size else 0.0
-            if criterion == "normwise":
-                ok = err <= rtol * float(np.abs(want).max(initial=0.0)) + atol
-            else:
-                ok = np.allclose(got, want, rtol=rtol, atol=atol)
-            if not ok:
-                problems.append(
-                    f"output '{name}': max abs error {err:.3g} exceeds rtol={rtol} atol={atol} ({criterion})"
-                )
+            continue
+        result = criterion.check(got, want)
+        if not result.ok:
+            problems.append(f"output '{name}': {result.describe()} ({criterion})")
     return problems
 
 
@@ -211,9 +207,10 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
     module = load_module(args.model, args.input_shape)
     inputs = make_inputs(main_function(module), given, args.seed)
     compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
-                              calibration=read_npz(args.calibration, "calibration inputs"))
+                              calibration=read_npz(args.calibration, "calibration inputs"),
+                              aicpu_fallback=not args.no_aicpu_fallback)
     print(
-        f"compiled: {compiled.kernels} kernels, {compiled.transdata} transdata, "
+        f"compiled: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), {compiled.transdata} transdata, "
         f"{compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
     )
     try:
@@ -225,6 +222,11 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    with log_to_stderr("ge-run", args.log):
+        return run_model(args)
+
+
+def run_model(args) -> int:
     given = read_npz(args.inputs, "inputs")
     backend = args.backend or "npu"
     if backend == "reference":  # the numpy interpreter computes in the model's dtype
@@ -252,17 +254,15 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise UserError("--check needs an .onnx model (onnxruntime is the oracle); for an .om give --onnx")
         if not os.path.exists(path):
             raise UserError(f"--onnx: {path}: no such file")
-        default_rtol, default_atol, criterion = CHECK_TOLERANCE[args.precision_mode]
-        rtol = default_rtol if args.rtol is None else args.rtol
-        atol = default_atol if args.atol is None else args.atol
-        problems = check_with_onnxruntime(path, inputs, outputs, rtol, atol, criterion)
+        criterion = CHECK_TOLERANCE[args.precision_mode].override(args.rtol, args.atol)
+        problems = check_with_onnxruntime(path, inputs, outputs, criterion)
         for p in problems:
             print(f"ge-run: mismatch: {p}", file=sys.stderr)
         if problems:
             return EXIT_USER
         print(
             f"check: all {len(outputs)} output(s) match onnxruntime "
-            f"(rtol={rtol}, atol={atol}, {args.precision_mode})"
+            f"(rtol={criterion.norm_rtol or criterion.rtol}, atol={criterion.atol}, {args.precision_mode}): {criterion}"
         )
     return EXIT_OK
 

@@ -3,13 +3,17 @@
 // RUN: not ge-opt %s --split-input-file -p convert-graph-to-tile 2>&1 | filecheck %s --check-prefix=NOLOWER
 // RUN: not ge-opt %s --split-input-file -p 'ge-lower{precision_mode=fp8}' 2>&1 | filecheck %s --check-prefix=PRECISION
 // RUN: not ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=fp8}' 2>&1 | filecheck %s --check-prefix=PRECISION
+// RUN: not ge-opt %s --split-input-file -p 'ge-lower{aicpu_fallback=false}' 2>&1 | filecheck %s --check-prefix=NOFALLBACK
 
 // NOLOWER: error: graph.tanh at loc("t"): no lowering to the tile dialect for graph.tanh
+// NOFALLBACK: error: 1 op(s) have no AI-core kernel and AI-CPU fallback is off (--no-aicpu-fallback): graph.tanh at loc("t"): no AI-core kernel for graph.tanh
 // PRECISION:   error: unknown precision mode 'fp8' (expected force_fp16, must_keep_origin_dtype)
 
-// An op without a lowering: the diagnostic names it.
-// expected-error@unknown {{graph.tanh at loc("t"): no lowering to the tile dialect for graph.tanh}}
+// An op without an AI-core kernel: ge-lower places it on the AI CPU
+// (graph-partition); convert-graph-to-tile alone, or ge-lower without the
+// fallback, names it.
 func.func @unsupported(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
+  // expected-remark@+1 {{'graph.tanh' op missed graph-partition at loc("t"): AI_CPU fallback (no AI-core kernel for graph.tanh)}}
   %y = graph.tanh %x : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("t")
   func.return %y : tensor<1x16x16x16xf32>
 }

@@ -1,0 +1,275 @@
+"""The legality table: which graph ops convert-graph-to-tile lowers to
+AI-core kernels, for which shapes, element types and attributes.
+
+One definition, read by the partition (`graph-partition`, which places every
+other op on the AI CPU with the reason) and by convert-graph-to-tile (which
+lowers an op only where this table says it can). Each entry states the
+preconditions of one lowering pattern; `ai_core_refusal(op, ...)` returns None
+when a pattern applies, else the reason, e.g. `no AI-core kernel for
+graph.where` or `graph.transpose perm (0, 2, 1, 3) not lowered (only a
+channel shuffle of a 4-D map)`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+
+from gedialects.graph import ops as g
+from gedialects.graph import shapes
+from gedialects.graph.constants import constant_value
+
+AI_CORE = "AI_CORE"
+AI_CPU = "AI_CPU"
+ENGINE_ATTR = "ge.engine"
+REASON_ATTR = "ge.reason"
+
+CUBE_ACTIVATIONS = ("", "relu")
+"""Epilogues the conv and gemm kernels apply."""
+MAP_ELEMENTWISE = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
+"""Elementwise ops the vector kernels run on 4-D maps."""
+FUSION_BODY_OPS = (g.ReluOp, g.IdentityOp, g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp, g.SumOp)
+"""Ops a graph.fusion body may hold to run on the vector unit."""
+SCALE_EQUIVARIANT_BINARY = (g.AddOp, g.MulOp, g.MaxOp, g.MinOp)
+"""Binary ops whose constant operand may come first (the kernel swaps it)."""
+
+
+def engine_of(op: Operation) -> str:
+    """Where the partition placed op (AI_CORE unless annotated otherwise)."""
+    attr = op.attributes.get(ENGINE_ATTR)
+    return getattr(attr, "data", AI_CORE)
+
+
+def is_constant(v: SSAValue) -> bool:
+    return isinstance(v.owner, g.ConstantOp | g.FillOp)
+
+
+def _rank(v: SSAValue) -> int:
+    return len(g.shape_of(v))
+
+
+def _is_f32(v: SSAValue) -> bool:
+    return isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type)
+
+
+def nonnegative_values(block: Block) -> set[SSAValue]:
+    """Values known to be >= 0 (a zero halo is exact for max-pooling them)."""
+    nonneg: set[SSAValue] = set()
+    for op in block.ops:
+        if isinstance(op, g.ConvOp) and op.str_("activation", "") == "relu" or isinstance(op, g.ReluOp):
+            nonneg.add(op.results[0])
+        elif isinstance(op, g.FusionOp):
+            y = op.body.block.last_op
+            if y is not None and y.operands and isinstance(y.operands[0].owner, g.ReluOp):
+                nonneg.add(op.results[0])
+        elif isinstance(op, g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp | g.LrnOp) and op.operands[0] in nonneg:
+            nonneg.add(op.results[0])
+        elif isinstance(op, g.ConcatOp) and all(x in nonneg for x in op.inputs):
+            nonneg.add(op.results[0])
+        elif isinstance(op, g.VIEW_OPS + (g.TransposeOp, g.TransDataOp)) and op.operands[0] in nonneg:
+            nonneg.add(op.results[0])
+    return nonneg
+
+
+class Context:
+    """What a rule may need beyond the op: the precision mode and facts about
+    the function (non-negative values)."""
+
+    def __init__(self, fn: func.FuncOp, precision: str):
+        self.precision = precision
+        self.fp16 = precision == "force_fp16"
+        self.nonneg = nonnegative_values(fn.body.block)
+        # force_fp16 stores activations in fp16 but graph inputs stay fp32:
+        # only 4-D maps get a conversion kernel (the input transdata)
+        self.fp32_inputs = {a for a in fn.args if self.fp16 and _rank(a) != 4 and _is_f32(a)}
+
+
+Rule = Callable[[Operation, Context], "str | None"]
+RULES: dict[type[Operation], Rule] = {}
+
+
+def rule(*op_types: type[Operation]):
+    def register(fn: Rule) -> Rule:
+        for t in op_types:
+            RULES[t] = fn
+        return fn
+
+    return register
+
+
+def _map(v: SSAValue) -> str | None:
+    """A 4-D batch-1 feature map, or why not."""
+    s = g.shape_of(v)
+    if len(s) != 4:
+        return f"operand {shapes.fmt(s)} is not a 4-D feature map"
+    if s[0] != 1:
+        return f"batch {s[0]}: only batch 1 is lowered"
+    return None
+
+
+@rule(g.ConvOp)
+def _conv(op: g.ConvOp, ctx: Context) -> str | None:
+    if _rank(op.input) != 4:
+        return f"{_rank(op.input) - 2}-d convolution not lowered (2-d only)"
+    if (why := _map(op.input)) is not None:
+        return why
+    act = op.str_("activation", "")
+    if act not in CUBE_ACTIVATIONS:
+        return f"activation '{act}' not lowered in the conv epilogue"
+    if not is_constant(op.weight) or op.bias is not None and not is_constant(op.bias):
+        return "weights and bias must be constant"
+    s, d = op.ints("strides", (1, 1)), op.ints("dilations", (1, 1))
+    if s[0] != s[1] or d[0] != d[1]:
+        return f"anisotropic stride {s} / dilation {d} not lowered"
+    if op.residual is not None and (why := _map(op.residual)) is not None:
+        return f"residual: {why}"
+    if op.residual is not None and g.shape_of(op.residual) != g.shape_of(op.output):
+        return "a broadcast residual is not lowered"
+    return None
+
+
+@rule(g.MaxPoolOp, g.AvgPoolOp)
+def _pool(op: g.PoolOp, ctx: Context) -> str | None:
+    if (why := _map(op.input)) is not None:
+        return why
+    if op.int_("ceil_mode", 0) or op.ints("dilations", (1, 1)) != (1, 1):
+        return "ceil_mode/dilation pooling not lowered"
+    if isinstance(op, g.MaxPoolOp) and any(op.ints("pads", ())) and op.input not in ctx.nonneg:
+        return "padded max pool of a possibly negative input (the kernel pads with zeros)"
+    return None
+
+
+@rule(g.GlobalAvgPoolOp, g.LrnOp)
+def _map_op(op: Operation, ctx: Context) -> str | None:
+    return _map(op.operands[0])
+
+
+@rule(g.GemmOp, g.MatMulOp)
+def _gemm(op: Operation, ctx: Context) -> str | None:
+    a, b = op.operands[0], op.operands[1]
+    if not is_constant(b):
+        return "the right operand must be constant (a weight)"
+    if _rank(b) != 2:
+        return f"right operand {shapes.fmt(g.shape_of(b))}: a batched matmul is not lowered"
+    if isinstance(op, g.GemmOp) and op.int_("trans_a", 0):
+        return "trans_a not lowered"
+    act = op.str_("activation", "")
+    if act not in CUBE_ACTIVATIONS:
+        return f"activation '{act}' not lowered in the gemm epilogue"
+    bias = op.operands[2] if len(op.operands) > 2 else None
+    if bias is not None and not is_constant(bias):
+        return "bias must be constant"
+    sa = g.shape_of(a)
+    m = math.prod(sa[:-1]) if len(sa) != 4 else sa[0]
+    # The kernel's M > 1 path (up to one 16-row fractal) gives wrong rows
+    # (found by the AI-CPU tests); until the tile level is rebuilt, only
+    # the vector-matrix product of the light models' classifiers is legal.
+    if m != 1:
+        return f"left operand {shapes.fmt(sa)}: only M = 1 is lowered"
+    return None
+
+
+@rule(g.SoftmaxOp)
+def _softmax(op: g.SoftmaxOp, ctx: Context) -> str | None:
+    s = g.shape_of(op.input)
+    axis = op.int_("axis", -1) % len(s)
+    if any(d != 1 for d in s[axis + 1 :]) or math.prod(s[:axis]) != 1:
+        return f"softmax of {shapes.fmt(s)} along axis {axis}: only one row along the last non-unit axis is lowered"
+    if op.shape is not None:
+        return "a reshaping softmax is not lowered"
+    return None
+
+
+def channel_permutation(view_shape: tuple, perm, C: int, H: int, W: int):
+    """For a transpose of a view (1, C-dims..., H, W) of a (1, C, H, W) map
+    that permutes channel dims only: out channel -> in channel; else None."""
+    ish = tuple(view_shape)
+    if ish[0] != 1 or ish[-2:] != (H, W) or math.prod(ish[1:-2]) != C or list(perm[:1]) != [0] or list(perm[-2:]) != [len(ish) - 2, len(ish) - 1]:
+        return None
+    return np.arange(C).reshape(ish[1:-2]).transpose([q - 1 for q in perm[1:-2]]).reshape(-1)
+
+
+@rule(g.TransposeOp)
+def _transpose(op: g.TransposeOp, ctx: Context) -> str | None:
+    # Only shufflenet's reshape -> transpose -> reshape of a map's channels
+    x = op.input
+    while isinstance(x.owner, g.VIEW_OPS):
+        x = x.owner.operands[0]
+    perm = op.ints("perm", ())
+    ok = x is not op.input and _rank(x) == 4 and isinstance(x.owner, Operation) and engine_of(x.owner) == AI_CORE
+    if not ok or channel_permutation(g.shape_of(op.input), perm, *g.shape_of(x)[1:]) is None:
+        return f"graph.transpose perm {tuple(perm)} not lowered (only a channel shuffle of a 4-D map)"
+    return None
+
+
+@rule(*MAP_ELEMENTWISE)
+def _elementwise(op: Operation, ctx: Context) -> str | None:
+    out = op.results[0]
+    if (why := _map(out)) is not None:
+        return f"elementwise on {shapes.fmt(g.shape_of(out))}: {why}"
+    channels = g.shape_of(out)[1]
+    if isinstance(op, g.BatchNormOp):
+        return None if all(is_constant(v) for v in op.operands[1:]) else "batch-norm parameters must be constant"
+    if isinstance(op, g.FusionOp):
+        body = [o for o in op.body.block.ops if not isinstance(o, g.YieldOp | g.ConstantOp | g.FillOp)]
+        for inner in body:
+            if not isinstance(inner, FUSION_BODY_OPS):
+                return f"{inner.name} is not lowered in elementwise kernels"
+        for v in op.inputs:
+            if g.shape_of(v) != g.shape_of(out) and not _broadcastable_constant(v, channels):
+                return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
+        return None
+    first = True
+    for v in op.operands:
+        if g.shape_of(v) != g.shape_of(out):
+            if not _broadcastable_constant(v, channels):
+                return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
+            if first and not isinstance(op, SCALE_EQUIVARIANT_BINARY) and not isinstance(op, g.SumOp):
+                return f"constant-first {op.name} not lowered"
+        first = False
+    return None
+
+
+def _broadcastable_constant(v: SSAValue, channels: int) -> bool:
+    value = constant_value(v) if is_constant(v) else None
+    if value is None:
+        return False
+    s = g.shape_of(v)
+    return value.size == 1 or value.size == channels and (len(s) == 1 or s[-2:] == (1, 1) or len(s) >= 3 and s[-3] == channels)
+
+
+@rule(g.ConcatOp)
+def _concat(op: g.ConcatOp, ctx: Context) -> str | None:
+    out = op.output
+    if _rank(out) != 4 or op.int_("axis", 0) % 4 != 1:
+        return "only a channel concat of 4-D maps is lowered"
+    if (why := _map(out)) is not None:
+        return why
+    if any(is_constant(x) for x in op.inputs):
+        return "concat of a constant operand is not lowered"
+    return None
+
+
+@rule(*g.VIEW_OPS, g.TransDataOp)
+def _free(op: Operation, ctx: Context) -> str | None:
+    return None
+
+
+def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
+    """None when convert-graph-to-tile lowers op to AI-core kernels, else why not."""
+    check = RULES.get(type(op))
+    if check is None:
+        return f"no AI-core kernel for {op.name}"
+    if any(v in ctx.fp32_inputs for v in op.operands):
+        return "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"
+    for v in (*op.operands, *op.results):
+        if not _is_f32(v) and not (is_constant(v) and isinstance(op, g.GatherOp)):
+            return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
+        if not shapes.is_static(g.shape_of(v)):
+            return "dynamic shape"
+    return check(op, ctx)

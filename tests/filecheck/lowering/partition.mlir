@@ -1,0 +1,60 @@
+// graph-partition places every op on the AI core or the AI CPU, by the
+// legality table (lowering/legality.py): AI-CPU ops get ge.engine and
+// ge.reason, a remark each; AI-core ops are left unannotated. With
+// aicpu-fallback off, one error lists every op that would fall back.
+// RUN: ge-opt %s -p graph-partition | filecheck %s
+// RUN: ge-opt %s -p graph-partition --log=info --verify-diagnostics
+// RUN: not ge-opt %s -p 'graph-partition{aicpu_fallback=false}' 2>&1 | filecheck %s --check-prefix=OFF
+// RUN: ge-opt %s -p 'graph-partition{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=FP32
+// RUN: ge-opt %s -p graph-partition,assign-layouts | filecheck %s --check-prefix=LAYOUT
+// RUN: ge-opt %s -p 'ge-lower{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=NPU
+
+// CHECK-LABEL: func.func @mixed
+// CHECK:       = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x8x8xf32>{{$}}
+// CHECK:       graph.tanh %{{.*}} {ge.engine = "AI_CPU", ge.reason = "no AI-core kernel for graph.tanh"}
+// CHECK:       graph.conv %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "activation 'sigmoid' not lowered in the conv epilogue", pads = array<i64: 1, 1, 1, 1>, activation = "sigmoid"}
+// CHECK:       graph.matmul %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"}
+// CHECK:       graph.gather %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "no AI-core kernel for graph.gather"
+// CHECK:       graph.relu %{{.*}} {ge.engine = "AI_CPU", ge.reason = "elementwise on 2x16x8x8: batch 2: only batch 1 is lowered"}
+
+// In fp32 the graph input needs no cast kernel: the matmul is refused for
+// its operand that is no weight.
+// FP32: graph.matmul %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "the right operand must be constant (a weight)"}
+
+// OFF: error: 5 op(s) have no AI-core kernel and AI-CPU fallback is off (--no-aicpu-fallback): graph.tanh at loc("t"): no AI-core kernel for graph.tanh; graph.conv at loc("c2"): activation 'sigmoid' not lowered in the conv epilogue; graph.matmul at loc("mm"): force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); graph.gather at loc("g"): no AI-core kernel for graph.gather; graph.relu at loc("r"): elementwise on 2x16x8x8: batch 2: only batch 1 is lowered
+
+// The AI CPU reads and writes the logical order: a transdata back to NCHW
+// before the AI-CPU tanh, and one into NC1HWC0 before the AI-core conv
+// that reads its result.
+// LAYOUT-LABEL: func.func @mixed
+// LAYOUT:       %[[C1:.*]] = graph.conv {{.*}}ge.format = "NC1HWC0"
+// LAYOUT:       %[[T1:.*]] = graph.transdata %[[C1]] {{.*}}src_format = "NC1HWC0", dst_format = "NCHW"
+// LAYOUT:       graph.tanh %[[T1]] {{.*}}ge.format = "NCHW"
+
+// The lowered program: AI-core kernels are launched, AI-CPU ops become
+// npu.aicpu tasks holding the graph op, reading and writing GM.
+// NPU:      npu.kernel @k0_transdata
+// NPU:      npu.launch @k0_transdata
+// NPU:      npu.aicpu @k3_aicpu_tanh
+// NPU:        graph.tanh
+// NPU:        npu.aicpu_return
+func.func @mixed(%x: tensor<1x16x8x8xf32> {ge.name = "x"}, %b: tensor<8x4xf32> {ge.name = "b"},
+                 %ids: tensor<1x4xi64> {ge.name = "ids"}, %z: tensor<2x16x8x8xf32> {ge.name = "z"})
+    -> (tensor<1x16x8x8xf32> {ge.name = "y"}, tensor<8x4xf32> {ge.name = "m"}, tensor<1x4x4xf32> {ge.name = "e"},
+        tensor<2x16x8x8xf32> {ge.name = "rz"}) {
+  %w = graph.fill 0.1 : tensor<16x16x3x3xf32>
+  %c1 = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x8x8xf32> loc("c1")
+  // expected-remark@+1 {{'graph.tanh' op missed graph-partition at loc("t"): AI_CPU fallback (no AI-core kernel for graph.tanh)}}
+  %t = graph.tanh %c1 : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> loc("t")
+  // expected-remark@+1 {{'graph.conv' op missed graph-partition at loc("c2"): AI_CPU fallback (activation 'sigmoid' not lowered in the conv epilogue)}}
+  %c2 = graph.conv %t, %w {pads = array<i64: 1, 1, 1, 1>, activation = "sigmoid"} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x8x8xf32> loc("c2")
+  %a = graph.fill 0.5 : tensor<8x8xf32>
+  // expected-remark@+1 {{'graph.matmul' op missed graph-partition at loc("mm"): AI_CPU fallback (force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core))}}
+  %m = graph.matmul %a, %b : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> loc("mm")
+  %table = graph.fill 0.25 : tensor<10x4xf32>
+  // expected-remark@+1 {{'graph.gather' op missed graph-partition at loc("g"): AI_CPU fallback (no AI-core kernel for graph.gather)}}
+  %e = graph.gather %table, %ids : (tensor<10x4xf32>, tensor<1x4xi64>) -> tensor<1x4x4xf32> loc("g")
+  // expected-remark@+1 {{'graph.relu' op missed graph-partition at loc("r"): AI_CPU fallback (elementwise on 2x16x8x8: batch 2: only batch 1 is lowered)}}
+  %rz = graph.relu %z : (tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32> loc("r")
+  func.return %c2, %m, %e, %rz : tensor<1x16x8x8xf32>, tensor<8x4xf32>, tensor<1x4x4xf32>, tensor<2x16x8x8xf32>
+}
