@@ -139,6 +139,10 @@ def _pool(op: g.PoolOp, ctx: Context) -> str | None:
         return why
     if op.int_("ceil_mode", 0) or op.ints("dilations", (1, 1)) != (1, 1):
         return "ceil_mode/dilation pooling not lowered"
+    (kh, kw), p = op.ints("kernel_shape"), op.ints("pads", (0, 0, 0, 0))
+    _, _, h, w = g.shape_of(op.input)
+    if kh > h + p[0] + p[2] or kw > w + p[1] + p[3] or 0 in g.shape_of(op.output):
+        return "a window larger than the padded input is not lowered"
     if isinstance(op, g.MaxPoolOp) and any(op.ints("pads", ())) and op.input not in ctx.nonneg:
         return "padded max pool of a possibly negative input (the kernel pads with zeros)"
     return None

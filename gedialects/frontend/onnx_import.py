@@ -3,10 +3,12 @@ in the graph dialect.
 
 Operator inputs that ONNX passes as tensors but that are really attributes
 (Reshape's shape, Slice's starts, Unsqueeze's axes, Clip's bounds, ...) must be
-constant at import; they become op properties. Values computed only from
-constants are folded here (Constant, ConstantOfShape, Shape of a static
-tensor, and small shape arithmetic), so the graph holds only real
-computation. Weights become `dense_resource` blobs, splats `graph.fill`.
+constant at import; they become op properties. Every node whose inputs are
+all constant is folded here, whatever its operator: with the reference
+interpreter when it imports, with onnx's reference evaluator when the graph
+dialect has no op for it (`_fold`), so the graph holds only real computation
+and shape/mask arithmetic needs no graph op. Weights become `dense_resource`
+blobs, splats `graph.fill`.
 """
 
 from __future__ import annotations
@@ -46,8 +48,19 @@ from gedialects.graph.shapes import DYN, ShapeError
 from gedialects.graph.tensors import element_type, numpy_dtype
 from gedialects.location import name_loc
 
-FOLD_LIMIT = 4096
-"""Results of all-constant nodes up to this many elements are folded at import."""
+FOLD_LIMIT = 1 << 20
+"""Results of all-constant nodes that import up to this many elements are
+folded at import; bigger ones (a weight broadcast to a huge shape) stay ops."""
+
+MAX_FOLDED_ELEMENTS = 1 << 26
+"""Nodes without a graph op fold whatever their size up to this many elements
+(256 MB of f32); beyond it the model is refused, never a MemoryError."""
+
+_NEVER_FOLDED = frozenset({
+    "Constant", "ConstantOfShape", "Shape",  # their importers make the constants
+    "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli",
+})
+"""Nodes never evaluated at import: constants already, or random."""
 
 _ONNX_TO_NUMPY = {
     onnx.TensorProto.FLOAT: np.float32,
@@ -60,6 +73,8 @@ _ONNX_TO_NUMPY = {
     onnx.TensorProto.UINT8: np.uint8,
     onnx.TensorProto.BOOL: np.bool_,
 }
+
+_FOLDED_DTYPES = frozenset(np.dtype(t) for t in _ONNX_TO_NUMPY.values())
 
 
 def parse_input_shapes(spec: str) -> dict[str, list[int]]:
@@ -251,21 +266,38 @@ class _Importer:
         if node.domain not in ("", "ai.onnx"):
             raise self.error(f"unsupported ONNX operator '{node.domain}::{node.op_type}' (custom domain)")
         importer = _IMPORTERS.get(node.op_type)
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if self._fold(node, attrs, importer is not None):
+            return
         if importer is None:
             raise self.error(f"unsupported ONNX operator '{node.op_type}'")
-        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        if self._fold(node, attrs):
-            return
         importer(self, node, attrs)
 
-    def _fold(self, node: onnx.NodeProto, attrs: dict) -> bool:
-        """Evaluate a node whose inputs are all constant, if its result is small."""
-        if node.op_type in ("Constant", "ConstantOfShape", "Shape") or not node.input:
+    def _fold(self, node: onnx.NodeProto, attrs: dict, importable: bool) -> bool:
+        """Evaluate a node whose inputs are all constant (constant folding at
+        import, whatever the operator): with our own kernels when the node
+        imports, else with onnx's reference evaluator. A node that imports
+        stays in the graph when its result is too big to be worth a weight."""
+        if node.op_type in _NEVER_FOLDED:
             return False
         names = [n for n in node.input if n]
-        if not all(n in self.consts for n in names) or node.op_type not in _FOLDABLE:
+        outer = _outer_scope_inputs(node)
+        if not (names or outer) or not all(n in self.consts for n in (*names, *outer)):
             return False
-        # Import the node on its own into a scratch block, evaluate, discard.
+        if importable and node.op_type in _FOLDABLE:
+            results = self._fold_with_kernels(node, attrs, names)
+            if results is not None:
+                self.consts.update(results)
+                return True
+            return False
+        if importable:
+            return False
+        self.consts.update(self._fold_with_onnx_reference(node, names, outer))
+        return True
+
+    def _fold_with_kernels(self, node: onnx.NodeProto, attrs: dict, names: list[str]) -> dict[str, np.ndarray] | None:
+        """Import the node on its own into a scratch block and evaluate it with
+        the reference interpreter; None when a result exceeds FOLD_LIMIT."""
         saved_builder, saved_values = self.builder, self.values
         scratch = Block()
         self.builder = Builder(InsertPoint.at_end(scratch))
@@ -276,7 +308,7 @@ class _Importer:
             _IMPORTERS[node.op_type](self, node, attrs)
             produced = [self.values[o] for o in node.output if o in self.values]
             if any(shapes.num_elements(g.shape_of(v)) > FOLD_LIMIT for v in produced):
-                return False
+                return None
             env: dict[SSAValue, np.ndarray] = {a: self.consts[n] for n, a in zip(names, scratch.args)}
             # Imported here: the interpreter pulls in xDSL's interpreters (slow to load).
             from gedialects.graph.interpreter import evaluate
@@ -284,15 +316,47 @@ class _Importer:
             for op in scratch.ops:
                 outs = evaluate(op, [env[o] for o in op.operands])
                 env.update(zip(op.results, outs))
-            for o in node.output:
-                if o in self.values:
-                    self.consts[o] = np.asarray(env[self.values[o]])
-            return True
+            return {o: np.asarray(env[self.values[o]]) for o in node.output if o in self.values}
         finally:
             self.builder, self.values = saved_builder, saved_values
             for op in list(scratch.ops):
                 op.detach()
                 op.erase(safe_erase=False)
+
+    def _fold_with_onnx_reference(self, node: onnx.NodeProto, names: list[str], outer: list[str]) -> dict[str, np.ndarray]:
+        """Evaluate a node the graph dialect has no op for with onnx's
+        reference evaluator (`onnx.reference`): the mask, position and shape
+        arithmetic of exported transformers never needs a graph op."""
+        from onnx.reference import ReferenceEvaluator
+
+        feeds = {n: self.consts[n] for n in dict.fromkeys((*names, *outer))}
+        outputs = [o for o in node.output if o]
+        graph = helper.make_graph(
+            [node],
+            "fold",
+            [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for n, v in feeds.items()],
+            [helper.make_empty_tensor_value_info(o) for o in outputs],
+        )
+        model = helper.make_model(graph, opset_imports=list(self.model.opset_import), ir_version=self.model.ir_version)
+        try:
+            results = ReferenceEvaluator(model).run(None, {n: np.array(v) for n, v in feeds.items()})  # contiguous, rank kept
+        except Exception as e:  # the evaluator raises whatever its kernels raise
+            raise self.error(
+                f"unsupported ONNX operator '{node.op_type}': its inputs are constant but "
+                f"evaluating it failed ({type(e).__name__}: {e})"
+            ) from None
+        folded = {}
+        for name, value in zip(outputs, results):
+            value = np.asarray(value)
+            if value.size > MAX_FOLDED_ELEMENTS:
+                raise self.error(
+                    f"constant result '{name}' of {value.size} elements exceeds the folding limit "
+                    f"of {MAX_FOLDED_ELEMENTS}"
+                )
+            if value.dtype not in _FOLDED_DTYPES:
+                raise self.error(f"constant result '{name}' has element type {value.dtype}, which the graph dialect lacks")
+            folded[name] = value
+        return folded
 
     # ------------------------------------------------------ op importers
     def window_attrs(self, node: onnx.NodeProto, attrs: dict, spatial: Sequence[int], kernel: Sequence[int]) -> dict[str, Attribute]:
@@ -321,6 +385,20 @@ class _Importer:
         if any(d != 1 for d in dilations):
             props["dilations"] = int_array(dilations)
         return props
+
+
+def _outer_scope_inputs(node: onnx.NodeProto) -> list[str]:
+    """Names a node's subgraphs (If/Loop/Scan bodies) read from outside them."""
+    found: list[str] = []
+    for attr in node.attribute:
+        for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
+            local = {i.name for i in sub.input} | {t.name for t in sub.initializer}
+            for inner in sub.node:
+                local.update(inner.output)
+            for inner in sub.node:
+                found += [n for n in (*inner.input, *_outer_scope_inputs(inner)) if n and n not in local]
+            found += [o.name for o in sub.output if o.name not in local]
+    return list(dict.fromkeys(found))
 
 
 def _i(v: int) -> IntegerAttr:
@@ -826,6 +904,432 @@ onnx_op("Unsqueeze")(_axes_op(g.UnsqueezeOp, "Unsqueeze"))
 def _gather(im: _Importer, node, attrs):
     props = {"axis": _i(attrs.get("axis", 0))}
     im.define(node, im.emit(g.GatherOp, [im.value(node.input[0]), im.value(node.input[1])], props))
+
+
+# ---- ops-A: comparison, logic, selection
+
+for _name, _op in [
+    ("Equal", g.EqualOp),
+    ("Less", g.LessOp),
+    ("LessOrEqual", g.LessEqualOp),
+    ("Greater", g.GreaterOp),
+    ("GreaterOrEqual", g.GreaterEqualOp),
+    ("And", g.AndOp),
+    ("Or", g.OrOp),
+    ("Xor", g.XorOp),
+]:
+    onnx_op(_name)(_binary(_op))
+
+for _name, _op in [
+    ("Not", g.NotOp),
+    ("Sin", g.SinOp),
+    ("Cos", g.CosOp),
+    ("Softplus", g.SoftplusOp),
+    ("HardSwish", g.HardSwishOp),
+]:
+    onnx_op(_name)(_unary(_op))
+
+
+def _const_ints(im: _Importer, name: str, what: str) -> list[int]:
+    """A constant 1-d integer tensor (a shape, repeats) as a list."""
+    v = im.const(name, what)
+    if v.ndim != 1 or not np.issubdtype(v.dtype, np.integer):
+        raise im.error(f"{what} must be a 1-d integer tensor, got {v.dtype} of shape {shapes.fmt(v.shape)}")
+    return [int(d) for d in v]
+
+
+def _const_int(im: _Importer, name: str, what: str) -> int:
+    """A constant integer scalar (or one-element tensor)."""
+    v = im.const(name, what)
+    if v.size != 1 or v.ndim > 1 or not np.issubdtype(v.dtype, np.integer):
+        raise im.error(f"{what} must be an integer scalar, got {v.dtype} of shape {shapes.fmt(v.shape)}")
+    return int(v.reshape(-1)[0])
+
+
+def _flag(im: _Importer, attrs: dict, key: str, default: int) -> int:
+    v = attrs.get(key, default)
+    if v not in (0, 1):
+        raise im.error(f"{key} must be 0 or 1, got {v}")
+    return int(v)
+
+
+@onnx_op("Where")
+def _where(im: _Importer, node, attrs):
+    im.define(node, im.emit(g.WhereOp, [im.value(n) for n in node.input[:3]]))
+
+
+@onnx_op("Mod")
+def _mod(im: _Importer, node, attrs):
+    # fmod = 0 on floats is Python's % (opset 28 defines it; before, it was invalid).
+    props = {"fmod": _i(1)} if _flag(im, attrs, "fmod", 0) else {}
+    im.define(node, im.emit(g.ModOp, [im.value(node.input[0]), im.value(node.input[1])], props))
+
+
+@onnx_op("HardSigmoid")
+def _hard_sigmoid(im: _Importer, node, attrs):
+    props = {"alpha": _f(attrs.get("alpha", 0.2)), "beta": _f(attrs.get("beta", 0.5))}
+    im.define(node, im.emit(g.HardSigmoidOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("Expand")
+def _expand(im: _Importer, node, attrs):
+    shape = _const_ints(im, node.input[1], "Expand's shape")
+    im.define(node, im.emit(g.ExpandOp, [im.value(node.input[0])], {"shape": int_array(shape)}))
+
+
+@onnx_op("Tile")
+def _tile(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    if im.opset < 6:
+        # Tile-1: `tiles` copies along one `axis`.
+        tiles = _const_int(im, node.input[1], "Tile's tiles")
+        axis = _const_int(im, node.input[2], "Tile's axis")
+        rank = len(g.shape_of(x))
+        try:
+            axis = shapes.normalize_axis(axis, rank)
+        except ShapeError as e:
+            raise im.error(str(e)) from None
+        repeats = [tiles if i == axis else 1 for i in range(rank)]
+    else:
+        repeats = _const_ints(im, node.input[1], "Tile's repeats")
+    im.define(node, im.emit(g.TileOp, [x], {"repeats": int_array(repeats)}))
+
+
+@onnx_op("Trilu")
+def _trilu(im: _Importer, node, attrs):
+    props: dict[str, Attribute] = {}
+    if not _flag(im, attrs, "upper", 1):
+        props["upper"] = _i(0)
+    k = _const_int(im, node.input[1], "Trilu's k") if im.has_input(node, 1) else 0
+    if k:
+        # |k| beyond any extent means "all" or "none": keep it printable.
+        props["k"] = _i(max(min(k, 2**62), -(2**62)))
+    im.define(node, im.emit(g.TriluOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("CumSum")
+def _cumsum(im: _Importer, node, attrs):
+    props: dict[str, Attribute] = {"axis": _i(_const_int(im, node.input[1], "CumSum's axis"))}
+    for key in ("exclusive", "reverse"):
+        if _flag(im, attrs, key, 0):
+            props[key] = _i(1)
+    im.define(node, im.emit(g.CumSumOp, [im.value(node.input[0])], props))
+
+
+@onnx_op("Range", fold=False)
+def _range(im: _Importer, node, attrs):
+    """Constant operands fold here (the length is then known); otherwise a
+    graph.range with a `?` result."""
+    stash = attrs.get("stash_type", onnx.TensorProto.FLOAT)
+    if stash not in (onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE):
+        raise im.error(f"stash_type must be FLOAT (1) or DOUBLE (11), got {stash}")
+    names = list(node.input[:3])
+    if not all(n in im.consts for n in names):
+        im.define(node, im.emit(g.RangeOp, [im.value(n) for n in names]))
+        return
+    from gedialects.graph.reference import range_
+
+    vals = [np.asarray(im.consts[n]) for n in names]
+    for what, v in zip(("start", "limit", "delta"), vals):
+        if v.ndim:
+            raise im.error(f"{what} must be a scalar, got shape {shapes.fmt(v.shape)}")
+    if len({v.dtype for v in vals}) > 1:
+        raise im.error("start, limit and delta mix element types " + ", ".join(str(v.dtype) for v in vals))
+    if vals[2] == 0:
+        raise im.error("delta must not be 0")
+    im.consts[node.output[0]] = range_(*vals)
+
+
+# ---- ops-B: padding, normalisation, resampling, selection
+
+
+def _text(attrs: dict, key: str, default: str) -> str:
+    v = attrs.get(key, default)
+    return v.decode() if isinstance(v, bytes) else v
+
+
+def _scalar_attr(value, element: Attribute) -> Attribute:
+    """A scalar property of a tensor's element type (Pad's fill value)."""
+    from gedialects.graph.tensors import is_float
+
+    if is_float(element):
+        return FloatAttr(float(value), element)  # type: ignore[arg-type]
+    return IntegerAttr(int(value), element)  # type: ignore[arg-type]
+
+
+def _spread(im: _Importer, rank: int, axes: Sequence[int], values: Sequence, fill: Sequence, what: str) -> list:
+    """Per-axis values given for `axes` (opset 18's axes input/attribute), as
+    one entry per dim, `fill[d]` for the dims not listed."""
+    try:
+        axes = shapes.normalize_axes(axes, rank, f"{what} axes")
+    except ShapeError as e:
+        raise im.error(str(e)) from None
+    if len(values) != len(axes):
+        raise im.error(f"{what} has {len(values)} entries for {len(axes)} axes")
+    out = list(fill)
+    for a, v in zip(axes, values):
+        out[a] = v
+    return out
+
+
+@onnx_op("Pad")
+def _pad(im: _Importer, node, attrs):
+    x = im.value(node.input[0])
+    rank = len(g.shape_of(x))
+    mode = _text(attrs, "mode", "constant")
+    if mode not in g.PAD_MODES:
+        raise im.error(f"Pad mode '{mode}' is not supported (expected one of {', '.join(g.PAD_MODES)})")
+    if im.opset < 11:
+        pads = list(attrs.get("pads", attrs.get("paddings", [])))
+        value = attrs.get("value", 0.0)
+    else:
+        pads = _const_ints(im, node.input[1], "Pad's pads")
+        value = 0
+        if im.has_input(node, 2):
+            v = im.const(node.input[2], "Pad's constant_value")
+            if v.size != 1:
+                raise im.error(f"Pad's constant_value must be a scalar, got shape {shapes.fmt(v.shape)}")
+            value = v.reshape(-1)[0].item()
+        if im.opset >= 18 and im.has_input(node, 3):
+            axes = _const_ints(im, node.input[3], "Pad's axes")
+            if len(pads) != 2 * len(axes):
+                raise im.error(f"Pad's pads {pads} must have {2 * len(axes)} entries for axes {axes}")
+            n = len(axes)
+            pads = _spread(im, rank, axes, pads[:n], [0] * rank, "Pad's pads") + _spread(
+                im, rank, axes, pads[n:], [0] * rank, "Pad's pads"
+            )
+    props: dict[str, Attribute] = {"pads": int_array(pads)}
+    if mode != "constant":
+        props["mode"] = StringAttr(mode)
+    elif value != 0:
+        props["value"] = _scalar_attr(value, g.element_type_of(x))
+    im.define(node, im.emit(g.PadOp, [x], props))
+
+
+@onnx_op("InstanceNormalization")
+def _instance_norm(im: _Importer, node, attrs):
+    operands = [im.value(n) for n in node.input[:3]]
+    im.define(node, im.emit(g.InstanceNormOp, operands, {"epsilon": _f(attrs.get("epsilon", 1e-5))}))
+
+
+@onnx_op("GroupNormalization")
+def _group_norm(im: _Importer, node, attrs):
+    """Opset 18 scales and shifts per group, opset 21 per channel: the op has
+    opset 21's semantics, so an opset-18 scale/bias is repeated over each
+    group's channels (in numpy when constant, else by a graph.gather)."""
+    x = im.value(node.input[0])
+    xs = g.shape_of(x)
+    groups = int(attrs["num_groups"])
+    props = {"num_groups": _i(groups), "epsilon": _f(attrs.get("epsilon", 1e-5))}
+    params = list(node.input[1:3])
+    if im.opset < 21:
+        channels = xs[1] if len(xs) >= 2 else DYN
+        if channels == DYN:
+            raise im.error(
+                "GroupNormalization before opset 21 needs a static channel dim to spread its "
+                "per-group scale and bias; use --input-shape"
+            )
+        if groups < 1 or channels % groups:
+            raise im.error(f"channels {channels} are not divisible by num_groups {groups}")
+        index = np.repeat(np.arange(groups, dtype=np.int64), channels // groups)
+        for i, name in enumerate(params):
+            spread = f"{node.output[0]}_{'scale' if i == 0 else 'bias'}_per_channel"
+            if name in im.consts:
+                im.consts[spread] = np.asarray(im.consts[name])[index]
+            else:
+                im.consts[f"{spread}_index"] = index
+                im.values[spread] = im.emit(g.GatherOp, [im.value(name), im.value(f"{spread}_index")], {"axis": _i(0)})[0]
+            params[i] = spread
+    im.define(node, im.emit(g.GroupNormOp, [x, *(im.value(n) for n in params)], props))
+
+
+def _resize_props(
+    im: _Importer,
+    x: SSAValue,
+    scales: list[float] | None,
+    sizes: list[int] | None,
+    coord: str,
+    mode: str,
+    nearest_mode: str | None,
+) -> dict[str, Attribute]:
+    """The graph.resize properties: scales for every dim (from sizes when
+    those are given, as onnxruntime computes them), sizes only when
+    floor(extent * scale) does not give them."""
+    xs = g.shape_of(x)
+    if sizes is not None:
+        for d, (i, o) in enumerate(zip(xs, sizes)):
+            if i == DYN and o != DYN:
+                raise im.error(f"Resize to sizes needs a static extent in dim {d} of {shapes.fmt(xs)}; use --input-shape")
+        if scales is None:
+            scales = [1.0 if i in (0, DYN) else float(np.float32(o) / np.float32(i)) for i, o in zip(xs, sizes)]
+    assert scales is not None
+    props: dict[str, Attribute] = {"scales": g.float_array(scales)}
+    if sizes is not None:
+        try:
+            by_scale = shapes.resize(xs, scales, None)
+        except ShapeError:
+            by_scale = None
+        if by_scale != tuple(sizes):
+            if DYN in sizes:
+                raise im.error(
+                    f"Resize to sizes {shapes.fmt(sizes)} that floor(extent * scale) misses needs a static "
+                    f"input, got {shapes.fmt(xs)}; use --input-shape"
+                )
+            props["sizes"] = int_array(sizes)
+    props["mode"] = StringAttr(mode)
+    props["coordinate_transformation_mode"] = StringAttr(coord)
+    if mode == "nearest" and nearest_mode is not None:
+        props["nearest_mode"] = StringAttr(nearest_mode)
+    return props
+
+
+def _legacy_nearest_mode(im: _Importer, scales: Sequence[float]) -> str:
+    """Upsample and Resize-10 round a nearest coordinate down when upsampling
+    and up when downsampling (onnxruntime's legacy rule), per dim."""
+    up = any(s > 1 for s in scales)
+    down = any(s < 1 for s in scales)
+    if up and down:
+        raise im.error(f"nearest resizing before opset 11 that up- and downsamples at once (scales {list(scales)}) is not supported")
+    return "ceil" if down else "floor"
+
+
+def _resample(im: _Importer, node, attrs, scales: list[float], what: str) -> None:
+    """Upsample and Resize-10: asymmetric coordinates, scales only."""
+    x = im.value(node.input[0])
+    mode = _text(attrs, "mode", "nearest")
+    if mode not in g.RESIZE_MODES:
+        raise im.error(f"{what} mode '{mode}' is not supported (expected one of {', '.join(g.RESIZE_MODES)})")
+    if len(scales) != len(g.shape_of(x)):
+        raise im.error(f"{what}'s scales {scales} must have one entry per dim of {shapes.fmt(g.shape_of(x))}")
+    nearest = _legacy_nearest_mode(im, scales) if mode == "nearest" else None
+    im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, scales, None, "asymmetric", mode, nearest)))
+
+
+def _const_floats(im: _Importer, name: str, what: str) -> list[float]:
+    v = im.const(name, what)
+    if v.ndim != 1 or not np.issubdtype(v.dtype, np.floating):
+        raise im.error(f"{what} must be a 1-d float tensor, got {v.dtype} of shape {shapes.fmt(v.shape)}")
+    return [float(s) for s in v]
+
+
+def _check_resized_length(im: _Importer, xs: Sequence[int], scales: Sequence[float], coord: str) -> None:
+    """align_corners (and pytorch_half_pixel for a 1-cell result) use the
+    resized length. Given scales, the spec and onnxruntime (whom graph.resize
+    follows) take the integer output extent, onnx's reference implementation
+    the fractional extent * scale: refuse what the two read differently."""
+    for d, (i, s) in enumerate(zip(xs, scales)):
+        if i == DYN or coord not in ("align_corners", "pytorch_half_pixel"):
+            continue
+        exact = float(np.float32(i) * np.float32(s))
+        out = int(np.floor(exact))
+        if exact != out and (coord == "align_corners" or out == 1):
+            raise im.error(
+                f"Resize {coord} by scale {s} makes a fractional length {exact:g} of dim {d}, which "
+                f"onnxruntime and onnx's reference resolve differently; give sizes instead of scales"
+            )
+
+
+@onnx_op("Upsample")
+def _upsample(im: _Importer, node, attrs):
+    scales = list(attrs["scales"]) if im.opset < 9 else _const_floats(im, node.input[1], "Upsample's scales")
+    _resample(im, node, attrs, [float(np.float32(s)) for s in scales], "Upsample")
+
+
+@onnx_op("Resize")
+def _resize(im: _Importer, node, attrs):
+    if im.opset < 11:
+        _resample(im, node, attrs, _const_floats(im, node.input[1], "Resize's scales"), "Resize")
+        return
+    x = im.value(node.input[0])
+    xs = g.shape_of(x)
+    rank = len(xs)
+    mode = _text(attrs, "mode", "nearest")
+    if mode not in g.RESIZE_MODES:
+        raise im.error(f"Resize mode '{mode}' is not supported (expected one of {', '.join(g.RESIZE_MODES)})")
+    coord = _text(attrs, "coordinate_transformation_mode", "half_pixel")
+    if coord not in g.COORDINATE_MODES:
+        raise im.error(
+            f"Resize coordinate_transformation_mode '{coord}' is not supported "
+            f"(expected one of {', '.join(g.COORDINATE_MODES)})"
+        )
+    if attrs.get("antialias", 0):
+        raise im.error("Resize with antialias=1 is not supported")
+    nearest_mode = _text(attrs, "nearest_mode", "round_prefer_floor")
+    if nearest_mode not in g.NEAREST_MODES:
+        raise im.error(f"Resize nearest_mode '{nearest_mode}' is not supported (expected one of {', '.join(g.NEAREST_MODES)})")
+    scales = _const_floats(im, node.input[2], "Resize's scales") if im.has_input(node, 2) else []
+    sizes = _const_ints(im, node.input[3], "Resize's sizes") if im.has_input(node, 3) else []
+    if bool(scales) == bool(sizes):
+        raise im.error("Resize needs exactly one of scales and sizes")
+    axes = list(range(rank))
+    if "axes" in attrs:
+        try:
+            axes = shapes.normalize_axes(list(attrs["axes"]), rank, "Resize's axes")
+        except ShapeError as e:
+            raise im.error(str(e)) from None
+    policy = _text(attrs, "keep_aspect_ratio_policy", "stretch")
+    if policy not in ("stretch", "not_larger", "not_smaller"):
+        raise im.error(f"Resize keep_aspect_ratio_policy '{policy}' is not supported (expected stretch, not_larger or not_smaller)")
+    if scales:
+        full = _spread(im, rank, axes, scales, [1.0] * rank, "Resize's scales")
+        _check_resized_length(im, xs, full, coord)
+        im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, full, None, coord, mode, nearest_mode)))
+        return
+    out = _spread(im, rank, axes, sizes, list(xs), "Resize's sizes")
+    if policy != "stretch":
+        if any(xs[a] == DYN for a in axes):
+            raise im.error(f"keep_aspect_ratio_policy needs static extents, got {shapes.fmt(xs)}; use --input-shape")
+        ratios = [np.float32(out[a]) / np.float32(xs[a]) for a in axes]
+        scale = min(ratios) if policy == "not_larger" else max(ratios)
+        for a in axes:
+            out[a] = int(np.floor(scale * np.float32(xs[a]) + np.float32(0.5)))  # std::roundf
+        full = [float(scale) if a in axes else 1.0 for a in range(rank)]
+        im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, full, out, coord, mode, nearest_mode)))
+        return
+    im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, None, out, coord, mode, nearest_mode)))
+
+
+@onnx_op("Einsum")
+def _einsum(im: _Importer, node, attrs):
+    equation = _text(attrs, "equation", "").replace(" ", "")
+    operands = [im.value(n) for n in node.input if n]
+    im.define(node, im.emit(g.EinsumOp, [operands], {"equation": StringAttr(equation)}))
+
+
+def _arg_reduce(op_type: type[g.GraphOp]):
+    def run(im: _Importer, node, attrs):
+        props = {"axis": _i(attrs.get("axis", 0)), "keepdims": _i(attrs.get("keepdims", 1))}
+        if attrs.get("select_last_index", 0):
+            props["select_last_index"] = _i(1)
+        im.define(node, im.emit(op_type, [im.value(node.input[0])], props))
+
+    return run
+
+
+onnx_op("ArgMax")(_arg_reduce(g.ArgMaxOp))
+onnx_op("ArgMin")(_arg_reduce(g.ArgMinOp))
+
+
+@onnx_op("TopK")
+def _topk(im: _Importer, node, attrs):
+    """k is an attribute before opset 10, a constant input since; sorted = 0
+    (any order) is served by the sorted result."""
+    k = int(attrs["k"]) if im.opset < 10 else _const_int(im, node.input[1], "TopK's k")
+    props = {"k": _i(k), "axis": _i(attrs.get("axis", -1))}
+    if not attrs.get("largest", 1):
+        props["largest"] = _i(0)
+    im.define(node, im.emit(g.TopKOp, [im.value(node.input[0])], props, num_results=2))
+
+
+@onnx_op("GatherElements")
+def _gather_elements(im: _Importer, node, attrs):
+    props = {"axis": _i(attrs.get("axis", 0))}
+    im.define(node, im.emit(g.GatherElementsOp, [im.value(node.input[0]), im.value(node.input[1])], props))
+
+
+_REDUCE_AXES_AS_INPUT.update({"ReduceL2": 18, "ReduceProd": 18})
+onnx_op("ReduceL2")(_reduce(g.ReduceL2Op, "ReduceL2"))
+onnx_op("ReduceProd")(_reduce(g.ReduceProdOp, "ReduceProd"))
 
 
 SUPPORTED_OPS = frozenset(_IMPORTERS)

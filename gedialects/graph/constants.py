@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from gedialects.graph import ops as g
-from gedialects.graph.tensors import constant_attr, element_type
+from gedialects.graph.tensors import constant_attr, contiguous, element_type
 
 
 def constant_value(value: SSAValue) -> np.ndarray | None:
@@ -30,6 +30,6 @@ def materialize(array: np.ndarray, name: str, location: Attribute) -> Operation:
     if array.size > 1 and (not any(array.strides) or np.all(array == array.flat[0])):
         op: Operation = g.FillOp(array.flat[0].item(), TensorType(element_type(array.dtype), array.shape))
     else:
-        op = g.ConstantOp(constant_attr(name, np.ascontiguousarray(array)))
+        op = g.ConstantOp(constant_attr(name, contiguous(array)))
     op.location = location  # type: ignore[assignment]
     return op

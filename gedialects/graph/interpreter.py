@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import InterpretationError
 from gedialects.graph import ops as g
 from gedialects.graph import reference as ref
 from gedialects.graph.ops import GraphOp, shape_of
-from gedialects.graph.tensors import attr_array, numpy_dtype
+from gedialects.graph.tensors import attr_array, contiguous, numpy_dtype
 from gedialects.location import describe_op
 
 Kernel = Callable[[Any, list[np.ndarray]], Sequence[np.ndarray] | np.ndarray]
@@ -334,7 +334,7 @@ def _flatten(op: g.FlattenOp, args):
 
 @kernel(g.TransposeOp)
 def _transpose(op: g.TransposeOp, args):
-    return np.ascontiguousarray(args[0].transpose(op.ints("perm")))
+    return contiguous(args[0].transpose(op.ints("perm")))
 
 
 @kernel(g.SqueezeOp)
@@ -430,3 +430,140 @@ def run(module: ModuleOp, inputs: Mapping[str, np.ndarray], entry: str = "main")
     interpreter.register_implementations(_functions())
     results = interpreter.call_op(fn, tuple(args))
     return dict(zip(output_names(fn), (np.asarray(r) for r in results)))
+
+
+# ---- ops-A: comparison, logic, selection
+
+for _op, _fn in [
+    (g.EqualOp, np.equal),
+    (g.LessOp, np.less),
+    (g.LessEqualOp, np.less_equal),
+    (g.GreaterOp, np.greater),
+    (g.GreaterEqualOp, np.greater_equal),
+    (g.AndOp, np.logical_and),
+    (g.OrOp, np.logical_or),
+    (g.XorOp, np.logical_xor),
+]:
+    KERNELS[_op] = _binary(_fn)
+
+for _op, _fn in [
+    (g.NotOp, np.logical_not),
+    (g.SinOp, np.sin),
+    (g.CosOp, np.cos),
+    (g.SoftplusOp, ref.softplus),
+    (g.HardSwishOp, ref.hard_swish),
+]:
+    KERNELS[_op] = _unary(_fn)
+
+
+@kernel(g.HardSigmoidOp)
+def _hard_sigmoid(op: g.HardSigmoidOp, args):
+    return ref.hard_sigmoid(args[0], op.float_("alpha", 0.2), op.float_("beta", 0.5))
+
+
+@kernel(g.ModOp)
+def _mod(op: g.ModOp, args):
+    return ref.mod(args[0], args[1], bool(op.int_("fmod", 0)))
+
+
+@kernel(g.WhereOp)
+def _where(op: g.WhereOp, args):
+    return np.where(args[0], args[1], args[2]).astype(_out_dtype(op), copy=False)
+
+
+@kernel(g.ExpandOp)
+def _expand(op: g.ExpandOp, args):
+    # A read-only broadcast view, as graph.fill gives: no copy of the data.
+    return np.broadcast_to(args[0], op.infer_shapes([args[0].shape])[0])
+
+
+@kernel(g.TileOp)
+def _tile(op: g.TileOp, args):
+    return np.tile(args[0], op.ints("repeats"))
+
+
+@kernel(g.TriluOp)
+def _trilu(op: g.TriluOp, args):
+    fn = np.triu if op.int_("upper", 1) else np.tril
+    return fn(args[0], op.int_("k", 0)).astype(args[0].dtype, copy=False)
+
+
+@kernel(g.CumSumOp)
+def _cumsum(op: g.CumSumOp, args):
+    x = args[0]
+    axis = op.int_("axis", 0) % x.ndim
+    return ref.cumsum(x, axis, bool(op.int_("exclusive", 0)), bool(op.int_("reverse", 0)))
+
+
+@kernel(g.RangeOp)
+def _range(op: g.RangeOp, args):
+    try:
+        return ref.range_(*args)
+    except ValueError as e:
+        raise InterpretationError(f"{describe_op(op)}: {e}") from None
+
+
+# ---- ops-B
+
+
+@kernel(g.PadOp)
+def _pad(op: g.PadOp, args):
+    value = op.value.value.data if op.value is not None else 0
+    return ref.pad(args[0], op.ints("pads"), op.str_("mode", "constant"), value)
+
+
+@kernel(g.InstanceNormOp)
+def _instance_norm(op: g.InstanceNormOp, args):
+    return ref.instance_norm(*args, op.float_("epsilon", 1e-5))
+
+
+@kernel(g.GroupNormOp)
+def _group_norm(op: g.GroupNormOp, args):
+    return ref.group_norm(*args, op.int_("num_groups", 1), op.float_("epsilon", 1e-5))
+
+
+@kernel(g.ResizeOp)
+def _resize(op: g.ResizeOp, args):
+    x = args[0]
+    return ref.resize(
+        x, op.infer_shapes([x.shape])[0], op.floats("scales"), op.str_("mode", "nearest"),
+        op.str_("coordinate_transformation_mode", "half_pixel"), op.str_("nearest_mode", "round_prefer_floor"),
+    )
+
+
+@kernel(g.EinsumOp)
+def _einsum(op: g.EinsumOp, args):
+    return ref.einsum(op.equation.data, args)
+
+
+def _arg_reduce(largest: bool) -> Kernel:
+    def run(op: g.ArgReduceOp, args):
+        x = args[0]
+        return ref.arg_reduce(
+            x, op.int_("axis", 0) % x.ndim, bool(op.int_("keepdims", 1)), bool(op.int_("select_last_index", 0)), largest
+        )
+
+    return run
+
+
+KERNELS[g.ArgMaxOp] = _arg_reduce(True)
+KERNELS[g.ArgMinOp] = _arg_reduce(False)
+
+
+@kernel(g.TopKOp)
+def _topk(op: g.TopKOp, args):
+    x = args[0]
+    return ref.top_k(x, op.int_("k", 0), op.int_("axis", -1) % x.ndim, bool(op.int_("largest", 1)))
+
+
+@kernel(g.GatherElementsOp)
+def _gather_elements(op: g.GatherElementsOp, args):
+    x, idx = args
+    try:
+        return ref.gather_elements(x, idx, op.int_("axis", 0) % x.ndim)
+    except IndexError as e:
+        raise InterpretationError(f"{describe_op(op)}: {e}") from None
+
+
+KERNELS[g.ReduceL2Op] = _reduce(ref.reduce_l2)
+KERNELS[g.ReduceProdOp] = _reduce(ref.reduce_prod)

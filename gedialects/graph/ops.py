@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     f64,
+    i1,
     i64,
 )
 from xdsl.ir import Attribute, Dialect, Region, SSAValue
@@ -59,7 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 from gedialects.graph import shapes
 from gedialects.graph.memory_ops import OffloadOp, ReloadOp
 from gedialects.graph.shapes import DYN, Shape, ShapeError
-from gedialects.graph.tensors import numpy_dtype
+from gedialects.graph.tensors import is_float, numpy_dtype
 from gedialects.location import describe_op
 
 ACTIVATIONS = ("relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu")
@@ -303,7 +304,7 @@ class FillOp(IRDLOperation):
                 mantissa, _, exponent = text.partition("e")
                 text = f"{mantissa}.0e{exponent}"
         else:
-            text = str(v)
+            text = str(abs(v) if self.value.type == i1 else v)  # i1 true is stored as -1
         printer.print_string(text)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
@@ -717,6 +718,254 @@ class IdentityOp(ElementwiseUnaryOp):
     name = "graph.identity"
 
 
+# ------------------------------------------------ comparison, logic, selection (ops-A)
+
+
+def _check_bool(ins: list[Attribute], what: str = "operands") -> None:
+    if any(t != i1 for t in ins):
+        raise ShapeError(f"{what} must be bool (i1), got " + ", ".join(str(t) for t in ins))
+
+
+def _check_number(t: Attribute, what: str = "operands") -> None:
+    if t == i1:
+        raise ShapeError(f"{what} must be numbers, got {t}")
+
+
+class CompareOp(ElementwiseBinaryOp, ABC):
+    """Broadcasting comparison: operands of one element type, a bool result."""
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        super().infer_element_types(ins)
+        return [i1]
+
+
+@irdl_op_definition
+class EqualOp(CompareOp):
+    name = "graph.equal"
+
+
+@irdl_op_definition
+class LessOp(CompareOp):
+    name = "graph.less"
+
+
+@irdl_op_definition
+class LessEqualOp(CompareOp):
+    name = "graph.less_equal"
+
+
+@irdl_op_definition
+class GreaterOp(CompareOp):
+    name = "graph.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(CompareOp):
+    name = "graph.greater_equal"
+
+
+class LogicOp(ElementwiseBinaryOp, ABC):
+    """Broadcasting logical op of bool tensors."""
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        _check_bool(ins)
+        return [i1]
+
+
+@irdl_op_definition
+class AndOp(LogicOp):
+    name = "graph.and"
+
+
+@irdl_op_definition
+class OrOp(LogicOp):
+    name = "graph.or"
+
+
+@irdl_op_definition
+class XorOp(LogicOp):
+    name = "graph.xor"
+
+
+@irdl_op_definition
+class NotOp(ElementwiseUnaryOp):
+    name = "graph.not"
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        _check_bool(ins, "operand")
+        return [i1]
+
+
+@irdl_op_definition
+class WhereOp(GraphOp):
+    """`condition ? x : y`, all three broadcast to each other (ONNX Where)."""
+
+    name = "graph.where"
+    condition = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.broadcast(*ins)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        _check_bool(ins[:1], "condition")
+        if ins[1] != ins[2]:
+            raise ShapeError(f"x and y mix element types {ins[1]}, {ins[2]}")
+        return [ins[1]]
+
+
+@irdl_op_definition
+class ModOp(ElementwiseBinaryOp):
+    """Remainder (ONNX Mod): with fmod = 0 it has the sign of the divisor
+    (Python's %), with fmod = 1 the sign of the dividend (C fmod)."""
+
+    name = "graph.mod"
+    fmod = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        if self.int_("fmod", 0) not in (0, 1):
+            raise ShapeError(f"fmod must be 0 or 1, got {self.int_('fmod', 0)}")
+        return [shapes.broadcast(*ins)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        out = super().infer_element_types(ins)
+        _check_number(ins[0])
+        return out
+
+
+class FloatUnaryOp(ElementwiseUnaryOp, ABC):
+    """An elementwise function of float tensors only."""
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if not is_float(ins[0]):
+            raise ShapeError(f"operand must be a float tensor, got {ins[0]}")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryOp):
+    name = "graph.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryOp):
+    name = "graph.cos"
+
+
+@irdl_op_definition
+class SoftplusOp(FloatUnaryOp):
+    """log(1 + exp(x))."""
+
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class HardSigmoidOp(FloatUnaryOp):
+    """max(0, min(1, alpha * x + beta)); alpha = 0.2, beta = 0.5 by default."""
+
+    name = "graph.hard_sigmoid"
+    alpha = opt_prop_def(FloatAttr)
+    beta = opt_prop_def(FloatAttr)
+
+
+@irdl_op_definition
+class HardSwishOp(FloatUnaryOp):
+    """x * max(0, min(1, x / 6 + 0.5))."""
+
+    name = "graph.hard_swish"
+
+
+@irdl_op_definition
+class ExpandOp(GraphOp):
+    """Broadcast to a constant `shape`, numpy-style in both directions (ONNX
+    Expand: a dim of 1 in `shape` keeps the input's extent)."""
+
+    name = "graph.expand"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    shape = prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.expand(ins[0], self.ints("shape"))]
+
+
+@irdl_op_definition
+class TileOp(GraphOp):
+    """Repeat the input `repeats[i]` times along each dim i (ONNX Tile)."""
+
+    name = "graph.tile"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    repeats = prop_def(DenseArrayBase)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.tile(ins[0], self.ints("repeats"))]
+
+
+@irdl_op_definition
+class TriluOp(GraphOp):
+    """Keep the upper (upper = 1, the default) or lower triangle of the last
+    two dims, from diagonal k on; zero the rest (ONNX Trilu)."""
+
+    name = "graph.trilu"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    upper = opt_prop_def(IntegerAttr)
+    k = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        if self.int_("upper", 1) not in (0, 1):
+            raise ShapeError(f"upper must be 0 or 1, got {self.int_('upper', 1)}")
+        return [shapes.trilu(ins[0])]
+
+
+@irdl_op_definition
+class CumSumOp(GraphOp):
+    """Running sum along `axis` (ONNX CumSum); `exclusive` leaves the current
+    element out, `reverse` sums from the end."""
+
+    name = "graph.cumsum"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = prop_def(IntegerAttr)
+    exclusive = opt_prop_def(IntegerAttr)
+    reverse = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        for key in ("exclusive", "reverse"):
+            if self.int_(key, 0) not in (0, 1):
+                raise ShapeError(f"{key} must be 0 or 1, got {self.int_(key, 0)}")
+        shapes.normalize_axis(self.int_("axis", 0), len(ins[0]))
+        return [ins[0]]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        _check_number(ins[0], "elements")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class RangeOp(GraphOp):
+    """start, start + delta, ... up to limit (exclusive), from three scalars
+    (ONNX Range); the length is known only at run time. Constant operands
+    fold at import."""
+
+    name = "graph.range"
+    start = operand_def(TensorType)
+    limit = operand_def(TensorType)
+    delta = operand_def(TensorType)
+    output = result_def(TensorType)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.range_(*ins)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        out = super().infer_element_types(ins)
+        _check_number(ins[0])
+        return out
+
+
 STORAGE_FORMATS = ("ND", "NCHW", "NC1HWC0", "FLAT_NC1HWC0", "FRACTAL_Z")
 """Storage formats a tensor can be given (docs/LOWERING.md, "Layouts").
 ND and NCHW are both the logical row-major order (NCHW names it for 4-D)."""
@@ -998,6 +1247,238 @@ class ShapeOp(GraphOp):
         return [i64]
 
 
+# ------------------------------------------- padding, normalisation, resampling, selection (ops-B)
+
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+@irdl_op_definition
+class PadOp(GraphOp):
+    """Pad every dim (ONNX Pad): `pads` is [begins..., ends...] over all dims,
+    a negative pad crops (crops apply first). `mode` constant fills with
+    `value` (of the element type, 0 when absent), reflect mirrors without
+    repeating the border, edge repeats the border, wrap repeats the tensor."""
+
+    name = "graph.pad"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    pads = prop_def(DenseArrayBase)
+    mode = opt_prop_def(StringAttr)
+    value = opt_prop_def(FloatAttr | IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        mode = self.str_("mode", "constant")
+        if mode not in PAD_MODES:
+            raise ShapeError(f"unknown mode '{mode}' (expected one of {', '.join(PAD_MODES)})")
+        if self.value is not None and mode != "constant":
+            raise ShapeError(f"a fill value needs mode constant, not {mode}")
+        return [shapes.pad(ins[0], self.ints("pads"), mode)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if self.value is not None and self.value.type != ins[0]:
+            raise ShapeError(f"value type {self.value.type} differs from element type {ins[0]}")
+        return [ins[0]]
+
+
+class _ChannelNormOp(GraphOp, ABC):
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    output = result_def(TensorType)
+    epsilon = opt_prop_def(FloatAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        x = ins[0]
+        if len(x) < 3:
+            raise ShapeError(f"input {shapes.fmt(x)} needs rank >= 3 (N, C, spatial...)")
+        shapes.channel_params(x, "scale", ins[1])
+        shapes.channel_params(x, "bias", ins[2])
+        return [x]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        out = super().infer_element_types(ins)
+        if not is_float(ins[0]):
+            raise ShapeError(f"operands must be float tensors, got {ins[0]}")
+        return out
+
+
+@irdl_op_definition
+class InstanceNormOp(_ChannelNormOp):
+    """(x - mean) / sqrt(var + epsilon) * scale + bias with statistics per
+    sample and channel over the spatial dims (ONNX InstanceNormalization)."""
+
+    name = "graph.instance_norm"
+
+
+@irdl_op_definition
+class GroupNormOp(_ChannelNormOp):
+    """Normalise each of `num_groups` groups of channels per sample, then a
+    per-channel scale and bias (ONNX GroupNormalization-21; opset 18's
+    per-group scale and bias are expanded to channels at import)."""
+
+    name = "graph.group_norm"
+    num_groups = prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        shapes.group_norm(ins[0], self.int_("num_groups", 1))
+        return super().infer_shapes(ins)
+
+
+RESIZE_MODES = ("nearest", "linear")
+COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")
+NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
+
+
+@irdl_op_definition
+class ResizeOp(GraphOp):
+    """Resample every dim (ONNX Resize-19 semantics without roi): an output
+    cell's input coordinate follows `coordinate_transformation_mode` from
+    its index and the dim's scale; `mode` nearest rounds it (`nearest_mode`),
+    linear interpolates between the two neighbours along each dim (N-linear,
+    bilinear when only the last two dims resize). The result shape is
+    `sizes` when present, else floor(extent * scale). Older opsets
+    (Upsample, Resize-10) are expressed in these terms at import."""
+
+    name = "graph.resize"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    scales = prop_def(DenseArrayBase)
+    sizes = opt_prop_def(DenseArrayBase)
+    mode = opt_prop_def(StringAttr)
+    coordinate_transformation_mode = opt_prop_def(StringAttr)
+    nearest_mode = opt_prop_def(StringAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        mode = self.str_("mode", "nearest")
+        if mode not in RESIZE_MODES:
+            raise ShapeError(f"unsupported mode '{mode}' (expected one of {', '.join(RESIZE_MODES)})")
+        coord = self.str_("coordinate_transformation_mode", "half_pixel")
+        if coord not in COORDINATE_MODES:
+            raise ShapeError(
+                f"unsupported coordinate_transformation_mode '{coord}' (expected one of {', '.join(COORDINATE_MODES)})"
+            )
+        if self.nearest_mode is not None:
+            if mode != "nearest":
+                raise ShapeError(f"nearest_mode needs mode nearest, not {mode}")
+            if self.nearest_mode.data not in NEAREST_MODES:
+                raise ShapeError(
+                    f"unknown nearest_mode '{self.nearest_mode.data}' (expected one of {', '.join(NEAREST_MODES)})"
+                )
+        sizes = self.ints("sizes") if self.sizes is not None else None
+        return [shapes.resize(ins[0], self.floats("scales"), sizes)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if self.str_("mode", "nearest") == "linear" and not is_float(ins[0]):
+            raise ShapeError(f"linear resizing needs a float tensor, got {ins[0]}")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class EinsumOp(GraphOp):
+    """Einstein summation of one or two operands (ONNX Einsum, the matmul-like
+    forms): each letter at most once per operand, `...` for broadcast batch
+    dims, letters missing from the output summed over."""
+
+    name = "graph.einsum"
+    inputs = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    equation = prop_def(StringAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.einsum(self.equation.data, ins)]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        out = super().infer_element_types(ins)
+        if ins[0] == i1:
+            raise ShapeError(f"operands must be numbers, got {ins[0]}")
+        return out
+
+
+class ArgReduceOp(GraphOp, ABC):
+    """The index (i64) of the extreme along `axis`: the first one, or the last
+    with `select_last_index`."""
+
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+    keepdims = opt_prop_def(IntegerAttr)
+    select_last_index = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        x = ins[0]
+        ax = shapes.normalize_axis(self.int_("axis", 0), len(x))
+        if x[ax] == 0:
+            raise ShapeError(f"axis {ax} of {shapes.fmt(x)} is empty")
+        return [shapes.reduce(x, [ax], bool(self.int_("keepdims", 1)))]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        return [i64]
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    name = "graph.argmax"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    name = "graph.argmin"
+
+
+@irdl_op_definition
+class TopKOp(GraphOp):
+    """The `k` largest (or smallest, largest = 0) entries along `axis` and
+    their i64 indices, sorted, equal values in index order (onnxruntime's
+    tie break). ONNX's sorted = 0 allows any order, so sorted serves it."""
+
+    name = "graph.topk"
+    input = operand_def(TensorType)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    k = prop_def(IntegerAttr)
+    axis = opt_prop_def(IntegerAttr)
+    largest = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        out = shapes.top_k(ins[0], self.int_("axis", -1), self.int_("k", 0))
+        return [out, out]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        return [ins[0], i64]
+
+
+@irdl_op_definition
+class GatherElementsOp(GraphOp):
+    """out[i][j][k] = input[indices[i][j][k]][j][k] for axis 0, and so on
+    (ONNX GatherElements); negative indices count from the end."""
+
+    name = "graph.gather_elements"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    axis = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.gather_elements(ins[0], ins[1], self.int_("axis", 0))]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if not isinstance(ins[1], IntegerType) or ins[1] == i1:
+            raise ShapeError(f"indices must be integers, got {ins[1]}")
+        return [ins[0]]
+
+
+@irdl_op_definition
+class ReduceL2Op(ReduceOp):
+    """sqrt(sum(x * x)) over `axes`."""
+
+    name = "graph.reduce_l2"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    name = "graph.reduce_prod"
+
+
 # ------------------------------------------------------------------ fusion
 
 
@@ -1083,6 +1564,27 @@ Graph = Dialect(
         AbsOp,
         ReciprocalOp,
         IdentityOp,
+        EqualOp,
+        LessOp,
+        LessEqualOp,
+        GreaterOp,
+        GreaterEqualOp,
+        AndOp,
+        OrOp,
+        XorOp,
+        NotOp,
+        WhereOp,
+        ModOp,
+        SinOp,
+        CosOp,
+        SoftplusOp,
+        HardSigmoidOp,
+        HardSwishOp,
+        ExpandOp,
+        TileOp,
+        TriluOp,
+        CumSumOp,
+        RangeOp,
         TransDataOp,
         CastOp,
         AddOp,
@@ -1107,6 +1609,17 @@ Graph = Dialect(
         UnsqueezeOp,
         GatherOp,
         ShapeOp,
+        PadOp,
+        InstanceNormOp,
+        GroupNormOp,
+        ResizeOp,
+        EinsumOp,
+        ArgMaxOp,
+        ArgMinOp,
+        TopKOp,
+        GatherElementsOp,
+        ReduceL2Op,
+        ReduceProdOp,
         FusionOp,
         YieldOp,
         OffloadOp,

@@ -117,7 +117,8 @@ def conv_transpose(
 def _pool_padding(
     x: np.ndarray, pads: Sequence[int], kernel, strides, dilations, out
 ) -> list[int]:
-    """Explicit pads plus whatever end padding ceil_mode windows reach into."""
+    """Explicit pads plus whatever end padding the last windows reach into
+    (ceil_mode, or a window bigger than the padded input: shapes.window_output)."""
     n = len(kernel)
     total = list(pads)
     for i in range(n):
@@ -129,6 +130,8 @@ def _pool_padding(
 
 
 def max_pool(x, kernel, strides, pads, dilations, out_spatial) -> np.ndarray:
+    if 0 in out_spatial:
+        return np.zeros((*x.shape[:2], *out_spatial), dtype=x.dtype)
     fill = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
     all_pads = _pool_padding(x, pads, kernel, strides, dilations, out_spatial)
     win = _windows(_spatial_pad(x, all_pads, fill), kernel, strides, dilations, out_spatial)
@@ -139,12 +142,14 @@ def max_pool(x, kernel, strides, pads, dilations, out_spatial) -> np.ndarray:
 def avg_pool(
     x, kernel, strides, pads, dilations, out_spatial, count_include_pad: bool
 ) -> np.ndarray:
+    if 0 in out_spatial:
+        return np.zeros((*x.shape[:2], *out_spatial), dtype=x.dtype)
     n = len(kernel)
     all_pads = _pool_padding(x, pads, kernel, strides, dilations, out_spatial)
     kaxes = tuple(range(-n, 0))
     sums = _windows(_spatial_pad(x.astype(np.float64), all_pads, 0.0), kernel, strides, dilations, out_spatial).sum(axis=kaxes)
     # Divisor: cells of the window inside the input (or inside the explicit
-    # pads when they count), never the extra cells a ceil_mode window reaches.
+    # pads when they count), never the extra cells a last window reaches.
     spatial = x.shape[2:]
     if count_include_pad:
         ones = np.ones([s + pads[i] + pads[i + n] for i, s in enumerate(spatial)])
@@ -259,3 +264,203 @@ def pow_(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.power(x, y).astype(x.dtype)  # exact integer powers
     # Negative or fractional exponents of integers: through float64, truncated.
     return np.power(x.astype(np.float64), y.astype(np.float64)).astype(x.dtype)
+
+
+# ---- ops-A: comparison, logic, selection
+
+
+def mod(a: np.ndarray, b: np.ndarray, fmod: bool) -> np.ndarray:
+    """ONNX Mod: the sign of the divisor (fmod = 0) or of the dividend (C fmod).
+    Integer remainders by 0 are 0 (numpy's convention; ONNX leaves them undefined)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.fmod(a, b) if fmod else np.mod(a, b)).astype(a.dtype, copy=False)
+
+
+def range_(start: np.ndarray, limit: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """ONNX Range: max(ceil((limit - start) / delta), 0) elements start + i * delta."""
+    dtype = np.asarray(start).dtype
+    s, l, d = (np.asarray(v).item() for v in (start, limit, delta))
+    if d == 0:
+        raise ValueError("Range's delta must not be 0")
+    if np.issubdtype(dtype, np.integer):
+        n = max(-((s - l) // d), 0)  # exact ceil((l - s) / d)
+        return (s + np.arange(n, dtype=np.int64) * d).astype(dtype)
+    n = max(math.ceil((l - s) / d), 0)
+    # float64 for the arithmetic (f16's stash_type = float, and then some)
+    return (s + np.arange(n, dtype=np.float64) * d).astype(dtype)
+
+
+def cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    if reverse:
+        x = np.flip(x, axis)
+    y = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        y = np.roll(y, 1, axis=axis)
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(0, 1)
+        y[tuple(index)] = 0
+    return np.ascontiguousarray(np.flip(y, axis) if reverse else y)
+
+
+def softplus(x: np.ndarray) -> np.ndarray:
+    return np.logaddexp(0.0, x.astype(np.float64)).astype(x.dtype)
+
+
+def hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    # In x's type, as onnxruntime (and onnx's reference) compute it.
+    t = x.dtype.type
+    return np.clip(x * t(alpha) + t(beta), t(0), t(1)).astype(x.dtype, copy=False)
+
+
+def hard_swish(x: np.ndarray) -> np.ndarray:
+    return (x * hard_sigmoid(x, 1 / 6, 0.5)).astype(x.dtype, copy=False)
+
+
+# ---- ops-B: padding, normalisation, resampling, selection
+
+
+def pad(x: np.ndarray, pads: Sequence[int], mode: str, value: float | int = 0) -> np.ndarray:
+    """ONNX Pad: negative pads crop first, then the rest is padded."""
+    rank = x.ndim
+    crop = tuple(slice(max(-pads[i], 0), x.shape[i] - max(-pads[i + rank], 0)) for i in range(rank))
+    y = x[crop]
+    width = [(max(pads[i], 0), max(pads[i + rank], 0)) for i in range(rank)]
+    if not any(b or e for b, e in width):
+        return np.array(y)
+    if mode == "constant":
+        return np.pad(y, width, mode="constant", constant_values=np.asarray(value).astype(x.dtype))
+    return np.pad(y, width, mode=mode)
+
+
+def instance_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) * scale + bias, the statistics per sample
+    and channel over the spatial dims (accumulated in float64)."""
+    axes = tuple(range(2, x.ndim))
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=axes, keepdims=True)
+    var = np.square(x64 - mean).mean(axis=axes, keepdims=True)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    y = (x64 - mean) / np.sqrt(var + eps) * scale.reshape(shape) + bias.reshape(shape)
+    return y.astype(x.dtype)
+
+
+def group_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, groups: int, eps: float) -> np.ndarray:
+    """Normalise each group of channels of a sample, then a per-channel scale
+    and bias (ONNX GroupNormalization-21)."""
+    n, c = x.shape[:2]
+    g = x.astype(np.float64).reshape(n, groups, -1)
+    mean = g.mean(axis=2, keepdims=True)
+    var = np.square(g - mean).mean(axis=2, keepdims=True)
+    y = ((g - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    shape = (1, c) + (1,) * (x.ndim - 2)
+    return (y * scale.reshape(shape) + bias.reshape(shape)).astype(x.dtype)
+
+
+def resize_coordinates(out_len: int, in_len: int, scale: float, mode: str) -> np.ndarray:
+    """Input coordinates of the output cells along one axis (ONNX Resize's
+    coordinate_transformation_mode), in float32 and in onnxruntime's order
+    of operations, so that nearest rounding ties agree with it."""
+    f = np.float32
+    xr = np.arange(out_len, dtype=f)
+    s, length, resized = f(scale), f(in_len), f(out_len)
+    if mode == "asymmetric":
+        return xr / s
+    if mode == "align_corners":
+        return np.zeros(out_len, f) if out_len == 1 else xr * (length - f(1)) / (resized - f(1))
+    if mode == "pytorch_half_pixel" and out_len == 1:
+        return np.zeros(1, f)
+    if mode == "half_pixel_symmetric":
+        adjustment = resized / (s * length)
+        offset = length / f(2) * (f(1) - adjustment)
+        return (np.float64(offset) + (xr.astype(np.float64) + 0.5) / np.float64(s) - 0.5).astype(f)
+    return (xr + f(0.5)) / s - f(0.5)  # half_pixel, pytorch_half_pixel
+
+
+def _nearest_index(c: np.ndarray, nearest_mode: str, in_len: int) -> np.ndarray:
+    if nearest_mode == "round_prefer_floor":
+        idx = np.ceil(c - np.float32(0.5))
+    elif nearest_mode == "round_prefer_ceil":
+        idx = np.floor(c + np.float32(0.5))
+    elif nearest_mode == "floor":
+        idx = np.floor(c)
+    else:
+        idx = np.ceil(c)
+    return np.clip(idx.astype(np.int64), 0, in_len - 1)
+
+
+def resize(
+    x: np.ndarray,
+    out_shape: Sequence[int],
+    scales: Sequence[float],
+    mode: str,
+    coordinate_mode: str,
+    nearest_mode: str,
+) -> np.ndarray:
+    """ONNX Resize, nearest or (N-)linear, separable along each axis."""
+    coords = [resize_coordinates(o, i, s, coordinate_mode) for o, i, s in zip(out_shape, x.shape, scales)]
+    if mode == "nearest":
+        idx = [_nearest_index(c, nearest_mode, i) for c, i in zip(coords, x.shape)]
+        return np.array(x[np.ix_(*idx)])
+    y = x.astype(np.float64)
+    for axis, (c, in_len) in enumerate(zip(coords, x.shape)):
+        if len(c) == in_len and np.array_equal(c, np.arange(in_len)):
+            continue  # identity along this axis
+        c = np.clip(c, np.float32(0), np.float32(in_len - 1))
+        lo = np.minimum(c.astype(np.int64), in_len - 1)
+        hi = np.minimum(lo + 1, in_len - 1)
+        w = (c - lo.astype(np.float32)).astype(np.float64).reshape((-1,) + (1,) * (x.ndim - 1 - axis))
+        y = np.take(y, lo, axis=axis) * (1 - w) + np.take(y, hi, axis=axis) * w
+    return y.astype(x.dtype)
+
+
+def arg_reduce(x: np.ndarray, axis: int, keepdims: bool, select_last: bool, largest: bool) -> np.ndarray:
+    """ArgMax/ArgMin: the first (or last) index of the extreme along axis."""
+    fn = np.argmax if largest else np.argmin
+    if select_last:
+        idx = x.shape[axis] - 1 - fn(np.flip(x, axis), axis=axis)
+    else:
+        idx = fn(x, axis=axis)
+    idx = np.asarray(idx, dtype=np.int64)
+    return np.expand_dims(idx, axis) if keepdims else idx
+
+
+def top_k(x: np.ndarray, k: int, axis: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest (smallest) entries along axis, sorted; equal values in
+    index order (onnxruntime's tie break). No negation, so integer extremes
+    sort right: a stable sort of the reversed axis, reversed, is descending
+    with ties in ascending index."""
+    n = x.shape[axis]
+    if largest:
+        order = n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis).astype(np.int64)
+    return np.take_along_axis(x, idx, axis), idx
+
+
+def gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    n = x.shape[axis]
+    if indices.size and (indices.min() < -n or indices.max() >= n):
+        raise IndexError(f"index out of range [{-n}, {n - 1}] along axis {axis}")
+    idx = np.where(indices < 0, indices + n, indices).astype(np.int64)
+    # Off the axis the indices may cover less than the data.
+    part = tuple(slice(None) if i == axis else slice(0, d) for i, d in enumerate(indices.shape))
+    return np.take_along_axis(x[part], idx, axis)
+
+
+def reduce_l2(x: np.ndarray, axis, keepdims: bool) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    return np.sqrt(np.sum(x64 * x64, axis=axis, keepdims=keepdims))
+
+
+def reduce_prod(x: np.ndarray, axis, keepdims: bool) -> np.ndarray:
+    acc = np.float64 if np.issubdtype(x.dtype, np.floating) else None
+    return np.prod(x, axis=axis, keepdims=keepdims, dtype=acc)
+
+
+def einsum(equation: str, operands: Sequence[np.ndarray]) -> np.ndarray:
+    """np.einsum, accumulated in float64 for floats (int64 for integers)."""
+    dtype = operands[0].dtype
+    acc = np.float64 if np.issubdtype(dtype, np.floating) else np.int64
+    y = np.einsum(equation.replace(" ", ""), *(a.astype(acc) for a in operands))
+    return np.asarray(y).astype(dtype)

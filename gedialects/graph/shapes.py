@@ -10,6 +10,7 @@ fixed; it is distinct from the -1 of ONNX Reshape targets.
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Sequence
 
 DYN = -(2**63)
@@ -73,8 +74,17 @@ def window_output(
     pads: Sequence[int],
     dilations: Sequence[int],
     ceil_mode: bool = False,
+    pool: bool = False,
 ) -> Shape:
-    """Output spatial dims of a conv/pool window; pads are [begins..., ends...]."""
+    """Output spatial dims of a conv/pool window; pads are [begins..., ends...].
+
+    A conv window must fit the padded input. A pool window may reach past it
+    (onnxruntime's PoolAttributes, which ONNX follows): with ceil_mode the
+    extent is ceil((size + pads - span) / stride) + 1, less one when the last
+    window would start in the end padding; without it the quotient is
+    truncated toward zero (C++ division). The windows then only see the cells
+    they cover, and an extent below 0 is an error.
+    """
     n = len(spatial)
     out = []
     for i in range(n):
@@ -83,18 +93,21 @@ def window_output(
             out.append(DYN)
             continue
         span = dilations[i] * (kernel[i] - 1) + 1
-        if size + total_pad < span:
+        room = size + total_pad - span
+        if ceil_mode:
+            o = -(-room // strides[i]) + 1
+            # The last window must start inside the input or its left padding.
+            if (o - 1) * strides[i] >= size + pads[i]:
+                o -= 1
+        elif pool:
+            o = (room // strides[i] if room >= 0 else -(-room // strides[i])) + 1
+        else:
+            o = room // strides[i] + 1 if room >= 0 else -1
+        if o < 0:
             raise ShapeError(
                 f"window of extent {span} does not fit input extent {size} "
                 f"with padding {pads[i]}+{pads[i + n]}"
             )
-        if ceil_mode:
-            o = -(-(size + total_pad - span) // strides[i]) + 1
-            # A window that would start inside the end padding is dropped.
-            if (o - 1) * strides[i] >= size + pads[i]:
-                o -= 1
-        else:
-            o = (size + total_pad - span) // strides[i] + 1
         out.append(o)
     return tuple(out)
 
@@ -210,7 +223,7 @@ def pool(
     if len(x) != n + 2:
         raise ShapeError(f"input {fmt(x)} needs rank {n + 2} for a {n}-d kernel")
     _check_window_attrs(n, strides, pads, dilations)
-    return tuple(x[:2]) + window_output(x[2:], kernel, strides, pads, dilations, ceil_mode)
+    return tuple(x[:2]) + window_output(x[2:], kernel, strides, pads, dilations, ceil_mode, pool=True)
 
 
 def matmul(a: Sequence[int], b: Sequence[int]) -> Shape:
@@ -357,3 +370,197 @@ def slice_shape(
 def gather(data: Sequence[int], indices: Sequence[int], axis: int) -> Shape:
     ax = normalize_axis(axis, len(data))
     return (*data[:ax], *indices, *data[ax + 1 :])
+
+
+# ---- ops-A: comparison, logic, selection
+
+
+def expand(x: Sequence[int], shape: Sequence[int]) -> Shape:
+    """ONNX Expand: `x` and the target `shape` broadcast to each other."""
+    if any(d < 0 for d in shape):
+        raise ShapeError(f"shape {list(shape)} has a negative dim")
+    try:
+        return broadcast(x, shape)
+    except ShapeError:
+        raise ShapeError(f"input {fmt(x)} does not broadcast to shape {list(shape)}") from None
+
+
+def tile(x: Sequence[int], repeats: Sequence[int]) -> Shape:
+    if len(repeats) != len(x):
+        raise ShapeError(f"repeats {list(repeats)} must have one entry per dim of {fmt(x)}")
+    if any(r < 0 for r in repeats):
+        raise ShapeError(f"repeats {list(repeats)} must not be negative")
+    return tuple(0 if r == 0 else DYN if d == DYN else d * r for d, r in zip(x, repeats))
+
+
+def trilu(x: Sequence[int]) -> Shape:
+    if len(x) < 2:
+        raise ShapeError(f"input {fmt(x)} needs rank >= 2")
+    return tuple(x)
+
+
+def range_(start: Sequence[int], limit: Sequence[int], delta: Sequence[int]) -> Shape:
+    """ONNX Range of three scalars: a 1-d result whose length is a value."""
+    for what, s in (("start", start), ("limit", limit), ("delta", delta)):
+        if len(s) != 0:
+            raise ShapeError(f"{what} must be a scalar, got shape {fmt(s)}")
+    return (DYN,)
+
+
+# ---- ops-B: padding, normalisation, resampling, selection
+
+
+def pad(x: Sequence[int], pads: Sequence[int], mode: str) -> Shape:
+    """ONNX Pad: pads = [begins..., ends...] over all dims; a negative pad
+    crops (before padding). reflect may add at most extent - 1 cells per
+    side, edge and wrap need a non-empty extent (onnxruntime's rules)."""
+    rank = len(x)
+    if len(pads) != 2 * rank:
+        raise ShapeError(f"pads {list(pads)} must have {2 * rank} entries for rank {rank}")
+    out = []
+    for i, d in enumerate(x):
+        begin, end = pads[i], pads[i + rank]
+        if d == DYN:
+            out.append(DYN)
+            continue
+        kept = d + min(begin, 0) + min(end, 0)
+        if kept < 0:
+            raise ShapeError(f"pads {begin}, {end} crop more than extent {d} of dim {i}")
+        grow = max(begin, 0), max(end, 0)
+        if mode == "reflect" and max(grow) > max(kept - 1, 0):
+            raise ShapeError(f"reflect pads {begin}, {end} of dim {i} exceed its extent {kept} minus 1")
+        if mode in ("edge", "wrap") and kept == 0 and max(grow) > 0:
+            raise ShapeError(f"{mode} pads of dim {i} need a non-empty extent")
+        out.append(kept + sum(grow))
+    return tuple(out)
+
+
+def channel_params(x: Sequence[int], what: str, s: Sequence[int]) -> None:
+    """A per-channel parameter (scale, bias) of a normalisation of `x`."""
+    if len(s) != 1 or (s[0] != x[1] and DYN not in (s[0], x[1])):
+        raise ShapeError(f"{what} {fmt(s)} must be 1-d of extent {x[1]} (the channels)")
+
+
+def group_norm(x: Sequence[int], num_groups: int) -> Shape:
+    if len(x) < 3:
+        raise ShapeError(f"input {fmt(x)} needs rank >= 3 (N, C, spatial...)")
+    if num_groups < 1:
+        raise ShapeError(f"num_groups must be positive, got {num_groups}")
+    if x[1] != DYN and x[1] % num_groups:
+        raise ShapeError(f"channels {x[1]} are not divisible by num_groups {num_groups}")
+    return tuple(x)
+
+
+def _f32(v: float) -> float:
+    """`v` rounded to float32 (a product of two float32 values is exact in
+    float64, so rounding it once gives the float32 product)."""
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def resize(x: Sequence[int], scales: Sequence[float], sizes: Sequence[int] | None) -> Shape:
+    """ONNX Resize: the output is `sizes` when given, else floor(extent *
+    scale) per dim (in float32, as onnxruntime computes it)."""
+    rank = len(x)
+    if len(scales) != rank:
+        raise ShapeError(f"scales {list(scales)} must have {rank} entries for rank {rank}")
+    if any(not s > 0 for s in scales):
+        raise ShapeError(f"scales {list(scales)} must be positive")
+    if sizes is not None:
+        if len(sizes) != rank:
+            raise ShapeError(f"sizes {list(sizes)} must have {rank} entries for rank {rank}")
+        if any(s < 1 for s in sizes):
+            raise ShapeError(f"sizes {list(sizes)} must be positive")
+        return tuple(sizes)
+    out = tuple(DYN if d == DYN else math.floor(_f32(_f32(d) * _f32(s))) for d, s in zip(x, scales))
+    if any(d == 0 for d in out):
+        raise ShapeError(f"scales {list(scales)} make {fmt(x)} empty ({fmt(out)})")
+    return out
+
+
+def _einsum_term(term: str, rank: int, k: int) -> tuple[str, int]:
+    """Letters of one operand term and the number of dims its `...` covers."""
+    head, dots, tail = term.partition("...")
+    letters = head + tail
+    if "." in letters:
+        raise ShapeError(f"operand term '{term}' has a '.' outside an ellipsis '...'")
+    if not all(c.isascii() and c.isalpha() for c in letters):
+        raise ShapeError(f"operand term '{term}' has a character that is no letter")
+    repeated = sorted({c for c in letters if letters.count(c) > 1})
+    if repeated:
+        raise ShapeError(
+            f"letter '{repeated[0]}' repeats in operand #{k} ('{term}'): diagonals and traces are not supported"
+        )
+    batch = rank - len(letters)
+    if batch < 0 or (batch > 0 and not dots):
+        raise ShapeError(f"operand term '{term}' does not match operand #{k} of rank {rank}")
+    return head + "." + tail if dots else letters, batch
+
+
+def einsum(equation: str, operands: Sequence[Sequence[int]]) -> Shape:
+    """The result shape of the supported einsum forms: one or two operands,
+    each letter at most once per operand, an optional `...` for broadcast
+    batch dims; letters absent from the output are summed over. The
+    implicit output (no `->`) is `...` then the letters used once, sorted."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise ShapeError(f"equation '{equation}' has {len(terms)} operand terms, the op has {len(operands)} operands")
+    if not 1 <= len(terms) <= 2:
+        raise ShapeError(f"equation '{equation}' has {len(terms)} operands; only 1 or 2 are supported")
+    extents: dict[str, int] = {}
+    batches: list[Sequence[int]] = []
+    counts: dict[str, int] = {}
+    for k, (term, shape) in enumerate(zip(terms, operands)):
+        # "." stands for the ellipsis in `spelled`
+        spelled, nbatch = _einsum_term(term, len(shape), k)
+        head, _, tail = spelled.partition(".")
+        dims = list(shape)
+        if "." in spelled:
+            batches.append(dims[len(head) : len(head) + nbatch])
+            dims = dims[: len(head)] + dims[len(head) + nbatch :]
+        for c, d in zip(head + tail, dims):
+            counts[c] = counts.get(c, 0) + 1
+            e = extents.get(c, d)
+            if DYN not in (e, d) and e != d:
+                raise ShapeError(f"letter '{c}' stands for extents {e} and {d}")
+            extents[c] = d if e == DYN else e
+    try:
+        batch = broadcast(*batches) if batches else ()
+    except ShapeError:
+        raise ShapeError(f"the '...' dims {', '.join(fmt(b) or 'scalar' for b in batches)} do not broadcast") from None
+    if not arrow:
+        rhs = ("..." if batches else "") + "".join(sorted(c for c, n in counts.items() if n == 1))
+    head, dots, tail = rhs.partition("...")
+    out_letters = head + tail
+    if "." in out_letters or not all(c.isascii() and c.isalpha() for c in out_letters):
+        raise ShapeError(f"output term '{rhs}' has a character that is no letter")
+    for c in out_letters:
+        if out_letters.count(c) > 1:
+            raise ShapeError(f"letter '{c}' repeats in the output term '{rhs}'")
+        if c not in extents:
+            raise ShapeError(f"output letter '{c}' is in no operand term")
+    if batch and not dots:
+        raise ShapeError(f"output term '{rhs}' needs '...' for the {len(batch)} broadcast dims")
+    return (*(extents[c] for c in head), *(batch if dots else ()), *(extents[c] for c in tail))
+
+
+def top_k(x: Sequence[int], axis: int, k: int) -> Shape:
+    ax = normalize_axis(axis, len(x))
+    if k < 0:
+        raise ShapeError(f"k must not be negative, got {k}")
+    if x[ax] != DYN and k > x[ax]:
+        raise ShapeError(f"k {k} exceeds extent {x[ax]} of axis {ax}")
+    return tuple(k if i == ax else d for i, d in enumerate(x))
+
+
+def gather_elements(data: Sequence[int], indices: Sequence[int], axis: int) -> Shape:
+    """ONNX GatherElements: the result has the indices' shape; off the axis
+    the indices may not reach past the data."""
+    ax = normalize_axis(axis, len(data))
+    if len(indices) != len(data):
+        raise ShapeError(f"indices {fmt(indices)} must have the rank of the input {fmt(data)}")
+    for i, (d, n) in enumerate(zip(data, indices)):
+        if i != ax and DYN not in (d, n) and n > d:
+            raise ShapeError(f"indices {fmt(indices)} exceed the input {fmt(data)} in dim {i}")
+    return tuple(indices)

@@ -43,6 +43,21 @@ EXPECTED_FAILURES: dict[str, str] = {
     r"^test_batchnorm_.*_training_mode$": BATCHNORM_TRAINING,
     r"^test_training_dropout(_default)?(_mask)?$": RANDOM_DROPOUT,
     r"^test_maxpool_with_argmax_": ARGMAX,
+    r"_uint(16|32|64)_expanded$|^test_range_bfloat16_": UNSUPPORTED_TYPE,  # ops-A
+    r"^test_equal_string(_broadcast)?$": UNSUPPORTED_TYPE,  # ops-A: strings
+    r"^test_einsum_.*_bfloat16$": UNSUPPORTED_TYPE,  # ops-B
+    r"^test_einsum_batch_diagonal$": "Einsum with a letter repeated in an operand (diagonal/trace) is not supported",  # ops-B
+    r"^test_resize_.*cubic": "Resize mode cubic is not supported (nearest and linear are)",  # ops-B
+    r"^test_resize_downsample_(scales|sizes)_linear_antialias$": "Resize with antialias=1 is not supported",  # ops-B
+    r"^test_resize_tf_crop_and_resize": "Resize coordinate_transformation_mode tf_crop_and_resize (roi) is not supported",  # ops-B
+    r"^test_resize_downsample_scales_linear_align_corners$": (  # ops-B
+        "align_corners by scales with a fractional extent * scale: onnx's reference uses the fraction, "
+        "the spec and onnxruntime (which graph.resize follows) the integer output extent; refused as ambiguous"
+    ),
+    r"^test_center_crop_pad_.*_expanded$": (  # ops-B
+        "CenterCropPad's expansion computes Pad's pads at run time from the target-shape input; "
+        "the graph dialect needs them constant at import"
+    ),
 }
 """Node tests that are expected to fail, each with its reason."""
 

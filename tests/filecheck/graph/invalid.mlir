@@ -157,10 +157,11 @@ func.func @f(%x: tensor<4xf32>, %p: tensor<4xf32>) {
 
 // -----
 
-// A pooling window larger than the input.
+// A pooling window that leaves no output (a window may reach past the input,
+// as in onnxruntime: extent trunc((2 - 4) / 1) + 1 = -1 here).
 func.func @f(%x: tensor<1x4x2x2xf32>) {
-  // expected-error@+1 {{graph.max_pool: window of extent 3 does not fit input extent 2 with padding 0+0}}
-  %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>} : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x1xf32>
+  // expected-error@+1 {{graph.max_pool: window of extent 4 does not fit input extent 2 with padding 0+0}}
+  %y = graph.max_pool %x {kernel_shape = array<i64: 4, 4>} : (tensor<1x4x2x2xf32>) -> tensor<1x4x1x1xf32>
   func.return
 }
 
@@ -765,5 +766,632 @@ func.func @f(%x: tensor<16x16xf32>) {
 func.func @f(%x: tensor<1x16x4x4xf32>) {
   // expected-error@+1 {{graph.transdata: ND -> NCHW does not change the format}}
   %y = graph.transdata %x {src_format = "ND", dst_format = "NCHW"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  func.return
+}
+
+// -----
+
+// ops-A: a comparison's operands have one element type ...
+func.func @f(%a: tensor<2x3xf32>, %i: tensor<2x3xi64>) {
+  // expected-error@+1 {{graph.less: operands mix element types f32, i64}}
+  %y = graph.less %a, %i : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<2x3xi1>
+  func.return
+}
+
+// -----
+
+// ... its result is bool ...
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.equal: result #0 has element type f32 but the operands give i1}}
+  %y = graph.equal %a, %a : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// ... and its operands broadcast.
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<4xf32>) {
+  // expected-error@+1 {{graph.greater_equal: shapes 2x3, 4 do not broadcast}}
+  %y = graph.greater_equal %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xi1>
+  func.return
+}
+
+// -----
+
+// Logic ops take bool operands.
+func.func @f(%a: tensor<2x3xf32>, %p: tensor<2x3xi1>) {
+  // expected-error@+1 {{graph.and: operands must be bool (i1), got f32, i1}}
+  %y = graph.and %a, %p : (tensor<2x3xf32>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  func.return
+}
+
+// -----
+
+func.func @f(%i: tensor<3xi64>) {
+  // expected-error@+1 {{graph.not: operand must be bool (i1), got i64}}
+  %y = graph.not %i : (tensor<3xi64>) -> tensor<3xi64>
+  func.return
+}
+
+// -----
+
+// graph.where: the condition is bool ...
+func.func @f(%c: tensor<3xf32>, %x: tensor<3xf32>) {
+  // expected-error@+1 {{graph.where: condition must be bool (i1), got f32}}
+  %y = graph.where %c, %x, %x : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// ... x and y have one element type ...
+func.func @f(%c: tensor<3xi1>, %x: tensor<3xf32>, %i: tensor<3xi64>) {
+  // expected-error@+1 {{graph.where: x and y mix element types f32, i64}}
+  %y = graph.where %c, %x, %i : (tensor<3xi1>, tensor<3xf32>, tensor<3xi64>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// ... and all three broadcast.
+func.func @f(%c: tensor<2xi1>, %x: tensor<3xf32>) {
+  // expected-error@+1 {{graph.where: shapes 2, 3, 3 do not broadcast}}
+  %y = graph.where %c, %x, %x : (tensor<2xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// graph.mod: fmod is 0 or 1 ...
+func.func @f(%i: tensor<3xi64>) {
+  // expected-error@+1 {{graph.mod: fmod must be 0 or 1, got 2}}
+  %y = graph.mod %i, %i {fmod = 2 : i64} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  func.return
+}
+
+// -----
+
+// ... and the operands are numbers.
+func.func @f(%p: tensor<3xi1>) {
+  // expected-error@+1 {{graph.mod: operands must be numbers, got i1}}
+  %y = graph.mod %p, %p : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  func.return
+}
+
+// -----
+
+// Sin, cos, softplus, hard_sigmoid and hard_swish take float tensors.
+func.func @f(%i: tensor<3xi64>) {
+  // expected-error@+1 {{graph.sin: operand must be a float tensor, got i64}}
+  %y = graph.sin %i : (tensor<3xi64>) -> tensor<3xi64>
+  func.return
+}
+
+// -----
+
+// graph.expand: the input and the shape broadcast ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.expand: input 2x3 does not broadcast to shape [4, 3]}}
+  %y = graph.expand %x {shape = array<i64: 4, 3>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// ... and the shape has no negative dim.
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.expand: shape [-1, 3] has a negative dim}}
+  %y = graph.expand %x {shape = array<i64: -1, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// graph.tile: one repeat count per dim ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.tile: repeats [2] must have one entry per dim of 2x3}}
+  %y = graph.tile %x {repeats = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  func.return
+}
+
+// -----
+
+// ... none negative.
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.tile: repeats [1, -2] must not be negative}}
+  %y = graph.tile %x {repeats = array<i64: 1, -2>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// graph.trilu: a matrix (or a batch of them) ...
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error@+1 {{graph.trilu: input 4 needs rank >= 2}}
+  %y = graph.trilu %x : (tensor<4xf32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// ... and upper is 0 or 1.
+func.func @f(%x: tensor<4x4xf32>) {
+  // expected-error@+1 {{graph.trilu: upper must be 0 or 1, got 2}}
+  %y = graph.trilu %x {upper = 2 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// graph.cumsum: the axis is in range ...
+func.func @f(%x: tensor<4x4xf32>) {
+  // expected-error@+1 {{graph.cumsum: axis 2 is out of range for rank 2}}
+  %y = graph.cumsum %x {axis = 2 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// ... exclusive and reverse are 0 or 1 ...
+func.func @f(%x: tensor<4x4xf32>) {
+  // expected-error@+1 {{graph.cumsum: reverse must be 0 or 1, got -1}}
+  %y = graph.cumsum %x {axis = 0 : i64, reverse = -1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return
+}
+
+// -----
+
+// ... and the operand holds numbers.
+func.func @f(%p: tensor<4xi1>) {
+  // expected-error@+1 {{graph.cumsum: elements must be numbers, got i1}}
+  %y = graph.cumsum %p {axis = 0 : i64} : (tensor<4xi1>) -> tensor<4xi1>
+  func.return
+}
+
+// -----
+
+// graph.range: three scalars ...
+func.func @f(%s: tensor<1xi64>, %l: tensor<i64>) {
+  // expected-error@+1 {{graph.range: start must be a scalar, got shape 1}}
+  %y = graph.range %s, %l, %l : (tensor<1xi64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  func.return
+}
+
+// -----
+
+// ... of one numeric element type.
+func.func @f(%s: tensor<i64>, %d: tensor<f32>) {
+  // expected-error@+1 {{graph.range: operands mix element types i64, i64, f32}}
+  %y = graph.range %s, %s, %d : (tensor<i64>, tensor<i64>, tensor<f32>) -> tensor<?xi64>
+  func.return
+}
+
+// -----
+
+func.func @f(%p: tensor<i1>) {
+  // expected-error@+1 {{graph.range: operands must be numbers, got i1}}
+  %y = graph.range %p, %p, %p : (tensor<i1>, tensor<i1>, tensor<i1>) -> tensor<?xi1>
+  func.return
+}
+
+// -----
+
+// ops-B: graph.pad knows four modes...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.pad: unknown mode 'symmetric' (expected one of constant, reflect, edge, wrap)}}
+  %y = graph.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "symmetric"} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  func.return
+}
+
+// -----
+
+// ... only mode constant has a fill value ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.pad: a fill value needs mode constant, not edge}}
+  %y = graph.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "edge", value = 1.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  func.return
+}
+
+// -----
+
+// ... of the element type ...
+func.func @f(%x: tensor<2x3xi64>) {
+  // expected-error@+1 {{graph.pad: value type f32 differs from element type i64}}
+  %y = graph.pad %x {pads = array<i64: 0, 1, 0, 1>, value = 1.000000e+00 : f32} : (tensor<2x3xi64>) -> tensor<2x5xi64>
+  func.return
+}
+
+// -----
+
+// ... pads has a begin and an end per dim ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.pad: pads [0, 1] must have 4 entries for rank 2}}
+  %y = graph.pad %x {pads = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// ... negative pads crop, but not more than the extent ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.pad: pads -2, -2 crop more than extent 3 of dim 1}}
+  %y = graph.pad %x {pads = array<i64: 0, -2, 0, -2>} : (tensor<2x3xf32>) -> tensor<2x0xf32>
+  func.return
+}
+
+// -----
+
+// ... reflect adds at most extent - 1 cells per side (of the cropped extent) ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.pad: reflect pads 2, -1 of dim 1 exceed its extent 2 minus 1}}
+  %y = graph.pad %x {pads = array<i64: 0, 2, 0, -1>, mode = "reflect"} : (tensor<2x3xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// ... and edge/wrap need something to repeat.
+func.func @f(%x: tensor<2x0xf32>) {
+  // expected-error@+1 {{graph.pad: wrap pads of dim 1 need a non-empty extent}}
+  %y = graph.pad %x {pads = array<i64: 0, 1, 0, 0>, mode = "wrap"} : (tensor<2x0xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+// instance_norm/group_norm: (N, C, spatial...) inputs ...
+func.func @f(%x: tensor<2x4xf32>, %p: tensor<4xf32>) {
+  // expected-error@+1 {{graph.instance_norm: input 2x4 needs rank >= 3 (N, C, spatial...)}}
+  %y = graph.instance_norm %x, %p, %p : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+// ... per-channel scale and bias ...
+func.func @f(%x: tensor<2x4x5xf32>, %s: tensor<4xf32>, %b: tensor<2xf32>) {
+  // expected-error@+1 {{graph.group_norm: bias 2 must be 1-d of extent 4 (the channels)}}
+  %y = graph.group_norm %x, %s, %b {num_groups = 2 : i64} : (tensor<2x4x5xf32>, tensor<4xf32>, tensor<2xf32>) -> tensor<2x4x5xf32>
+  func.return
+}
+
+// -----
+
+// ... of float tensors ...
+func.func @f(%x: tensor<2x4x5xi32>, %p: tensor<4xi32>) {
+  // expected-error@+1 {{graph.instance_norm: operands must be float tensors, got i32}}
+  %y = graph.instance_norm %x, %p, %p : (tensor<2x4x5xi32>, tensor<4xi32>, tensor<4xi32>) -> tensor<2x4x5xi32>
+  func.return
+}
+
+// -----
+
+// ... and groups that divide the channels.
+func.func @f(%x: tensor<2x6x5xf32>, %p: tensor<6xf32>) {
+  // expected-error@+1 {{graph.group_norm: channels 6 are not divisible by num_groups 4}}
+  %y = graph.group_norm %x, %p, %p {num_groups = 4 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x6x5xf32>, %p: tensor<6xf32>) {
+  // expected-error@+1 {{graph.group_norm: num_groups must be positive, got 0}}
+  %y = graph.group_norm %x, %p, %p {num_groups = 0 : i64} : (tensor<2x6x5xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<2x6x5xf32>
+  func.return
+}
+
+// -----
+
+// graph.resize: nearest and linear only (cubic is refused at import too) ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: unsupported mode 'cubic' (expected one of nearest, linear)}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "cubic"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+
+// -----
+
+// ... five coordinate transformations (no roi: no tf_crop_and_resize) ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: unsupported coordinate_transformation_mode 'tf_crop_and_resize' (expected one of half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric)}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, coordinate_transformation_mode = "tf_crop_and_resize"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+
+// -----
+
+// ... a nearest_mode only for nearest resizing ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: nearest_mode needs mode nearest, not linear}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", nearest_mode = "floor"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+
+// -----
+
+// ... one of four ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: unknown nearest_mode 'round' (expected one of round_prefer_floor, round_prefer_ceil, floor, ceil)}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, nearest_mode = "round"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+
+// -----
+
+// ... a scale per dim ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: scales [2.0, 2.0] must have 4 entries for rank 4}}
+  %y = graph.resize %x {scales = array<f64: 2.0, 2.0>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+
+// -----
+
+// ... positive ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: scales [1.0, 1.0, 0.0, 2.0] must be positive}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.0, 2.0>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x0x8xf32>
+  func.return
+}
+
+// -----
+
+// ... and not so small that the result is empty ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: scales [1.0, 1.0, 0.2, 1.0] make 1x1x4x4 empty (1x1x0x4)}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 0.2, 1.0>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x0x4xf32>
+  func.return
+}
+
+// -----
+
+// ... sizes, when given, have a positive extent per dim ...
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: sizes [1, 1, 8] must have 4 entries for rank 4}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64: 1, 1, 8>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x1x4x4xf32>) {
+  // expected-error@+1 {{graph.resize: sizes [1, 1, 0, 8] must be positive}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, sizes = array<i64: 1, 1, 0, 8>} : (tensor<1x1x4x4xf32>) -> tensor<1x1x0x8xf32>
+  func.return
+}
+
+// -----
+
+// ... and linear interpolation is for floats.
+func.func @f(%x: tensor<1x1x4x4xi64>) {
+  // expected-error@+1 {{graph.resize: linear resizing needs a float tensor, got i64}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear"} : (tensor<1x1x4x4xi64>) -> tensor<1x1x8x8xi64>
+  func.return
+}
+
+// -----
+
+// graph.einsum: a term per operand ...
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.einsum: equation 'ij,jk->ik' has 2 operand terms, the op has 1 operands}}
+  %y = graph.einsum %a {equation = "ij,jk->ik"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// ... one or two operands ...
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.einsum: equation 'ij,jk,kl' has 3 operands; only 1 or 2 are supported}}
+  %y = graph.einsum %a, %a, %a {equation = "ij,jk,kl"} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// ... no diagonals or traces (a letter twice in one operand) ...
+func.func @f(%a: tensor<3x3xf32>) {
+  // expected-error@+1 {{graph.einsum: letter 'i' repeats in operand #0 ('ii'): diagonals and traces are not supported}}
+  %y = graph.einsum %a {equation = "ii->i"} : (tensor<3x3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// ... dots only as an ellipsis ...
+func.func @f(%a: tensor<3x3xf32>) {
+  // expected-error@+1 {{graph.einsum: operand term 'i.j' has a '.' outside an ellipsis '...'}}
+  %y = graph.einsum %a {equation = "i.j->ij"} : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  func.return
+}
+
+// -----
+
+// ... letters ...
+func.func @f(%a: tensor<3x3xf32>) {
+  // expected-error@+1 {{graph.einsum: operand term 'i1' has a character that is no letter}}
+  %y = graph.einsum %a {equation = "i1->i"} : (tensor<3x3xf32>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// ... as many as the operand has dims (or fewer, with an ellipsis) ...
+func.func @f(%a: tensor<2x3x4xf32>) {
+  // expected-error@+1 {{graph.einsum: operand term 'ij' does not match operand #0 of rank 3}}
+  %y = graph.einsum %a {equation = "ij->ji"} : (tensor<2x3x4xf32>) -> tensor<3x2xf32>
+  func.return
+}
+
+// -----
+
+// ... one extent per letter ...
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error@+1 {{graph.einsum: letter 'j' stands for extents 3 and 4}}
+  %y = graph.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  func.return
+}
+
+// -----
+
+// ... ellipsis dims that broadcast ...
+func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<5x4x6xf32>) {
+  // expected-error@+1 {{graph.einsum: the '...' dims 2, 5 do not broadcast}}
+  %y = graph.einsum %a, %b {equation = "...ij,...jk->...ik"} : (tensor<2x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x3x6xf32>
+  func.return
+}
+
+// -----
+
+// ... an output of letters ...
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.einsum: output term 'i_' has a character that is no letter}}
+  %y = graph.einsum %a {equation = "ij->i_"} : (tensor<2x3xf32>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// ... each once ...
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.einsum: letter 'i' repeats in the output term 'ii'}}
+  %y = graph.einsum %a {equation = "ij->ii"} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  func.return
+}
+
+// -----
+
+// ... taken from the operands ...
+func.func @f(%a: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.einsum: output letter 'k' is in no operand term}}
+  %y = graph.einsum %a {equation = "ij->ik"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// ... keeping the broadcast dims of an ellipsis ...
+func.func @f(%a: tensor<5x2x3xf32>) {
+  // expected-error@+1 {{graph.einsum: output term 'ji' needs '...' for the 1 broadcast dims}}
+  %y = graph.einsum %a {equation = "...ij->ji"} : (tensor<5x2x3xf32>) -> tensor<3x2xf32>
+  func.return
+}
+
+// -----
+
+// ... of numbers.
+func.func @f(%a: tensor<2x3xi1>) {
+  // expected-error@+1 {{graph.einsum: operands must be numbers, got i1}}
+  %y = graph.einsum %a {equation = "ij->ji"} : (tensor<2x3xi1>) -> tensor<3x2xi1>
+  func.return
+}
+
+// -----
+
+// graph.argmax/argmin: an axis of the input ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.argmax: axis 2 is out of range for rank 2}}
+  %y = graph.argmax %x {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x1xi64>
+  func.return
+}
+
+// -----
+
+// ... that is not empty ...
+func.func @f(%x: tensor<2x0xf32>) {
+  // expected-error@+1 {{graph.argmin: axis 1 of 2x0 is empty}}
+  %y = graph.argmin %x {axis = 1 : i64} : (tensor<2x0xf32>) -> tensor<2x1xi64>
+  func.return
+}
+
+// -----
+
+// ... and an i64 result.
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.argmax: result #0 has element type i32 but the operands give i64}}
+  %y = graph.argmax %x {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xi32>
+  func.return
+}
+
+// -----
+
+// graph.topk: k from 0 to the extent of the axis ...
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.topk: k 4 exceeds extent 3 of axis 1}}
+  %v, %i = graph.topk %x {k = 4 : i64} : (tensor<2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xi64>)
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.topk: k must not be negative, got -1}}
+  %v, %i = graph.topk %x {k = -1 : i64, axis = 0 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  func.return
+}
+
+// -----
+
+// ... and i64 indices.
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.topk: result #1 has element type i32 but the operands give i64}}
+  %v, %i = graph.topk %x {k = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x2xi32>)
+  func.return
+}
+
+// -----
+
+// graph.gather_elements: indices of the input's rank ...
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<2xi64>) {
+  // expected-error@+1 {{graph.gather_elements: indices 2 must have the rank of the input 2x3}}
+  %y = graph.gather_elements %x, %i : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// ... within the input off the axis ...
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<5x4xi64>) {
+  // expected-error@+1 {{graph.gather_elements: indices 5x4 exceed the input 2x3 in dim 1}}
+  %y = graph.gather_elements %x, %i {axis = 0 : i64} : (tensor<2x3xf32>, tensor<5x4xi64>) -> tensor<5x4xf32>
+  func.return
+}
+
+// -----
+
+// ... and integers.
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.gather_elements: indices must be integers, got f32}}
+  %y = graph.gather_elements %x, %i : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return
+}
+
+// -----
+
+// graph.reduce_l2/reduce_prod follow the reduce rules: axes of the input.
+func.func @f(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{graph.reduce_prod: axes 3 is out of range for rank 2}}
+  %y = graph.reduce_prod %x {axes = array<i64: 3>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+// A 0-d index drops the gathered axis: the result cannot keep it.
+func.func @f(%h: tensor<1x4x64xf32>) {
+  %k = graph.constant dense<0> : tensor<i64>
+  // expected-error@+1 {{graph.gather: result #0 has shape 1x1x64 but the operands give 1x64}}
+  %y = graph.gather %h, %k {axis = 1 : i64} : (tensor<1x4x64xf32>, tensor<i64>) -> tensor<1x1x64xf32>
+  func.return
+}
+
+// -----
+
+// A pool window may reach past the input with ceil_mode (onnxruntime's rule),
+// but the extent follows from it: ceil((7 - 8) / 8) + 1 = 1.
+func.func @f(%x: tensor<1x8x7x7xf32>) {
+  // expected-error@+1 {{graph.avg_pool: result #0 has shape 1x8x2x2 but the operands give 1x8x1x1}}
+  %y = graph.avg_pool %x {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, ceil_mode = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x2x2xf32>
   func.return
 }

@@ -380,6 +380,203 @@ func.func @empty_fusion() {
 // CHECK-NEXT:  func.return
 // CHECK-NEXT:  }
 
+// ops-A: comparisons and logic ops broadcast and give bool (i1) results;
+// where selects between broadcast values; expand/tile/trilu/cumsum take their
+// ONNX tensor inputs as properties; range has a `?` length.
+func.func @ops_a_compare_logic(%a: tensor<?x1x8xf32>, %b: tensor<4x1xf32>, %i: tensor<3xi64>, %p: tensor<2x3xi1>, %q: tensor<3xi1>) -> (tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>) {
+  %eq = graph.equal %a, %b : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+  %lt = graph.less %a, %b : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+  %le = graph.less_equal %a, %b : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+  %gt = graph.greater %a, %b : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+  %ge = graph.greater_equal %i, %i : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+  %and = graph.and %p, %q : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %or = graph.or %and, %q : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+  %xor = graph.xor %or, %p : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %not = graph.not %xor : (tensor<2x3xi1>) -> tensor<2x3xi1>
+  func.return %eq, %lt, %le, %gt, %ge, %and, %or, %xor, %not : tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>
+}
+
+// CHECK-LABEL: func.func @ops_a_compare_logic
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x1x8xf32>, %[[B:.*]]: tensor<4x1xf32>, %[[I:.*]]: tensor<3xi64>, %[[P:.*]]: tensor<2x3xi1>, %[[Q:.*]]: tensor<3xi1>) -> (tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>)
+// CHECK-NEXT:  %[[EQ:.*]] = graph.equal %[[A]], %[[B]] : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+// CHECK-NEXT:  %[[LT:.*]] = graph.less %[[A]], %[[B]] : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+// CHECK-NEXT:  %[[LE:.*]] = graph.less_equal %[[A]], %[[B]] : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+// CHECK-NEXT:  %[[GT:.*]] = graph.greater %[[A]], %[[B]] : (tensor<?x1x8xf32>, tensor<4x1xf32>) -> tensor<?x4x8xi1>
+// CHECK-NEXT:  %[[GE:.*]] = graph.greater_equal %[[I]], %[[I]] : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+// CHECK-NEXT:  %[[AND:.*]] = graph.and %[[P]], %[[Q]] : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:  %[[OR:.*]] = graph.or %[[AND]], %[[Q]] : (tensor<2x3xi1>, tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:  %[[XOR:.*]] = graph.xor %[[OR]], %[[P]] : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:  %[[NOT:.*]] = graph.not %[[XOR]] : (tensor<2x3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT:  func.return %[[EQ]], %[[LT]], %[[LE]], %[[GT]], %[[GE]], %[[AND]], %[[OR]], %[[XOR]], %[[NOT]] : tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<?x4x8xi1>, tensor<3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xi1>
+// CHECK-NEXT:  }
+
+func.func @ops_a_select(%c: tensor<?x1xi1>, %x: tensor<1x4xf32>, %y: tensor<f32>, %i: tensor<2x3xi64>, %s: tensor<i64>, %d: tensor<f16>) -> (tensor<?x4xf32>, tensor<2x2x3xi64>, tensor<2x1x4xf32>, tensor<4x3xi64>, tensor<2x0xi64>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<?xi64>, tensor<?xf16>) {
+  %w = graph.where %c, %x, %y : (tensor<?x1xi1>, tensor<1x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+  %e = graph.expand %i {shape = array<i64: 2, 1, 3>} : (tensor<2x3xi64>) -> tensor<2x2x3xi64>
+  %e1 = graph.expand %x {shape = array<i64: 2, 1, 1>} : (tensor<1x4xf32>) -> tensor<2x1x4xf32>
+  %t = graph.tile %i {repeats = array<i64: 2, 1>} : (tensor<2x3xi64>) -> tensor<4x3xi64>
+  %t0 = graph.tile %i {repeats = array<i64: 1, 0>} : (tensor<2x3xi64>) -> tensor<2x0xi64>
+  %u = graph.trilu %i : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %l = graph.trilu %i {upper = 0 : i64, k = -1 : i64} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %r = graph.range %s, %s, %s : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+  %rh = graph.range %d, %d, %d : (tensor<f16>, tensor<f16>, tensor<f16>) -> tensor<?xf16>
+  func.return %w, %e, %e1, %t, %t0, %u, %l, %r, %rh : tensor<?x4xf32>, tensor<2x2x3xi64>, tensor<2x1x4xf32>, tensor<4x3xi64>, tensor<2x0xi64>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<?xi64>, tensor<?xf16>
+}
+
+// CHECK-LABEL: func.func @ops_a_select
+// CHECK-SAME:    (%[[C:.*]]: tensor<?x1xi1>, %[[X:.*]]: tensor<1x4xf32>, %[[Y:.*]]: tensor<f32>, %[[I:.*]]: tensor<2x3xi64>, %[[S:.*]]: tensor<i64>, %[[D:.*]]: tensor<f16>) -> (tensor<?x4xf32>, tensor<2x2x3xi64>, tensor<2x1x4xf32>, tensor<4x3xi64>, tensor<2x0xi64>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<?xi64>, tensor<?xf16>)
+// CHECK-NEXT:  %[[W:.*]] = graph.where %[[C]], %[[X]], %[[Y]] : (tensor<?x1xi1>, tensor<1x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+// CHECK-NEXT:  %[[E:.*]] = graph.expand %[[I]] {shape = array<i64: 2, 1, 3>} : (tensor<2x3xi64>) -> tensor<2x2x3xi64>
+// CHECK-NEXT:  %[[E1:.*]] = graph.expand %[[X]] {shape = array<i64: 2, 1, 1>} : (tensor<1x4xf32>) -> tensor<2x1x4xf32>
+// CHECK-NEXT:  %[[T:.*]] = graph.tile %[[I]] {repeats = array<i64: 2, 1>} : (tensor<2x3xi64>) -> tensor<4x3xi64>
+// CHECK-NEXT:  %[[T0:.*]] = graph.tile %[[I]] {repeats = array<i64: 1, 0>} : (tensor<2x3xi64>) -> tensor<2x0xi64>
+// CHECK-NEXT:  %[[U:.*]] = graph.trilu %[[I]] : (tensor<2x3xi64>) -> tensor<2x3xi64>
+// CHECK-NEXT:  %[[L:.*]] = graph.trilu %[[I]] {upper = 0 : i64, k = -1 : i64} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+// CHECK-NEXT:  %[[R:.*]] = graph.range %[[S]], %[[S]], %[[S]] : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64>
+// CHECK-NEXT:  %[[RH:.*]] = graph.range %[[D]], %[[D]], %[[D]] : (tensor<f16>, tensor<f16>, tensor<f16>) -> tensor<?xf16>
+// CHECK-NEXT:  func.return %[[W]], %[[E]], %[[E1]], %[[T]], %[[T0]], %[[U]], %[[L]], %[[R]], %[[RH]] : tensor<?x4xf32>, tensor<2x2x3xi64>, tensor<2x1x4xf32>, tensor<4x3xi64>, tensor<2x0xi64>, tensor<2x3xi64>, tensor<2x3xi64>, tensor<?xi64>, tensor<?xf16>
+// CHECK-NEXT:  }
+
+func.func @ops_a_arith(%x: tensor<?x8xf32>, %m: tensor<8xf32>, %i: tensor<4x?xi64>) -> (tensor<?x8xf32>, tensor<4x?xi64>, tensor<4x?xi64>, tensor<4x?xi64>) {
+  %0 = graph.mod %x, %m {fmod = 1 : i64} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %1 = graph.sin %0 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %2 = graph.cos %1 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %3 = graph.softplus %2 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %4 = graph.hard_sigmoid %3 {alpha = 2.000000e-01 : f32, beta = 5.000000e-01 : f32} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %5 = graph.hard_swish %4 : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %6 = graph.cumsum %5 {axis = 1 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %im = graph.mod %i, %i : (tensor<4x?xi64>, tensor<4x?xi64>) -> tensor<4x?xi64>
+  %c = graph.cumsum %im {axis = -1 : i64, exclusive = 1 : i64, reverse = 1 : i64} : (tensor<4x?xi64>) -> tensor<4x?xi64>
+  %tile = graph.tile %c {repeats = array<i64: 1, 3>} : (tensor<4x?xi64>) -> tensor<4x?xi64>
+  func.return %6, %im, %c, %tile : tensor<?x8xf32>, tensor<4x?xi64>, tensor<4x?xi64>, tensor<4x?xi64>
+}
+
+// CHECK-LABEL: func.func @ops_a_arith
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x8xf32>, %[[M:.*]]: tensor<8xf32>, %[[I:.*]]: tensor<4x?xi64>) -> (tensor<?x8xf32>, tensor<4x?xi64>, tensor<4x?xi64>, tensor<4x?xi64>)
+// CHECK-NEXT:  %[[V0:.*]] = graph.mod %[[X]], %[[M]] {fmod = 1 : i64} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[V1:.*]] = graph.sin %[[V0]] : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[V2:.*]] = graph.cos %[[V1]] : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[V3:.*]] = graph.softplus %[[V2]] : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[V4:.*]] = graph.hard_sigmoid %[[V3]] {alpha = 2.000000e-01 : f32, beta = 5.000000e-01 : f32} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[V5:.*]] = graph.hard_swish %[[V4]] : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[V6:.*]] = graph.cumsum %[[V5]] {axis = 1 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT:  %[[IM:.*]] = graph.mod %[[I]], %[[I]] : (tensor<4x?xi64>, tensor<4x?xi64>) -> tensor<4x?xi64>
+// CHECK-NEXT:  %[[C:.*]] = graph.cumsum %[[IM]] {axis = -1 : i64, exclusive = 1 : i64, reverse = 1 : i64} : (tensor<4x?xi64>) -> tensor<4x?xi64>
+// CHECK-NEXT:  %[[TILE:.*]] = graph.tile %[[C]] {repeats = array<i64: 1, 3>} : (tensor<4x?xi64>) -> tensor<4x?xi64>
+// CHECK-NEXT:  func.return %[[V6]], %[[IM]], %[[C]], %[[TILE]] : tensor<?x8xf32>, tensor<4x?xi64>, tensor<4x?xi64>, tensor<4x?xi64>
+// CHECK-NEXT:  }
+
+// A bool splat prints as 0 or 1.
+func.func @ops_a_bool_fill() -> (tensor<2x3xi1>, tensor<4xi1>) {
+  %t = graph.fill 1 : tensor<2x3xi1>
+  %f = graph.fill 0 : tensor<4xi1>
+  func.return %t, %f : tensor<2x3xi1>, tensor<4xi1>
+}
+
+// CHECK-LABEL: func.func @ops_a_bool_fill
+// CHECK-NEXT:  %[[T:.*]] = graph.fill 1 : tensor<2x3xi1>
+// CHECK-NEXT:  %[[F:.*]] = graph.fill 0 : tensor<4xi1>
+// CHECK-NEXT:  func.return %[[T]], %[[F]] : tensor<2x3xi1>, tensor<4xi1>
+// CHECK-NEXT:  }
+
+// ops-B: padding, normalisation, resampling and selection ops. A 0-d
+// constant stays a tensor<i64> (a scalar index drops the gathered axis), and
+// a pool window may reach past its input (onnxruntime's output extents).
+
+func.func @ops_b_pad_norm(%x: tensor<?x4x8x8xf32>, %c: tensor<4xf32>, %i: tensor<3x5xi64>) -> (tensor<?x4x11x7xf32>, tensor<?x4x10x10xf32>, tensor<?x4x9x8xf32>, tensor<?x4x8x12xf32>, tensor<5x4xi64>, tensor<?x4x8x8xf32>, tensor<?x4x8x8xf32>) {
+  %pc = graph.pad %x {pads = array<i64: 0, 0, 1, -1, 0, 0, 2, 0>, value = 1.500000e+00 : f32} : (tensor<?x4x8x8xf32>) -> tensor<?x4x11x7xf32>
+  %pr = graph.pad %x {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, mode = "reflect"} : (tensor<?x4x8x8xf32>) -> tensor<?x4x10x10xf32>
+  %pe = graph.pad %x {pads = array<i64: 0, 0, 1, 0, 0, 0, 0, 0>, mode = "edge"} : (tensor<?x4x8x8xf32>) -> tensor<?x4x9x8xf32>
+  %pw = graph.pad %x {pads = array<i64: 0, 0, 0, 2, 0, 0, 0, 2>, mode = "wrap"} : (tensor<?x4x8x8xf32>) -> tensor<?x4x8x12xf32>
+  %pi = graph.pad %i {pads = array<i64: 1, -1, 1, 0>, value = -7 : i64} : (tensor<3x5xi64>) -> tensor<5x4xi64>
+  %in = graph.instance_norm %x, %c, %c {epsilon = 1.000000e-05 : f32} : (tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+  %gn = graph.group_norm %x, %c, %c {num_groups = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+  func.return %pc, %pr, %pe, %pw, %pi, %in, %gn : tensor<?x4x11x7xf32>, tensor<?x4x10x10xf32>, tensor<?x4x9x8xf32>, tensor<?x4x8x12xf32>, tensor<5x4xi64>, tensor<?x4x8x8xf32>, tensor<?x4x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @ops_b_pad_norm
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x4x8x8xf32>, %[[C:.*]]: tensor<4xf32>, %[[I:.*]]: tensor<3x5xi64>) -> (tensor<?x4x11x7xf32>, tensor<?x4x10x10xf32>, tensor<?x4x9x8xf32>, tensor<?x4x8x12xf32>, tensor<5x4xi64>, tensor<?x4x8x8xf32>, tensor<?x4x8x8xf32>)
+// CHECK-NEXT:  %[[PC:.*]] = graph.pad %[[X]] {pads = array<i64: 0, 0, 1, -1, 0, 0, 2, 0>, value = 1.500000e+00 : f32} : (tensor<?x4x8x8xf32>) -> tensor<?x4x11x7xf32>
+// CHECK-NEXT:  %[[PR:.*]] = graph.pad %[[X]] {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, mode = "reflect"} : (tensor<?x4x8x8xf32>) -> tensor<?x4x10x10xf32>
+// CHECK-NEXT:  %[[PE:.*]] = graph.pad %[[X]] {pads = array<i64: 0, 0, 1, 0, 0, 0, 0, 0>, mode = "edge"} : (tensor<?x4x8x8xf32>) -> tensor<?x4x9x8xf32>
+// CHECK-NEXT:  %[[PW:.*]] = graph.pad %[[X]] {pads = array<i64: 0, 0, 0, 2, 0, 0, 0, 2>, mode = "wrap"} : (tensor<?x4x8x8xf32>) -> tensor<?x4x8x12xf32>
+// CHECK-NEXT:  %[[PI:.*]] = graph.pad %[[I]] {pads = array<i64: 1, -1, 1, 0>, value = -7 : i64} : (tensor<3x5xi64>) -> tensor<5x4xi64>
+// CHECK-NEXT:  %[[IN:.*]] = graph.instance_norm %[[X]], %[[C]], %[[C]] {epsilon = 1.000000e-05 : f32} : (tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+// CHECK-NEXT:  %[[GN:.*]] = graph.group_norm %[[X]], %[[C]], %[[C]] {num_groups = 2 : i64, epsilon = 1.000000e-05 : f32} : (tensor<?x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+// CHECK-NEXT:  func.return %[[PC]], %[[PR]], %[[PE]], %[[PW]], %[[PI]], %[[IN]], %[[GN]] : tensor<?x4x11x7xf32>, tensor<?x4x10x10xf32>, tensor<?x4x9x8xf32>, tensor<?x4x8x12xf32>, tensor<5x4xi64>, tensor<?x4x8x8xf32>, tensor<?x4x8x8xf32>
+// CHECK-NEXT:  }
+
+func.func @ops_b_resize(%x: tensor<?x3x4x5xf32>, %s: tensor<1x3x4x5xf32>) -> (tensor<?x3x8x15xf32>, tensor<?x3x2x3xf32>, tensor<1x3x7x3xf32>) {
+  %n = graph.resize %x {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<?x3x4x5xf32>) -> tensor<?x3x8x15xf32>
+  %l = graph.resize %x {scales = array<f64: 1.000000e+00, 1.000000e+00, 5.000000e-01, 6.000000e-01>, mode = "linear", coordinate_transformation_mode = "half_pixel"} : (tensor<?x3x4x5xf32>) -> tensor<?x3x2x3xf32>
+  %z = graph.resize %s {scales = array<f64: 1.000000e+00, 1.000000e+00, 1.750000e+00, 6.000000e-01>, sizes = array<i64: 1, 3, 7, 3>, mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x4x5xf32>) -> tensor<1x3x7x3xf32>
+  func.return %n, %l, %z : tensor<?x3x8x15xf32>, tensor<?x3x2x3xf32>, tensor<1x3x7x3xf32>
+}
+
+// CHECK-LABEL: func.func @ops_b_resize
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x3x4x5xf32>, %[[S:.*]]: tensor<1x3x4x5xf32>) -> (tensor<?x3x8x15xf32>, tensor<?x3x2x3xf32>, tensor<1x3x7x3xf32>)
+// CHECK-NEXT:  %[[N:.*]] = graph.resize %[[X]] {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00>, mode = "nearest", coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<?x3x4x5xf32>) -> tensor<?x3x8x15xf32>
+// CHECK-NEXT:  %[[L:.*]] = graph.resize %[[X]] {scales = array<f64: 1.000000e+00, 1.000000e+00, 5.000000e-01, 6.000000e-01>, mode = "linear", coordinate_transformation_mode = "half_pixel"} : (tensor<?x3x4x5xf32>) -> tensor<?x3x2x3xf32>
+// CHECK-NEXT:  %[[Z:.*]] = graph.resize %[[S]] {scales = array<f64: 1.000000e+00, 1.000000e+00, 1.750000e+00, 6.000000e-01>, sizes = array<i64: 1, 3, 7, 3>, mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x4x5xf32>) -> tensor<1x3x7x3xf32>
+// CHECK-NEXT:  func.return %[[N]], %[[L]], %[[Z]] : tensor<?x3x8x15xf32>, tensor<?x3x2x3xf32>, tensor<1x3x7x3xf32>
+// CHECK-NEXT:  }
+
+func.func @ops_b_einsum(%a: tensor<?x3x4xf32>, %b: tensor<?x4x5xf32>, %v: tensor<7xf32>, %m: tensor<2x1x3x4xf32>, %n: tensor<1x6x4x5xf32>) -> (tensor<?x3x5xf32>, tensor<f32>, tensor<2x6x3x5xf32>, tensor<4x3xf32>) {
+  %bm = graph.einsum %a, %b {equation = "bij,bjk->bik"} : (tensor<?x3x4xf32>, tensor<?x4x5xf32>) -> tensor<?x3x5xf32>
+  %dot = graph.einsum %v, %v {equation = "i,i"} : (tensor<7xf32>, tensor<7xf32>) -> tensor<f32>
+  %el = graph.einsum %m, %n {equation = "...ij,...jk->...ik"} : (tensor<2x1x3x4xf32>, tensor<1x6x4x5xf32>) -> tensor<2x6x3x5xf32>
+  %t = graph.einsum %m {equation = "abij->ji"} : (tensor<2x1x3x4xf32>) -> tensor<4x3xf32>
+  func.return %bm, %dot, %el, %t : tensor<?x3x5xf32>, tensor<f32>, tensor<2x6x3x5xf32>, tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func.func @ops_b_einsum
+// CHECK-SAME:    (%[[A:.*]]: tensor<?x3x4xf32>, %[[B:.*]]: tensor<?x4x5xf32>, %[[V:.*]]: tensor<7xf32>, %[[M:.*]]: tensor<2x1x3x4xf32>, %[[N:.*]]: tensor<1x6x4x5xf32>) -> (tensor<?x3x5xf32>, tensor<f32>, tensor<2x6x3x5xf32>, tensor<4x3xf32>)
+// CHECK-NEXT:  %[[BM:.*]] = graph.einsum %[[A]], %[[B]] {equation = "bij,bjk->bik"} : (tensor<?x3x4xf32>, tensor<?x4x5xf32>) -> tensor<?x3x5xf32>
+// CHECK-NEXT:  %[[DOT:.*]] = graph.einsum %[[V]], %[[V]] {equation = "i,i"} : (tensor<7xf32>, tensor<7xf32>) -> tensor<f32>
+// CHECK-NEXT:  %[[EL:.*]] = graph.einsum %[[M]], %[[N]] {equation = "...ij,...jk->...ik"} : (tensor<2x1x3x4xf32>, tensor<1x6x4x5xf32>) -> tensor<2x6x3x5xf32>
+// CHECK-NEXT:  %[[T:.*]] = graph.einsum %[[M]] {equation = "abij->ji"} : (tensor<2x1x3x4xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT:  func.return %[[BM]], %[[DOT]], %[[EL]], %[[T]] : tensor<?x3x5xf32>, tensor<f32>, tensor<2x6x3x5xf32>, tensor<4x3xf32>
+// CHECK-NEXT:  }
+
+func.func @ops_b_select(%x: tensor<?x6x5xf32>, %i: tensor<?x2x5xi64>, %h: tensor<1x4x64xf32>) -> (tensor<?x1x5xi64>, tensor<?x5xi64>, tensor<?x6x3xf32>, tensor<?x6x3xi64>, tensor<?x2x5xf32>, tensor<?x6x1xf32>, tensor<6xf32>, tensor<1x64xf32>) {
+  %am = graph.argmax %x {axis = 1 : i64, keepdims = 1 : i64} : (tensor<?x6x5xf32>) -> tensor<?x1x5xi64>
+  %an = graph.argmin %x {axis = -2 : i64, keepdims = 0 : i64, select_last_index = 1 : i64} : (tensor<?x6x5xf32>) -> tensor<?x5xi64>
+  %v, %vi = graph.topk %x {k = 3 : i64, axis = -1 : i64, largest = 0 : i64} : (tensor<?x6x5xf32>) -> (tensor<?x6x3xf32>, tensor<?x6x3xi64>)
+  %ge = graph.gather_elements %x, %i {axis = 1 : i64} : (tensor<?x6x5xf32>, tensor<?x2x5xi64>) -> tensor<?x2x5xf32>
+  %l2 = graph.reduce_l2 %x {axes = array<i64: 2>, keepdims = 1 : i64} : (tensor<?x6x5xf32>) -> tensor<?x6x1xf32>
+  %rp = graph.reduce_prod %x {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<?x6x5xf32>) -> tensor<6xf32>
+  // A 0-d index (the `hidden[:, 0]` pooler) drops the gathered axis.
+  %k = graph.constant dense<0> : tensor<i64>
+  %cls = graph.gather %h, %k {axis = 1 : i64} : (tensor<1x4x64xf32>, tensor<i64>) -> tensor<1x64xf32>
+  func.return %am, %an, %v, %vi, %ge, %l2, %rp, %cls : tensor<?x1x5xi64>, tensor<?x5xi64>, tensor<?x6x3xf32>, tensor<?x6x3xi64>, tensor<?x2x5xf32>, tensor<?x6x1xf32>, tensor<6xf32>, tensor<1x64xf32>
+}
+
+// CHECK-LABEL: func.func @ops_b_select
+// CHECK-SAME:    (%[[X:.*]]: tensor<?x6x5xf32>, %[[I:.*]]: tensor<?x2x5xi64>, %[[H:.*]]: tensor<1x4x64xf32>) -> (tensor<?x1x5xi64>, tensor<?x5xi64>, tensor<?x6x3xf32>, tensor<?x6x3xi64>, tensor<?x2x5xf32>, tensor<?x6x1xf32>, tensor<6xf32>, tensor<1x64xf32>)
+// CHECK-NEXT:  %[[AM:.*]] = graph.argmax %[[X]] {axis = 1 : i64, keepdims = 1 : i64} : (tensor<?x6x5xf32>) -> tensor<?x1x5xi64>
+// CHECK-NEXT:  %[[AN:.*]] = graph.argmin %[[X]] {axis = -2 : i64, keepdims = 0 : i64, select_last_index = 1 : i64} : (tensor<?x6x5xf32>) -> tensor<?x5xi64>
+// CHECK-NEXT:  %[[V:.*]], %[[VI:.*]] = graph.topk %[[X]] {k = 3 : i64, axis = -1 : i64, largest = 0 : i64} : (tensor<?x6x5xf32>) -> (tensor<?x6x3xf32>, tensor<?x6x3xi64>)
+// CHECK-NEXT:  %[[GE:.*]] = graph.gather_elements %[[X]], %[[I]] {axis = 1 : i64} : (tensor<?x6x5xf32>, tensor<?x2x5xi64>) -> tensor<?x2x5xf32>
+// CHECK-NEXT:  %[[L2:.*]] = graph.reduce_l2 %[[X]] {axes = array<i64: 2>, keepdims = 1 : i64} : (tensor<?x6x5xf32>) -> tensor<?x6x1xf32>
+// CHECK-NEXT:  %[[RP:.*]] = graph.reduce_prod %[[X]] {axes = array<i64: 0, 2>, keepdims = 0 : i64} : (tensor<?x6x5xf32>) -> tensor<6xf32>
+// CHECK-NEXT:  %[[K:.*]] = graph.constant dense<0> : tensor<i64>
+// CHECK-NEXT:  %[[CLS:.*]] = graph.gather %[[H]], %[[K]] {axis = 1 : i64} : (tensor<1x4x64xf32>, tensor<i64>) -> tensor<1x64xf32>
+// CHECK-NEXT:  func.return %[[AM]], %[[AN]], %[[V]], %[[VI]], %[[GE]], %[[L2]], %[[RP]], %[[CLS]] : tensor<?x1x5xi64>, tensor<?x5xi64>, tensor<?x6x3xf32>, tensor<?x6x3xi64>, tensor<?x2x5xf32>, tensor<?x6x1xf32>, tensor<6xf32>, tensor<1x64xf32>
+// CHECK-NEXT:  }
+
+func.func @ops_b_pool_past_input(%x: tensor<1x8x7x7xf32>) -> (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) {
+  %a = graph.avg_pool %x {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, ceil_mode = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+  %m = graph.max_pool %x {kernel_shape = array<i64: 9, 9>, strides = array<i64: 3, 3>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+  func.return %a, %m : tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>
+}
+
+// CHECK-LABEL: func.func @ops_b_pool_past_input
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x8x7x7xf32>) -> (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>)
+// CHECK-NEXT:  %[[A:.*]] = graph.avg_pool %[[X]] {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, ceil_mode = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+// CHECK-NEXT:  %[[M:.*]] = graph.max_pool %[[X]] {kernel_shape = array<i64: 9, 9>, strides = array<i64: 3, 3>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+// CHECK-NEXT:  func.return %[[A]], %[[M]] : tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>
+// CHECK-NEXT:  }
+
 // The blob of the dense_resource follows the module.
 // CHECK:       {-#
 // CHECK-NEXT:    dialect_resources: {
@@ -403,6 +600,25 @@ func.func @empty_fusion() {
 // GENERIC-NEXT:    ^bb0(%{{.*}}: tensor<?x8xf32>, %{{.*}}: tensor<8xf32>):
 // GENERIC:           "graph.yield"(%{{.*}}, %{{.*}}) : (tensor<?x8xf32>, tensor<?x8xf32>) -> ()
 // GENERIC-NEXT:    }) : (tensor<?x8xf32>, tensor<8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>)
+// GENERIC-LABEL: sym_name = "ops_a_select"
+// GENERIC:         = "graph.where"(%{{.*}}, %{{.*}}, %{{.*}}) : (tensor<?x1xi1>, tensor<1x4xf32>, tensor<f32>) -> tensor<?x4xf32>
+// GENERIC:         = "graph.expand"(%{{.*}}) <{shape = array<i64: 2, 1, 3>}> : (tensor<2x3xi64>) -> tensor<2x2x3xi64>
+// GENERIC:         = "graph.trilu"(%{{.*}}) <{upper = 0 : i64, k = -1 : i64}> : (tensor<2x3xi64>) -> tensor<2x3xi64>
+// GENERIC-LABEL: sym_name = "ops_a_arith"
+// GENERIC:         = "graph.mod"(%{{.*}}, %{{.*}}) <{fmod = 1 : i64}> : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// GENERIC:         = "graph.cumsum"(%{{.*}}) <{axis = -1 : i64, exclusive = 1 : i64, reverse = 1 : i64}> : (tensor<4x?xi64>) -> tensor<4x?xi64>
+
+// GENERIC-LABEL: sym_name = "ops_b_pad_norm"
+// GENERIC:         = "graph.pad"(%{{.*}}) <{pads = array<i64: 0, 0, 1, -1, 0, 0, 2, 0>, value = 1.500000e+00 : f32}> : (tensor<?x4x8x8xf32>) -> tensor<?x4x11x7xf32>
+// GENERIC:         = "graph.group_norm"(%{{.*}}, %{{.*}}, %{{.*}}) <{num_groups = 2 : i64, epsilon = 1.000000e-05 : f32}>
+// GENERIC-LABEL: sym_name = "ops_b_resize"
+// GENERIC:         = "graph.resize"(%{{.*}}) <{scales = array<f64: 1.000000e+00, 1.000000e+00, 1.750000e+00, 6.000000e-01>, sizes = array<i64: 1, 3, 7, 3>, mode = "linear", coordinate_transformation_mode = "align_corners"}> : (tensor<1x3x4x5xf32>) -> tensor<1x3x7x3xf32>
+// GENERIC-LABEL: sym_name = "ops_b_einsum"
+// GENERIC:         = "graph.einsum"(%{{.*}}) <{equation = "abij->ji"}> : (tensor<2x1x3x4xf32>) -> tensor<4x3xf32>
+// GENERIC-LABEL: sym_name = "ops_b_select"
+// GENERIC:         = "graph.topk"(%{{.*}}) <{k = 3 : i64, axis = -1 : i64, largest = 0 : i64}> : (tensor<?x6x5xf32>) -> (tensor<?x6x3xf32>, tensor<?x6x3xi64>)
+// GENERIC:         = "graph.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
+// GENERIC:         = "graph.gather"(%{{.*}}, %{{.*}}) <{axis = 1 : i64}> : (tensor<1x4x64xf32>, tensor<i64>) -> tensor<1x64xf32>
 
 // A name location survives printing (ops without one print loc(unknown)).
 // LOC-LABEL: func.func @constants

@@ -28,7 +28,7 @@ from gedialects.location import describe_op
 from ..registry import OTHER_USERS, UB_FUSION, FusionRule, Match, Miss, Phase, Rewrite
 
 FUSABLE = (g.ElementwiseUnaryOp, g.ElementwiseBinaryOp, g.SumOp)
-NOT_FUSED = (g.IdentityOp, g.CastOp)
+NOT_FUSED = (g.IdentityOp, g.CastOp, g.CompareOp, g.LogicOp, g.NotOp)  # bool results/operands: not lowered in fusions yet
 
 
 def fusable(op: Operation) -> bool:
