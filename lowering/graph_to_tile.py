@@ -194,6 +194,7 @@ class Storage:
     shape: tuple = ()
     ttype: TensorType | None = None
     offset: int = -1
+    overread: int = 0  # bytes past the stored tensor a kernel reads (whole fractals), reserved in GM
 
     @property
     def hp(self) -> int:
@@ -230,6 +231,19 @@ class Stats:
     ops: dict = field(default_factory=dict)
 
 
+
+
+def _readers_through_views(v: SSAValue) -> list[Operation]:
+    """The ops that read v's bytes: its users, looking through the views the
+    AI core makes without a kernel (they alias v's storage)."""
+    readers: list[Operation] = []
+    for use in v.uses:
+        user = use.operation
+        if isinstance(user, g.VIEW_OPS) and engine_of(user) == AI_CORE:
+            readers += _readers_through_views(user.results[0])
+        else:
+            readers.append(user)
+    return readers
 
 
 def check_precision_mode(precision: str) -> None:
@@ -283,11 +297,12 @@ class GraphToTile:
         self.stats.ops[kind] = self.stats.ops.get(kind, 0) + 1
         return TB(k, self.elem)
 
-    def constant(self, base: str, array: np.ndarray, layout: str) -> str:
-        """A GM constant; floats in the precision mode's type, others as they are."""
+    def constant(self, base: str, array: np.ndarray, layout: str, keep_dtype: bool = False) -> str:
+        """A GM constant; floats in the precision mode's type (unless
+        keep_dtype), others as they are."""
         name = self.fresh(base)
         array = np.asarray(array)
-        dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" else array.dtype
+        dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" and not keep_dtype else array.dtype
         self.consts[name] = contiguous(array.astype(dt, copy=False))
         return name
 
@@ -554,10 +569,10 @@ class GraphToTile:
         if mem.has_plan(self.fn):
             def stored(st: Storage) -> int:
                 if st.layout == "NC1HWC0":
-                    return st.c1 * st.hp * st.wp * self.c0 * self.es
+                    return st.c1 * st.hp * st.wp * self.c0 * self.es + st.overread
                 if st.ttype is not None:
-                    return tensor_nbytes(st.ttype)
-                return st.elems * self.es
+                    return tensor_nbytes(st.ttype) + st.overread
+                return st.elems * self.es + st.overread
 
             def needs_zero(st: Storage) -> bool:  # zero halo, or padded channels a kernel may not write
                 return st.layout == "NC1HWC0" and (any(st.halo) or len(st.shape) != 4 or st.shape[1] % 16 != 0)
@@ -600,7 +615,7 @@ class GraphToTile:
                 ttype = TensorType(self.elem, shape)
             else:
                 ttype = st.ttype or TensorType(self.elem, [st.elems])
-            n = tensor_nbytes(ttype)
+            n = tensor_nbytes(ttype) + st.overread
             st.offset = arena[st.name] if st.name in arena else take(n)
             op = t.TensorOp(properties={
                 "name": StringAttr(st.name), "kind": StringAttr(st.kind), "offset": IntegerAttr(st.offset, i64),
@@ -624,9 +639,9 @@ class GraphToTile:
                 body.add_op(const)
                 mapping[v] = const.results[0]
                 continue
-            if isinstance(v.owner, g.ConstantOp):  # weights are read from GM
-                value = self.value_array(v)
-                name = self.constant(f"{op.name.split('.')[-1]}_const", value, "ND")
+            if isinstance(v.owner, g.ConstantOp):  # weights are read from GM, in their own type:
+                value = self.value_array(v)   # the AI CPU computes in it (a mask's -3.4e38 stays finite)
+                name = self.constant(f"{op.name.split('.')[-1]}_const", value, "ND", keep_dtype=True)
                 stored = self.consts[name]
                 ins.append((name, TensorType(element_type(stored.dtype), stored.shape), 1.0))
                 mapping[v] = body.insert_arg(v.type, len(body.args))
@@ -653,10 +668,11 @@ class GraphToTile:
             # a graph output is written in its own type, unscaled
             scale = 1.0 if st.kind == "output" else self.sc(r)
             elem = r.type.element_type if st.kind == "output" else self.stored_element(None, r)
-            if any(isinstance(u.operation, g.TransDataOp) for u in r.uses):
+            readers = _readers_through_views(r)
+            if any(isinstance(u, g.TransDataOp) for u in readers):
                 elem = r.type.element_type  # transdata_in reads fp32 maps, as of graph inputs
-                if self.fp16 and any(engine_of(u.operation) == AI_CORE and not isinstance(u.operation, g.TransDataOp | func.ReturnOp)
-                                     for u in r.uses):
+                if self.fp16 and any(engine_of(u) == AI_CORE and not isinstance(u, g.TransDataOp | func.ReturnOp)
+                                     for u in readers):
                     raise PassFailedException(f"{describe_op(op)}: force_fp16: an AI-CPU result read both by a "
                                               "transdata and by another AI-core kernel is not lowered")
             st.ttype = TensorType(elem, shape)
@@ -801,6 +817,8 @@ class GraphToTile:
 
         def chunk(p0: Index, n: int) -> None:
             npad = -(-n // 16) * 16
+            # the last slice's run is read up to whole 16-pixel fractals
+            x.st.overread = max(x.st.overread, (npad - n) * c0 * self.es)
             for cb in range(cb_n):
                 rows = min(16, C - cb * 16)
                 k.copy(l1b, k.at(xg, x.origin(c0) + cb * (16 // c0) * x.c1stride(c0), k.mul(p0, c0)),

@@ -22,7 +22,6 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
-from gedialects.graph.constants import constant_value
 
 AI_CORE = "AI_CORE"
 AI_CPU = "AI_CPU"
@@ -169,7 +168,7 @@ def _gemm(op: Operation, ctx: Context) -> str | None:
     if bias is not None and not is_constant(bias):
         return "bias must be constant"
     sa = g.shape_of(a)
-    m = math.prod(sa[:-1]) if len(sa) != 4 else sa[0]
+    m = math.prod(sa[:-1])
     # The kernel's M > 1 path (up to one 16-row fractal) gives wrong rows
     # (found by the AI-CPU tests); until the tile level is rebuilt, only
     # the vector-matrix product of the light models' classifiers is legal.
@@ -224,6 +223,12 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
         for inner in body:
             if not isinstance(inner, FUSION_BODY_OPS):
                 return f"{inner.name} is not lowered in elementwise kernels"
+            for v in inner.operands:  # constants loop fusion cloned into the body
+                if is_constant(v) and not _broadcastable_constant(v, channels):
+                    return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
+            first = inner.operands[0]
+            if len(inner.operands) > 1 and is_constant(first) and not isinstance(inner, SCALE_EQUIVARIANT_BINARY | g.SumOp):
+                return f"constant-first {inner.name} not lowered"
         for v in op.inputs:
             if g.shape_of(v) != g.shape_of(out) and not _broadcastable_constant(v, channels):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
@@ -240,11 +245,13 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
 
 
 def _broadcastable_constant(v: SSAValue, channels: int) -> bool:
-    value = constant_value(v) if is_constant(v) else None
-    if value is None:
+    """A constant the map kernels broadcast: a scalar, or one value per
+    channel ((C,1,1) or (1,C,1,1): numpy aligns a (C,) constant with W)."""
+    if not is_constant(v):
         return False
-    s = g.shape_of(v)
-    return value.size == 1 or value.size == channels and (len(s) == 1 or s[-2:] == (1, 1) or len(s) >= 3 and s[-3] == channels)
+    s = tuple(g.shape_of(v))
+    s = (1,) * (4 - len(s)) + s if len(s) <= 4 else s
+    return all(d == 1 for d in s) or s == (1, channels, 1, 1)
 
 
 @rule(g.ConcatOp)

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
 from xdsl.context import Context

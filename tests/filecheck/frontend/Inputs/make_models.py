@@ -156,11 +156,17 @@ MODELS = {
 CORRUPT = bytes([0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]) + bytes(range(7, 40))
 
 
-def main(argv: list[str]) -> None:
+def save_models(models: dict, argv: list[str]) -> str:
+    """Write models named by argv[2:] (all without names) into argv[1]; the directory."""
     out = argv[1]
     os.makedirs(out, exist_ok=True)
-    for name in argv[2:] or MODELS:
-        onnx.save(MODELS[name](), os.path.join(out, f"{name}.onnx"))
+    for name in argv[2:] or models:
+        onnx.save(models[name](), os.path.join(out, f"{name}.onnx"))
+    return out
+
+
+def main(argv: list[str]) -> None:
+    out = save_models(MODELS, argv)
     with open(os.path.join(out, "corrupt.onnx"), "wb") as f:
         f.write(CORRUPT)
     # An empty file is a valid, empty ModelProto: a model without a graph.

@@ -9,26 +9,20 @@ check) are the same on every run.
 
 from __future__ import annotations
 
-import os
+from functools import partial
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
+
+import make_models  # the shared helpers (same directory)
 
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 
 
-def _model(nodes, inputs, outputs, inits=(), opset=19, name="test"):
-    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
-
-
-def _x(name, shape, elem=F):
-    return helper.make_tensor_value_info(name, elem, shape)
+_model = partial(make_models._model, opset=19)
+_x = make_models._x
 
 
 def _c(name, values, dtype=np.int64):
@@ -186,12 +180,5 @@ MODELS = {
 }
 
 
-def main(argv: list[str]) -> None:
-    out = argv[1]
-    os.makedirs(out, exist_ok=True)
-    for name in argv[2:] or MODELS:
-        onnx.save(MODELS[name](), os.path.join(out, f"{name}.onnx"))
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    make_models.save_models(MODELS, sys.argv)
