@@ -1332,5 +1332,47 @@ onnx_op("ReduceL2")(_reduce(g.ReduceL2Op, "ReduceL2"))
 onnx_op("ReduceProd")(_reduce(g.ReduceProdOp, "ReduceProd"))
 
 
+# ---- ops-C: GatherND, CastLike, Size
+
+
+@onnx_op("GatherND")
+def _gather_nd(im: _Importer, node, attrs):
+    """Opset 11 has no batch_dims (it is 0); 12 and 13 add it."""
+    props = {"batch_dims": _i(attrs.get("batch_dims", 0))}
+    im.define(node, im.emit(g.GatherNDOp, [im.value(node.input[0]), im.value(node.input[1])], props))
+
+
+@onnx_op("CastLike")
+def _cast_like(im: _Importer, node, attrs):
+    """graph.cast to the element type of input 1, whose value is never read
+    (a constant one is not materialised). A constant input 0 folds whatever
+    input 1 is: the expanded functions cast constants like -inf to the type
+    of a graph input, and the result feeds inputs that must be constant
+    (Pad's constant_value)."""
+    like = node.input[1]
+    if like not in im.consts:
+        to = g.element_type_of(im.value(like))
+    else:
+        try:
+            to = element_type(im.consts[like].dtype)
+        except ValueError:
+            raise im.error(f"CastLike target '{like}' has unsupported element type {im.consts[like].dtype}") from None
+    x = node.input[0]
+    if x in im.consts and im.consts[x].size <= FOLD_LIMIT:
+        im.consts[node.output[0]] = np.asarray(im.consts[x]).astype(numpy_dtype(to))  # graph.cast's kernel
+        return
+    im.define(node, im.emit(g.CastOp, [im.value(x)], element=to))
+
+
+@onnx_op("Size", fold=False)
+def _size(im: _Importer, node, attrs):
+    """The element count, a 0-d i64 constant: the shape must be static."""
+    name = node.input[0]
+    x = im.consts[name].shape if name in im.consts else g.shape_of(im.value(name))
+    if not shapes.is_static(x):
+        raise im.error(f"Size of a tensor of dynamic shape {shapes.fmt(x)} is not supported; fix it with --input-shape")
+    im.consts[node.output[0]] = np.array(shapes.num_elements(x), dtype=np.int64)
+
+
 SUPPORTED_OPS = frozenset(_IMPORTERS)
 """ONNX operator types of the default domain that import."""

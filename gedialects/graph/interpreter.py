@@ -567,3 +567,12 @@ def _gather_elements(op: g.GatherElementsOp, args):
 
 KERNELS[g.ReduceL2Op] = _reduce(ref.reduce_l2)
 KERNELS[g.ReduceProdOp] = _reduce(ref.reduce_prod)
+
+
+@kernel(g.GatherNDOp)
+def _gather_nd(op: g.GatherNDOp, args):
+    x, idx = args
+    try:
+        return ref.gather_nd(x, idx, op.int_("batch_dims", 0))
+    except IndexError as e:
+        raise InterpretationError(f"{describe_op(op)}: {e}") from None

@@ -1479,6 +1479,32 @@ class ReduceProdOp(ReduceOp):
     name = "graph.reduce_prod"
 
 
+# ------------------------------------------------------------------ ops-C
+
+
+@irdl_op_definition
+class GatherNDOp(GraphOp):
+    """Gather slices of `input` at the index tuples in the last dim of
+    `indices` (ONNX GatherND): after the first `batch_dims` dims, which the
+    two share, each tuple of m i64 indices picks input[..., i0, ..., im-1, :];
+    the result is indices.shape[:-1] + input.shape[batch_dims + m:]. Negative
+    indices count from the end."""
+
+    name = "graph.gather_nd"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    output = result_def(TensorType)
+    batch_dims = opt_prop_def(IntegerAttr)
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        return [shapes.gather_nd(ins[0], ins[1], self.int_("batch_dims", 0))]
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if ins[1] != i64:
+            raise ShapeError(f"indices must be i64, got {ins[1]}")
+        return [ins[0]]
+
+
 # ------------------------------------------------------------------ fusion
 
 
@@ -1620,6 +1646,7 @@ Graph = Dialect(
         GatherElementsOp,
         ReduceL2Op,
         ReduceProdOp,
+        GatherNDOp,
         FusionOp,
         YieldOp,
         OffloadOp,

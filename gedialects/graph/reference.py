@@ -448,6 +448,21 @@ def gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray
     return np.take_along_axis(x[part], idx, axis)
 
 
+def gather_nd(x: np.ndarray, indices: np.ndarray, batch_dims: int) -> np.ndarray:
+    """ONNX GatherND: per batch (the first batch_dims dims), each index tuple
+    in the last dim of indices picks a slice of the remaining dims."""
+    b, m = batch_dims, indices.shape[-1]
+    dims = np.array(x.shape[b : b + m], dtype=np.int64)
+    if indices.size and (np.any(indices < -dims) or np.any(indices >= dims)):
+        raise IndexError(f"index out of range of dims {x.shape[b : b + m]} (input {x.shape}, batch_dims {b})")
+    idx = np.where(indices < 0, indices + dims, indices).astype(np.int64)
+    nb = math.prod(x.shape[:b])
+    tuples = idx.reshape(nb, math.prod(indices.shape[b:-1]), m)
+    xb = x.reshape((nb, *x.shape[b:]))
+    y = xb[(np.arange(nb)[:, None], *(tuples[..., j] for j in range(m)))]
+    return np.ascontiguousarray(y).reshape((*indices.shape[:-1], *x.shape[b + m :]))
+
+
 def reduce_l2(x: np.ndarray, axis, keepdims: bool) -> np.ndarray:
     x64 = x.astype(np.float64)
     return np.sqrt(np.sum(x64 * x64, axis=axis, keepdims=keepdims))

@@ -564,3 +564,30 @@ def gather_elements(data: Sequence[int], indices: Sequence[int], axis: int) -> S
         if i != ax and DYN not in (d, n) and n > d:
             raise ShapeError(f"indices {fmt(indices)} exceed the input {fmt(data)} in dim {i}")
     return tuple(indices)
+
+
+# ---- ops-C: gathering by index tuples
+
+
+def gather_nd(data: Sequence[int], indices: Sequence[int], batch_dims: int) -> Shape:
+    """ONNX GatherND: the first `batch_dims` dims are shared, the last dim of
+    the indices (m, static) indexes m further data dims, and the result is
+    indices[:-1] + data[batch_dims + m:]."""
+    r, q, b = len(data), len(indices), batch_dims
+    if q < 1:
+        raise ShapeError("indices must have rank at least 1, got a scalar")
+    if r < 1:
+        raise ShapeError("the input must have rank at least 1, got a scalar")
+    if not 0 <= b < min(r, q):
+        raise ShapeError(f"batch_dims {b} must be in [0, {min(r, q) - 1}] for input {fmt(data)} and indices {fmt(indices)}")
+    m = indices[-1]
+    if m == DYN:
+        raise ShapeError(f"the last dim of indices {fmt(indices)} must be static")
+    if not 1 <= m <= r - b:
+        raise ShapeError(f"the last dim {m} of indices {fmt(indices)} must be in [1, {r - b}] (input rank {r} minus batch_dims {b})")
+    batch: list[int] = []
+    for i, (d, n) in enumerate(zip(data[:b], indices[:b])):
+        if DYN not in (d, n) and d != n:
+            raise ShapeError(f"batch dim {i} of the input {fmt(data)} and the indices {fmt(indices)} differ")
+        batch.append(n if d == DYN else d)
+    return (*batch, *indices[b:-1], *data[b + m :])

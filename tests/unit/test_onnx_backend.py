@@ -58,6 +58,7 @@ EXPECTED_FAILURES: dict[str, str] = {
         "CenterCropPad's expansion computes Pad's pads at run time from the target-shape input; "
         "the graph dialect needs them constant at import"
     ),
+    r"^test_attention_.*_bf16_expanded$": UNSUPPORTED_TYPE,  # ops-C: selected by CastLike; bfloat16 inputs
 }
 """Node tests that are expected to fail, each with its reason."""
 

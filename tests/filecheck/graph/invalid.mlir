@@ -1395,3 +1395,66 @@ func.func @f(%x: tensor<1x8x7x7xf32>) {
   %y = graph.avg_pool %x {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, ceil_mode = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x2x2xf32>
   func.return
 }
+
+// -----
+
+// graph.gather_nd: batch_dims below the ranks of both operands ...
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<2x1xi64>) {
+  // expected-error@+1 {{graph.gather_nd: batch_dims 2 must be in [0, 1] for input 2x3 and indices 2x1}}
+  %y = graph.gather_nd %x, %i {batch_dims = 2 : i64} : (tensor<2x3xf32>, tensor<2x1xi64>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// ... index tuples no longer than the input's rank minus batch_dims ...
+func.func @f(%x: tensor<2x3x4xf32>, %i: tensor<2x3xi64>) {
+  // expected-error@+1 {{graph.gather_nd: the last dim 3 of indices 2x3 must be in [1, 2] (input rank 3 minus batch_dims 1)}}
+  %y = graph.gather_nd %x, %i {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x3xi64>) -> tensor<2xf32>
+  func.return
+}
+
+// -----
+
+// ... and of static length ...
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<4x?xi64>) {
+  // expected-error@+1 {{graph.gather_nd: the last dim of indices 4x? must be static}}
+  %y = graph.gather_nd %x, %i : (tensor<2x3xf32>, tensor<4x?xi64>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// ... the batch dims shared ...
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<5x1xi64>) {
+  // expected-error@+1 {{graph.gather_nd: batch dim 0 of the input 2x3 and the indices 5x1 differ}}
+  %y = graph.gather_nd %x, %i {batch_dims = 1 : i64} : (tensor<2x3xf32>, tensor<5x1xi64>) -> tensor<5xf32>
+  func.return
+}
+
+// -----
+
+// ... indices of rank 1 or more ...
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<i64>) {
+  // expected-error@+1 {{graph.gather_nd: indices must have rank at least 1, got a scalar}}
+  %y = graph.gather_nd %x, %i : (tensor<2x3xf32>, tensor<i64>) -> tensor<3xf32>
+  func.return
+}
+
+// -----
+
+// ... and i64 (ONNX GatherND has no other index type).
+func.func @f(%x: tensor<2x3xf32>, %i: tensor<4x2xi32>) {
+  // expected-error@+1 {{graph.gather_nd: indices must be i64, got i32}}
+  %y = graph.gather_nd %x, %i : (tensor<2x3xf32>, tensor<4x2xi32>) -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+// The result is indices.shape[:-1] + input.shape[batch_dims + m:].
+func.func @f(%x: tensor<2x3x4xf32>, %i: tensor<2x5x1xi64>) {
+  // expected-error@+1 {{graph.gather_nd: result #0 has shape 2x5x3x4 but the operands give 2x5x4}}
+  %y = graph.gather_nd %x, %i {batch_dims = 1 : i64} : (tensor<2x3x4xf32>, tensor<2x5x1xi64>) -> tensor<2x5x3x4xf32>
+  func.return
+}

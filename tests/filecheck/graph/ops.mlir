@@ -577,6 +577,31 @@ func.func @ops_b_pool_past_input(%x: tensor<1x8x7x7xf32>) -> (tensor<1x8x1x1xf32
 // CHECK-NEXT:  func.return %[[A]], %[[M]] : tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>
 // CHECK-NEXT:  }
 
+func.func @ops_c_gather_nd(%d: tensor<4x6x5xf32>, %i: tensor<?x3x2xi64>, %x: tensor<?x6x5xf32>, %j: tensor<2x3x1xi64>, %m: tensor<1x16xi1>, %k: tensor<1x1x1x16x2xi64>) -> (tensor<?x3x5xf32>, tensor<2x3x5xf32>, tensor<1x1x1x16xi1>, tensor<2xf32>, tensor<?x3x5xf32>) {
+  %a = graph.gather_nd %d, %i {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<?x3x2xi64>) -> tensor<?x3x5xf32>
+  // batch_dims = 1: the shared first dim takes its extent from the indices.
+  %b = graph.gather_nd %x, %j {batch_dims = 1 : i64} : (tensor<?x6x5xf32>, tensor<2x3x1xi64>) -> tensor<2x3x5xf32>
+  // The dynamo exporter's `mask[arange, idx]` on a bool mask.
+  %c = graph.gather_nd %m, %k {batch_dims = 0 : i64} : (tensor<1x16xi1>, tensor<1x1x1x16x2xi64>) -> tensor<1x1x1x16xi1>
+  // Index tuples as long as the input's rank pick elements; negative ones count from the end.
+  %n = graph.constant dense<[[0, 1, 2], [3, -1, -5]]> : tensor<2x3xi64>
+  %e = graph.gather_nd %d, %n {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<2x3xi64>) -> tensor<2xf32>
+  // batch_dims defaults to 0.
+  %f = graph.gather_nd %d, %i : (tensor<4x6x5xf32>, tensor<?x3x2xi64>) -> tensor<?x3x5xf32>
+  func.return %a, %b, %c, %e, %f : tensor<?x3x5xf32>, tensor<2x3x5xf32>, tensor<1x1x1x16xi1>, tensor<2xf32>, tensor<?x3x5xf32>
+}
+
+// CHECK-LABEL: func.func @ops_c_gather_nd
+// CHECK-SAME:    (%[[D:.*]]: tensor<4x6x5xf32>, %[[I:.*]]: tensor<?x3x2xi64>, %[[X:.*]]: tensor<?x6x5xf32>, %[[J:.*]]: tensor<2x3x1xi64>, %[[M:.*]]: tensor<1x16xi1>, %[[K:.*]]: tensor<1x1x1x16x2xi64>)
+// CHECK-NEXT:  %[[A:.*]] = graph.gather_nd %[[D]], %[[I]] {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<?x3x2xi64>) -> tensor<?x3x5xf32>
+// CHECK-NEXT:  %[[B:.*]] = graph.gather_nd %[[X]], %[[J]] {batch_dims = 1 : i64} : (tensor<?x6x5xf32>, tensor<2x3x1xi64>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:  %[[C:.*]] = graph.gather_nd %[[M]], %[[K]] {batch_dims = 0 : i64} : (tensor<1x16xi1>, tensor<1x1x1x16x2xi64>) -> tensor<1x1x1x16xi1>
+// CHECK-NEXT:  %[[N:.*]] = graph.constant dense<{{\[\[}}0, 1, 2], [3, -1, -5]]> : tensor<2x3xi64>
+// CHECK-NEXT:  %[[E:.*]] = graph.gather_nd %[[D]], %[[N]] {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<2x3xi64>) -> tensor<2xf32>
+// CHECK-NEXT:  %[[F:.*]] = graph.gather_nd %[[D]], %[[I]] : (tensor<4x6x5xf32>, tensor<?x3x2xi64>) -> tensor<?x3x5xf32>
+// CHECK-NEXT:  func.return %[[A]], %[[B]], %[[C]], %[[E]], %[[F]] : tensor<?x3x5xf32>, tensor<2x3x5xf32>, tensor<1x1x1x16xi1>, tensor<2xf32>, tensor<?x3x5xf32>
+// CHECK-NEXT:  }
+
 // The blob of the dense_resource follows the module.
 // CHECK:       {-#
 // CHECK-NEXT:    dialect_resources: {
@@ -619,6 +644,9 @@ func.func @ops_b_pool_past_input(%x: tensor<1x8x7x7xf32>) -> (tensor<1x8x1x1xf32
 // GENERIC:         = "graph.topk"(%{{.*}}) <{k = 3 : i64, axis = -1 : i64, largest = 0 : i64}> : (tensor<?x6x5xf32>) -> (tensor<?x6x3xf32>, tensor<?x6x3xi64>)
 // GENERIC:         = "graph.constant"() <{value = dense<0> : tensor<i64>}> : () -> tensor<i64>
 // GENERIC:         = "graph.gather"(%{{.*}}, %{{.*}}) <{axis = 1 : i64}> : (tensor<1x4x64xf32>, tensor<i64>) -> tensor<1x64xf32>
+// GENERIC-LABEL: sym_name = "ops_c_gather_nd"
+// GENERIC:         = "graph.gather_nd"(%{{.*}}, %{{.*}}) <{batch_dims = 1 : i64}> : (tensor<?x6x5xf32>, tensor<2x3x1xi64>) -> tensor<2x3x5xf32>
+// GENERIC:         = "graph.gather_nd"(%{{.*}}, %{{.*}}) : (tensor<4x6x5xf32>, tensor<?x3x2xi64>) -> tensor<?x3x5xf32>
 
 // A name location survives printing (ops without one print loc(unknown)).
 // LOC-LABEL: func.func @constants
