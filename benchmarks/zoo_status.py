@@ -1,30 +1,47 @@
 """Status of the model zoo (tests/zoo/models) through the compiler: a Markdown table.
 
-    .venv/bin/python benchmarks/zoo_status.py [NAME ...] [--timeout 300] [--jobs 1]
+    .venv/bin/python benchmarks/zoo_status.py [NAME ...] [--timeout 300] [--jobs 1] [--markdown | --json]
 
 NAME is a zoo model ("bert", "bert.dynamo", ...; default: all of
 tests/zoo/zoo.py's `zoo_models()`). Per model, on its committed example
-inputs (NAME.inputs.npz):
+inputs (NAME.inputs.npz), the columns:
 
+- ONNX nodes: nodes of the ONNX graph;
+- graph ops: graph-dialect operators after graph-canonicalize and graph-fuse
+  (as the fp32 compile sees them): ops of `gedialects.graph.ops.GraphOp`
+  subclasses and graph.fusion ops directly in the function bodies (not the
+  ops inside a fusion body; graph.constant and graph.fill not counted);
+- AI-CPU ops, kernels: `Compiled.aicpu` (ops graph-partition placed on the
+  AI CPU) and `Compiled.kernels` of the fp32 compile;
 - import: `import_model(onnx.load(path), {}, source=path)`; a FrontendError's
   one-line message is recorded (file path and node location dropped);
-- reference: `gedialects.graph.interpreter.run` vs onnxruntime
-  (`gedialects.zoo.onnxruntime_outputs`): "ok"/"MISMATCH" by fp32's
-  elementwise tolerance (rtol 1e-4, atol 1e-5), then max |ref - ort| over all
-  outputs / max |ort|;
+- reference vs ort: `gedialects.graph.interpreter.run` vs onnxruntime
+  (`gedialects.zoo.onnxruntime_outputs`), judged by the fp32 criterion
+  `gedialects.numerics.CRITERIA["must_keep_origin_dtype"]` (the interpreter
+  computes in fp32): "ok"/"MISMATCH" by `Criterion.check` on every output,
+  then max |got - ort| over all outputs / max |ort|;
 - npu fp32 / npu fp16: `compile_module(module, precision=P)` with P
   must_keep_origin_dtype / force_fp16 (default calibration), then
   `run_compiled(compiled, inputs).outputs` vs onnxruntime: the same numbers,
-  fp16 judged normwise (max err <= 5e-3 max |ort| + 1e-3), the tolerances
-  of ge-run --check; or the one-line error ("compile:" for a
-  PassFailedException, "run:" for an assembler/simulator error, the exception
-  type otherwise).
+  judged by `CRITERIA[P]` (the criterion of ge-run --check); or the one-line
+  error ("compile:" for a PassFailedException, "run:" for an
+  assembler/simulator error, the exception type otherwise);
+- cycles fp32: `run_compiled(...).profile.total_cycles` of the fp32 run.
+
+"—": not reached (import failed, the stage timed out or died, or failed
+before that number exists).
 
 Each stage (import + reference, npu fp32, npu fp16) runs in its own
 subprocess with a timeout, so a slow or crashing model does not block the
-table. After the table: the import failures and each npu stage's failures,
-deduplicated, with counts and models.
-Prints to stdout only.
+table; a worker passes its results back as one JSON line on stdout.
+
+Output (stdout): by default the table with error cells cut to 80 characters,
+then the import failures and the reference's and each npu stage's failures,
+deduplicated, with counts and models (full messages), then the summary line
+"N models: import X/N, reference X/N, npu fp32 X/N, npu fp16 X/N" (a stage
+passes when its criterion holds). --markdown prints only the table (error
+cells up to 220 characters; for the README) and writes the summary line to
+stderr. --json prints the rows as JSON. Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -46,12 +63,9 @@ sys.path.insert(0, str(ROOT / "tests" / "zoo"))
 from zoo import zoo_inputs, zoo_models, zoo_path  # noqa: E402
 
 PRECISIONS = {"npu_fp32": "must_keep_origin_dtype", "npu_fp16": "force_fp16"}
-TOLERANCE = {  # as gedialects/tools/ge_run.py's CHECK_TOLERANCE
-    "reference": (1e-4, 1e-5, "elementwise"),
-    "must_keep_origin_dtype": (1e-4, 1e-5, "elementwise"),
-    "force_fp16": (5e-3, 1e-3, "normwise"),
-}
-MAX_CELL = 220
+REFERENCE_PRECISION = "must_keep_origin_dtype"  # the reference interpreter computes in fp32
+MAX_CELL = 220  # --markdown: the table is the only place the errors show
+COMPACT_CELL = 80  # default: the failure tables below give the full messages
 
 
 def one_line(e: BaseException) -> str:
@@ -75,32 +89,29 @@ def error_kind(msg: str) -> str:
     return re.sub(r"\b(\w+)\.onnx\b", "MODEL.onnx", msg)
 
 
-def compare(got: dict, want: dict, tolerance) -> dict:
+def compare(got: dict, want: dict, precision: str) -> dict:
+    """Every output of `want` (onnxruntime's) against `got` by
+    `CRITERIA[precision].check`; err = the largest |got - want| of all
+    outputs, peak = the largest finite |want|."""
     import numpy as np
 
-    rtol, atol, criterion = tolerance
+    from gedialects.numerics import CRITERIA
+
+    criterion = CRITERIA[precision]
     err, peak, ok = 0.0, 0.0, True
     for name, w in want.items():
         if name not in got:
             return {"error": f"no output '{name}' (got {', '.join(got)})"}
-        g = np.asarray(got[name])
+        g, w = np.asarray(got[name]), np.asarray(w)
         if g.shape != w.shape:
             if g.size != w.size:
                 return {"error": f"output '{name}' has shape {list(g.shape)}, onnxruntime {list(w.shape)}"}
             g = g.reshape(w.shape)
-        if not np.issubdtype(w.dtype, np.floating):
-            e = float(np.abs(g.astype(np.int64) - w.astype(np.int64)).max(initial=0))
-            ok &= e == 0
-        else:
-            g64, w64 = g.astype(np.float64), w.astype(np.float64)
-            e = float(np.abs(g64 - w64).max(initial=0.0)) if np.isfinite(g64).all() else float("inf")
-            m = float(np.abs(w64).max(initial=0.0))
-            if criterion == "normwise":
-                ok &= e <= rtol * m + atol
-            else:
-                ok &= bool(np.allclose(g64, w64, rtol=rtol, atol=atol))
-            peak = max(peak, m)
-        err = max(err, e)
+        result = criterion.check(g, w)
+        ok &= result.ok
+        err = max(err, result.max_err)
+        a = np.abs(w.astype(np.float64))
+        peak = max(peak, float(a[np.isfinite(a)].max(initial=0.0)))
     return {"ok": bool(ok), "err": err, "peak": peak}
 
 
@@ -112,6 +123,21 @@ def load(name: str):
     path = str(zoo_path(name))
     model = onnx.load(path)
     return model, import_model(model, {}, source=path)
+
+
+def count_graph_ops(module) -> int:
+    """Operators (GraphOp subclasses and graph.fusion) directly in the
+    function bodies of `module`: not inside fusion bodies, no constants/fills."""
+    from xdsl.dialects import func
+
+    from gedialects.graph.ops import FusionOp, GraphOp
+
+    n = 0
+    for fn in module.body.block.ops:
+        if isinstance(fn, func.FuncOp) and not fn.is_declaration:
+            for block in fn.body.blocks:
+                n += sum(1 for op in block.ops if isinstance(op, GraphOp | FusionOp))
+    return n
 
 
 def stage_reference(name: str) -> dict:
@@ -143,11 +169,14 @@ def stage_reference(name: str) -> dict:
     except Exception as e:  # noqa: BLE001
         out["reference"] = {"error": f"{type(e).__name__}: {one_line(e)}"}
         return out
-    out["reference"] = compare(got, want, TOLERANCE["reference"])
+    out["reference"] = compare(got, want, REFERENCE_PRECISION)
     return out
 
 
 def stage_npu(name: str, precision: str) -> dict:
+    """Compile at `precision`, simulate, compare with onnxruntime. Besides
+    the verdict: graph_ops (counted after graph-fuse), kernels, aicpu (once
+    compiled), cycles (once run)."""
     import warnings
 
     from xdsl.utils.exceptions import PassFailedException
@@ -158,25 +187,33 @@ def stage_npu(name: str, precision: str) -> dict:
     warnings.filterwarnings("ignore")
     model, module = load(name)
     inputs = zoo_inputs(name)
+    stats: dict = {}
+
+    def dump(stage: str, m) -> None:
+        if stage == "fuse":
+            stats["graph_ops"] = count_graph_ops(m)
+
     t0 = time.perf_counter()
     try:
-        compiled = compile_module(module, precision=precision)
+        compiled = compile_module(module, precision=precision, dump=dump)
     except PassFailedException as e:
-        return {"error": f"compile: {one_line(e)}"}
+        return {"error": f"compile: {one_line(e)}", **stats}
     except Exception as e:  # noqa: BLE001
-        return {"error": f"compile: {type(e).__name__}: {one_line(e)}"}
+        return {"error": f"compile: {type(e).__name__}: {one_line(e)}", **stats}
+    stats.update(kernels=compiled.kernels, aicpu=compiled.aicpu)
     t1 = time.perf_counter()
     try:
-        got = run_compiled(compiled, inputs).outputs
+        result = run_compiled(compiled, inputs)
     except Exception as e:  # noqa: BLE001
         from target.errors import AssemblyError, SimulationError
 
         kind = "" if isinstance(e, (AssemblyError, SimulationError)) else f"{type(e).__name__}: "
-        return {"error": f"run: {kind}{one_line(e)}"}
+        return {"error": f"run: {kind}{one_line(e)}", **stats}
     t2 = time.perf_counter()
-    res = compare(got, onnxruntime_outputs(model, inputs), TOLERANCE[precision])
+    stats["cycles"] = int(result.profile.total_cycles)
+    res = compare(result.outputs, onnxruntime_outputs(model, inputs), precision)
     res["seconds"] = [round(t1 - t0, 1), round(t2 - t1, 1)]
-    return res
+    return {**res, **stats}
 
 
 def worker(name: str, stage: str) -> None:
@@ -214,7 +251,7 @@ def run_model(name: str, timeout: float) -> dict:
     return row
 
 
-def cell(res: dict | None) -> str:
+def cell(res: dict | None, width: int = MAX_CELL) -> str:
     if res is None:
         return "—"
     if "error" in res:
@@ -224,36 +261,34 @@ def cell(res: dict | None) -> str:
     else:
         text = "ok"
     text = text.replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description="zoo models through import, reference, npu fp32/fp16")
-    p.add_argument("names", nargs="*", help="zoo models (default: all)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds per stage (default 300)")
-    p.add_argument("--jobs", type=int, default=1, help="models run in parallel (default 1)")
-    p.add_argument("--json", action="store_true", help="print the rows as JSON instead of Markdown")
-    p.add_argument("--worker", nargs=2, metavar=("STAGE", "NAME"), help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    if args.worker:
-        worker(args.worker[1], args.worker[0])
-        return 0
-    names = args.names or zoo_models()
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        rows = list(pool.map(lambda n: run_model(n, args.timeout), names))
-    if args.json:
-        print(json.dumps(rows, indent=1))
-        return 0
-    print("| model | ONNX nodes | import | reference vs ort | npu fp32 | npu fp16 |")
-    print("| --- | ---: | --- | --- | --- | --- |")
+def number(row: dict, key: str, fmt: str = "{}") -> str:
+    """`key` of the fp32 stage's results ("—" if it did not get that far)."""
+    value = (row.get("npu_fp32") or {}).get(key)
+    return "—" if value is None else fmt.format(value)
+
+
+def print_table(rows: list[dict], width: int) -> None:
+    print("| model | ONNX nodes | graph ops | AI-CPU ops | kernels | import | reference vs ort | "
+          "npu fp32 | npu fp16 | cycles fp32 |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- | ---: |")
     for r in rows:
-        print(f"| {r['name']} | {r['nodes']} | {cell(r['import'])} | {cell(r['reference'])} | "
-              f"{cell(r.get('npu_fp32'))} | {cell(r.get('npu_fp16'))} |")
-    print()
-    print("Numbers: ok/MISMATCH, max |got - onnxruntime| / max |onnxruntime| over all outputs.")
-    n_ok = {k: sum(1 for r in rows if (r.get(k) or {}).get("ok")) for k in ("import", "reference", *PRECISIONS)}
-    print(f"Passing: import {n_ok['import']}/{len(rows)}, reference {n_ok['reference']}, "
-          f"npu fp32 {n_ok['npu_fp32']}, npu fp16 {n_ok['npu_fp16']}.")
+        print(f"| {r['name']} | {r['nodes']} | {number(r, 'graph_ops')} | {number(r, 'aicpu')} | "
+              f"{number(r, 'kernels')} | {cell(r['import'], width)} | {cell(r['reference'], width)} | "
+              f"{cell(r.get('npu_fp32'), width)} | {cell(r.get('npu_fp16'), width)} | "
+              f"{number(r, 'cycles', '{:,}')} |")
+
+
+def summary_line(rows: list[dict]) -> str:
+    n = len(rows)
+    ok = {k: sum(1 for r in rows if (r.get(k) or {}).get("ok")) for k in ("import", "reference", *PRECISIONS)}
+    return (f"{n} models: import {ok['import']}/{n}, reference {ok['reference']}/{n}, "
+            f"npu fp32 {ok['npu_fp32']}/{n}, npu fp16 {ok['npu_fp16']}/{n}")
+
+
+def print_failures(rows: list[dict]) -> None:
     failures = Counter(r["import"]["error"] for r in rows if "error" in r["import"])
     if failures:
         print()
@@ -264,7 +299,7 @@ def main(argv=None) -> int:
         for msg, n in failures.most_common():
             who = ", ".join(r["name"] for r in rows if r["import"].get("error") == msg)
             print(f"| {n} | {cell({'error': msg})} | {who} |")
-    for stage in PRECISIONS:
+    for stage in ("reference", *PRECISIONS):
         kinds: dict[str, list[str]] = {}
         for r in rows:
             res = r.get(stage) or {}
@@ -280,6 +315,39 @@ def main(argv=None) -> int:
             print("| ---: | --- | --- |")
             for msg, who in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
                 print(f"| {len(who)} | {cell({'error': msg})} | {', '.join(who)} |")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description="zoo models through import, reference, npu fp32/fp16")
+    p.add_argument("names", nargs="*", help="zoo models (default: all)")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per stage (default 300)")
+    p.add_argument("--jobs", type=int, default=1, help="models run in parallel (default 1)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--markdown", action="store_true",
+                      help="print only the table (summary line to stderr)")
+    mode.add_argument("--json", action="store_true", help="print the rows as JSON")
+    p.add_argument("--worker", nargs=2, metavar=("STAGE", "NAME"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker(args.worker[1], args.worker[0])
+        return 0
+    names = args.names or zoo_models()
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda n: run_model(n, args.timeout), names))
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    if args.markdown:
+        print_table(rows, MAX_CELL)
+        print(summary_line(rows), file=sys.stderr)
+        return 0
+    print_table(rows, COMPACT_CELL)
+    print()
+    print("Numbers: ok/MISMATCH by gedialects.numerics.CRITERIA, "
+          "max |got - onnxruntime| / max |onnxruntime| over all outputs.")
+    print_failures(rows)
+    print()
+    print(summary_line(rows))
     return 0
 
 

@@ -1,0 +1,86 @@
+"""The model zoo (tests/zoo/models: 18 real architectures, two exporters):
+every model imports, matches onnxruntime on the reference backend, and runs
+on the npu backend in both precision modes (AI-CPU fallback for what the AI
+core lacks) and matches onnxruntime by the criterion of the mode
+(gedialects/numerics.py). The inputs are the models' own example inputs
+(token ids and attention masks with padding; standard-normal images), on
+random weights with calibrated batch-norm statistics, so logits are not
+degenerate."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zoo"))
+from zoo import zoo_inputs, zoo_models, zoo_path  # noqa: E402
+
+from gedialects.frontend.onnx_import import import_model  # noqa: E402
+from gedialects.graph.interpreter import run as run_reference  # noqa: E402
+from gedialects.numerics import CRITERIA, assert_close  # noqa: E402
+from gedialects.zoo import onnxruntime_outputs  # noqa: E402
+from lowering.pipeline import compile_module, run_compiled  # noqa: E402
+
+MODELS = zoo_models()
+
+FP16_ROUNDING = (
+    "fp16 rounding accumulates over ~50 layers of a narrow-range network: an emulation that rounds "
+    "every fused op's output to fp16 (weights kept fp32) is itself off by 2.6% of max|logit| "
+    "(mobilenet_v2), beyond the 0.5% normwise criterion; the npu result is as far from that "
+    "emulation as from fp32 (docs/LOWERING.md, Precision modes)"
+)
+FP16_EXCEEDS_CRITERION = {
+    "mobilenet_v2": FP16_ROUNDING,
+    "mobilenet_v2.dynamo": FP16_ROUNDING,
+    "tv_shufflenet_v2_x0_5": FP16_ROUNDING,
+    "tv_shufflenet_v2_x0_5.dynamo": FP16_ROUNDING,
+}
+"""Models whose fp16 result exceeds the fp16 criterion for a measured reason."""
+
+_cache: dict[str, tuple[onnx.ModelProto, dict, dict]] = {}
+
+
+def _model(name: str):
+    """(model, inputs, onnxruntime outputs), once per model."""
+    if name not in _cache:
+        model = onnx.load(str(zoo_path(name)))
+        inputs = zoo_inputs(name)
+        _cache[name] = (model, inputs, onnxruntime_outputs(model, inputs))
+    return _cache[name]
+
+
+def _assert_matches(outputs: dict, want: dict, precision: str) -> None:
+    for key, value in want.items():
+        got = np.asarray(outputs[key]).reshape(value.shape)
+        assert np.std(value) > 1e-3, f"{key}: a degenerate reference proves nothing"
+        if value.dtype.kind in "biu":
+            np.testing.assert_array_equal(got, value, err_msg=key)
+        else:
+            assert_close(got, value, precision, err_msg=key)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_reference_backend_matches_onnxruntime(name):
+    model, inputs, want = _model(name)
+    got = run_reference(import_model(model, {}, source=name), inputs)
+    _assert_matches(got, want, "must_keep_origin_dtype")
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+@pytest.mark.parametrize("name", MODELS)
+def test_npu_backend_matches_onnxruntime(name, precision):
+    model, inputs, want = _model(name)
+    compiled = compile_module(import_model(model, {}, source=name), precision=precision)
+    result = run_compiled(compiled, inputs)  # races="error": a race fails the test
+    if precision == "force_fp16" and name in FP16_EXCEEDS_CRITERION:
+        errors = {k: float(np.abs(result.outputs[k].reshape(v.shape) - v).max() / np.abs(v).max()) for k, v in want.items()}
+        bound = CRITERIA["force_fp16"].norm_rtol
+        # strict: the day it passes, the entry must go
+        assert max(errors.values()) > bound, f"now within the fp16 criterion: remove {name} from FP16_EXCEEDS_CRITERION"
+        assert max(errors.values()) < 10 * bound, f"{name}: fp16 error {errors} is beyond fp16 rounding"
+        return
+    _assert_matches(result.outputs, want, precision)
