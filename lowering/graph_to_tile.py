@@ -53,7 +53,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names, output_names
-from gedialects.graph.tensors import attr_array, contiguous, element_type, resource_attr, tensor_nbytes
+from gedialects.graph.shapes import fmt, is_static
+from gedialects.graph.tensors import attr_array, contiguous, element_type, numpy_dtype, resource_attr, tensor_nbytes
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import FORMAT_ATTR, assign_layouts, format_of, is_annotated
@@ -514,11 +515,15 @@ class GraphToTile:
         transdata before every output not already in its logical order."""
         ret = self.fn.body.block.last_op
         for name, v in zip(output_names(self.fn), ret.operands):
+            if v not in self.values and isinstance(v.owner, g.ConstantOp | g.FillOp):
+                self.constant_out(name, v)
+                continue
             tv = self.values[v]
             if tv.st.name == name and tv.st.kind == "output":
                 tv.st.ttype = tv.st.ttype or v.type
                 continue
-            flat = tv.layout == "ND" or tv.layout == "NC1HWC0" and tv.shape[2] * tv.shape[3] == 1
+            # row-major (ND, or NCHW: a view of a graph input or of an AI-CPU result)
+            flat = tv.layout in g.ROW_MAJOR or tv.layout == "NC1HWC0" and tv.shape[2] * tv.shape[3] == 1
             if flat and (tv.st.layout == "ND" or not any(tv.st.halo)):
                 self.copy_out(name, v, tv)
                 continue
@@ -526,18 +531,29 @@ class GraphToTile:
                 f"output '{name}' is held in {tv.layout}, not its logical order (assign-layouts puts a transdata here)")
 
     def copy_out(self, name: str, v: SSAValue, x: TV) -> None:
-        """A contiguous value -> fp32 graph output: GM -> UB, vconv from fp16,
+        """A contiguous value -> graph output: GM -> UB, vconv from fp16,
         UB -> GM in chunks (16-element padding stays in the tensors' slack).
-        In fp32, a plain copy: for a [1,C,1,1] map whose kernel writes whole
-        16-channel fractals, more than the output's C values."""
+        From a source in the output's type, a plain copy: for a [1,C,1,1] map
+        whose kernel writes whole 16-channel fractals, more than the output's
+        C values. An empty output gets its (0-byte) slot and no kernel."""
         n = math.prod(x.shape)
         st = Storage(name, kind="output", layout="ND", elems=n, shape=x.shape)
         st.ttype = v.type
         self.storages.append(st)
-        npad = -(-n // 16) * 16
+        if n == 0:
+            return  # an empty output: nothing to copy
+        # cast from fp16 only when the source is stored in fp16 (force_fp16);
+        # a source in the output's own type (a graph input, another graph
+        # output, integers, bools, a constant) is copied byte for byte, as
+        # 32-bit words
+        src = self.stored_element(x.st, v)
+        cast = src == f16 and v.type.element_type == f32
+        if not cast and src != v.type.element_type:
+            raise PassFailedException(f"output '{name}' is stored as {src}, not its type {v.type.element_type} "
+                                      "(no conversion kernel)")
+        words = n if cast else -(-tensor_nbytes(v.type) // 4)
+        npad = -(-words // 16) * 16
         chunk = min(npad, 8192)
-        # the source may be another graph output (one value, two names): fp32 already
-        cast = self.fp16 and x.st.kind != "output"
         k = self.kernel(None, "cast" if cast else "copy", 1)
         k.kernel.attributes["source"] = StringAttr(f"output '{name}'" + (" f16 -> f32" if cast else ""))
         u16 = k.alloc("ub", chunk, "ND", buffers=2) if cast else None
@@ -554,6 +570,19 @@ class GraphToTile:
                 if self.sc(v) != 1.0:  # force_fp16 range scaling undone in fp32
                     k.vec("muls", u32, [u32], [m], [[1], [1]], self.sc(v))
             k.copy(k.at(og, c), u32, [m], [1], [1])
+
+    def constant_out(self, name: str, v: SSAValue) -> None:
+        """A graph output that is a constant (the graph folded at import):
+        a GM constant in the output's type, copied out by a copy kernel."""
+        op = v.owner
+        shape = g.shape_of(v)
+        if isinstance(op, g.FillOp):
+            array = np.full(shape, op.value.value.data, dtype=numpy_dtype(v.type.element_type))
+        else:
+            array = np.asarray(attr_array(op.value))
+        cname = self.constant(f"{name}_value", array, "ND", keep_dtype=True) if array.size else name
+        st = Storage(cname, kind="constant", layout="ND", elems=array.size, shape=shape, ttype=v.type)
+        self.copy_out(name, v, TV(st, 0, "ND", shape))
 
     def place(self) -> None:
         """GM offsets. When the function carries a memory plan
@@ -662,6 +691,9 @@ class GraphToTile:
         outs = []
         for r in op.results:
             shape = g.shape_of(r)
+            if not is_static(shape):  # its GM slot needs a size at compile time
+                raise PassFailedException(f"{describe_op(op)}: result has the data-dependent shape {fmt(shape)}; "
+                                          "the npu program holds static shapes only")
             st = Storage(self.outputs.get(r) or self.fresh(f"{op.name.split('.')[-1]}_aicpu"), layout="ND",
                          elems=math.prod(shape), shape=shape)
             st.kind = "output" if r in self.outputs else "internal"

@@ -5,16 +5,17 @@ through it.
 `prepare` imports and verifies the model once; the returned rep feeds
 positional or named inputs to a *runner*, a callable
 `(module, {input name: array}) -> {output name: array}`. The reference
-runner is the numpy interpreter of the graph dialect; another backend
-(the NPU simulator) slots in as another runner. Inputs the graph dialect
-needs as attributes (shape-like operands) are bound at run time; see
-`GeBackendRep`.
+runner is the numpy interpreter of the graph dialect (`GeReferenceBackend`);
+`GeNpuBackend` runs the same reps with an `NpuRunner`, which compiles the
+module for the simulated NPU (AI-CPU fallback included) and simulates it.
+Inputs the graph dialect needs as attributes (shape-like operands) are
+bound at run time; see `GeBackendRep`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
@@ -25,6 +26,10 @@ from gedialects.frontend.errors import NotConstantError
 from gedialects.frontend.onnx_import import import_model
 from gedialects.graph import interpreter
 from gedialects.graph.interpreter import input_names, main_function, output_names
+from gedialects.graph.tensors import numpy_dtype
+
+if TYPE_CHECKING:
+    from lowering.pipeline import Compiled
 
 Runner = Callable[[ModuleOp, Mapping[str, np.ndarray]], Mapping[str, np.ndarray]]
 """Executes an imported module on named inputs; outputs by name."""
@@ -165,3 +170,82 @@ class GeReferenceBackend(Backend):
             return Device(device).type == DeviceType.CPU
         except AttributeError:
             return False
+
+
+class NpuRunner:
+    """A runner that compiles a module for the simulated NPU and simulates it.
+
+    Each distinct module is compiled once (a clone: compilation rewrites the
+    module in place, and the rep keeps its modules for later runs) with
+    `lowering.pipeline.compile_module`; ops without an AI-core kernel run as
+    AI-CPU tasks. Every run is simulated with `run_compiled` (race detection
+    as given, "error" by default). Outputs are returned with the graph's
+    declared element type and shape: the program stores some tensors in
+    another float type (fp32) or another shape than the graph declares.
+
+    `aicpu` records, per run, how many AI-CPU tasks the program that ran
+    has (`Compiled.aicpu`); 0 means it ran entirely on the AI core.
+    """
+
+    def __init__(
+        self, precision: str = "must_keep_origin_dtype", target: str = "davinci-910", races: str = "error"
+    ) -> None:
+        self.precision = precision
+        self.target = target
+        self.races = races
+        self.aicpu: list[int] = []
+        self._compiled: dict[int, tuple[ModuleOp, Compiled]] = {}
+
+    def compile(self, module: ModuleOp) -> Compiled:
+        """The compiled program for `module` (compiled on first use)."""
+        from lowering.pipeline import compile_module
+
+        entry = self._compiled.get(id(module))
+        if entry is None or entry[0] is not module:
+            entry = (module, compile_module(module.clone(), precision=self.precision, target=self.target))
+            self._compiled[id(module)] = entry
+        return entry[1]
+
+    def __call__(self, module: ModuleOp, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from lowering.pipeline import run_compiled
+
+        compiled = self.compile(module)
+        result = run_compiled(compiled, dict(inputs), target=self.target, races=self.races)
+        self.aicpu.append(compiled.aicpu)
+        fn = main_function(module)
+        outputs = {}
+        for name, ty in zip(output_names(fn), fn.function_type.outputs):
+            value = np.asarray(result.outputs[name])
+            outputs[name] = _as_declared(value, ty)
+        return outputs
+
+
+def _as_declared(value: np.ndarray, ty: Any) -> np.ndarray:
+    """`value` with the element type and (static) shape of the graph type `ty`."""
+    if hasattr(ty, "get_element_type"):
+        value = value.astype(numpy_dtype(ty.get_element_type()), copy=False)
+    if hasattr(ty, "get_shape"):
+        shape = tuple(ty.get_shape())
+        if all(d >= 0 for d in shape) and value.shape != shape and value.size == int(np.prod(shape)):
+            value = value.reshape(shape)
+    return value
+
+
+class GeNpuBackend(GeReferenceBackend):
+    """ONNX models compiled for the simulated NPU (must_keep_origin_dtype, the
+    AI-CPU fallback on, races an error) and run on the simulator.
+
+    Each rep gets its own `NpuRunner`: `rep.runner.aicpu` lists the AI-CPU
+    task count of every run. The device is the host "CPU" that runs the
+    simulator (onnx's device types are CPU and CUDA only)."""
+
+    precision = "must_keep_origin_dtype"
+    target = "davinci-910"
+    races = "error"
+
+    @classmethod
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> GeBackendRep:
+        if not cls.supports_device(device):
+            raise ValueError(f"{cls.__name__} does not run on device {device}")
+        runner = NpuRunner(cls.precision, cls.target, cls.races)
+        return GeBackendRep(model, runner, source=model.graph.name or "model")
