@@ -215,11 +215,25 @@ def parsed_position(
     return same_name[0][1] if same_name else None
 
 
+EXCERPT_WIDTH = 100
+"""Characters of the offending source line a parse error shows (a line can
+be a megabyte of resource blob)."""
+
+
 def parse_error_diagnostic(error: ParseError) -> EmittedDiagnostic:
     file, line, col = error.span.get_location()
-    # print_with_context's first line is the location, which `format` prints
-    excerpt = error.span.print_with_context().splitlines()[1:]
-    return EmittedDiagnostic("error", error.msg, file, line, col, "\n".join(excerpt))
+    content, at = error.span.input.content, error.span.start
+    first = content.rfind("\n", 0, at) + 1  # the offending line (of the chunk, with --split-input-file)
+    last = content.find("\n", at)
+    text = content[first : last if last >= 0 else len(content)]
+    offset = at - first
+    start = max(0, min(offset - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+    end = start + EXCERPT_WIDTH
+    shown = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+    width = max(1, min(error.span.end - at, end - offset))
+    caret = " " * (offset - start + (3 if start else 0)) + "^" * width
+    return EmittedDiagnostic("error", error.msg.strip().splitlines()[0] if error.msg.strip() else "parse error",
+                             file, line, col, f"{shown}\n{caret}")
 
 
 def exception_diagnostic(

@@ -88,4 +88,18 @@ func.func @unknown_dialect(%x: tensor<2x6xf32>) {
 // CHECK-NEXT: {{^}}{{.*}}parse-errors.mlir:84:17: error: Operation foo.bar is not registered
 // CHECK-NEXT: {{^}}  %y = "foo.bar"(%x) : (tensor<2x6xf32>) -> tensor<2x6xf32>
 // CHECK-NEXT: {{^}}                ^
+
+// -----
+
+// A string literal that never ends (a truncated file, a resource blob cut
+// short) is one error, found in linear time (xDSL 0.75's own pattern
+// backtracks exponentially here: gedialects/textual.py); the excerpt of a
+// long line is clipped around the column.
+func.func @unterminated(%x: tensor<2xf32>) {
+  %y = graph.relu %x {note = "0x0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef} : (tensor<2xf32>) -> tensor<2xf32>
+}
+
+// CHECK-NEXT: {{^}}{{.*}}parse-errors.mlir:99:30: error: End of file reached before closing string literal.
+// CHECK-NEXT: {{^}}  %y = graph.relu %x {{.*}}...
+// CHECK-NEXT: {{^}}                             ^
 // CHECK-NOT:  {{^.}}
