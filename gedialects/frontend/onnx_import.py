@@ -13,6 +13,7 @@ blobs, splats `graph.fill`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -39,7 +40,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from gedialects.frontend import validate as _validate
 from gedialects.frontend.errors import FrontendError, NotConstantError
+from gedialects.frontend.validate import validate_model
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
 from gedialects.graph.constants import materialize
@@ -50,11 +53,10 @@ from gedialects.location import name_loc
 
 FOLD_LIMIT = 1 << 20
 """Results of all-constant nodes that import up to this many elements are
-folded at import; bigger ones (a weight broadcast to a huge shape) stay ops."""
-
-MAX_FOLDED_ELEMENTS = 1 << 26
-"""Nodes without a graph op fold whatever their size up to this many elements
-(256 MB of f32); beyond it the model is refused, never a MemoryError."""
+folded at import; bigger ones (a weight broadcast to a huge shape) stay ops.
+Not a safety limit: that is `validate.MAX_TENSOR_ELEMENTS`, checked by
+`_Importer.too_big` for every tensor whose shape the model or the command line gives
+(nodes without a graph op fold whatever their size up to it)."""
 
 _NEVER_FOLDED = frozenset({
     "Constant", "ConstantOfShape", "Shape",  # their importers make the constants
@@ -88,6 +90,14 @@ def parse_input_shapes(spec: str) -> dict[str, list[int]]:
             out[name] = [int(d) for d in dims.split(",") if d.strip()] if dims.strip() else []
         except ValueError:
             raise FrontendError(f"--input-shape: dims of '{name}' must be integers, got '{dims}'") from None
+        for i, d in enumerate(out[name]):
+            if d < -1:
+                raise FrontendError(
+                    f"--input-shape: dim {i} of '{name}' is {d}; a dim is >= 0, or -1 to keep it dynamic"
+                )
+        problem = _validate.size_problem(f"--input-shape: input '{name}'", out[name])
+        if problem:
+            raise FrontendError(problem)
     return out
 
 
@@ -113,7 +123,9 @@ def import_model(
     bind: Mapping[str, np.ndarray] | None = None,
 ) -> ModuleOp:
     """The graph-dialect module of `model`. `bind` specialises the model to
-    values of some graph inputs: they become constants, no longer inputs."""
+    values of some graph inputs: they become constants, no longer inputs.
+    The model is checked first (`validate.validate_model`)."""
+    validate_model(model, source)
     importer = _Importer(model, dict(input_shapes or {}), source)
     importer.consts.update((name, np.asarray(v)) for name, v in (bind or {}).items())
     return importer.run()
@@ -179,7 +191,8 @@ class _Importer:
         tt = info.type.tensor_type
         if not info.type.HasField("tensor_type"):
             raise FrontendError(f"{self.source}: input '{info.name}' is not a tensor")
-        dims = [d.dim_value if d.HasField("dim_value") else DYN for d in tt.shape.dim]
+        # A negative dim_value (-1 of some exporters) is a dynamic dim.
+        dims = [d.dim_value if d.HasField("dim_value") and d.dim_value >= 0 else DYN for d in tt.shape.dim]
         if info.name in self.input_shapes:
             fixed = [DYN if d < 0 else d for d in self.input_shapes[info.name]]
             if tt.HasField("shape") and len(fixed) != len(dims):
@@ -194,6 +207,9 @@ class _Importer:
                         f"the model fixes it to {old}"
                     )
             dims = [DYN if d < 0 else d for d in fixed]
+        problem = _validate.size_problem(f"input '{info.name}'", [-1 if d == DYN else d for d in dims])
+        if problem:
+            raise FrontendError(f"{self.source}: {problem}")
         return TensorType(self._element(tt.elem_type, f"input '{info.name}'"), dims)
 
     def _element(self, onnx_type: int, what: str) -> Attribute:
@@ -206,6 +222,15 @@ class _Importer:
     def error(self, message: str) -> FrontendError:
         where = f" (node '{self.loc.desc.data}', {self.node.op_type}, opset {self.opset})" if self.node is not None and isinstance(self.loc, NameLoc) else ""
         return FrontendError(f"{self.source}: {message}{where}")
+
+    def too_big(self, what: str, shape: Sequence[int] | int) -> None:
+        """Refuse a tensor over `validate.MAX_TENSOR_ELEMENTS` elements
+        (dynamic dims left out), before anything of its size exists."""
+        if not isinstance(shape, int):
+            shape = [-1 if d == DYN else int(d) for d in shape]
+        problem = _validate.size_problem(what, shape)
+        if problem:
+            raise self.error(problem)
 
     def value(self, name: str) -> SSAValue:
         """The SSA value of an ONNX tensor, materialising constants on first use."""
@@ -258,6 +283,12 @@ class _Importer:
             )
         except ShapeError as e:
             raise self.error(str(e)) from None
+        for i, r in enumerate(op.results):
+            if not isinstance(r.type, TensorType):
+                continue
+            node = self.node
+            name = node.output[i] if node is not None and i < len(node.output) and node.output[i] else op.name
+            self.too_big(f"tensor '{name}'", g.shape_of(r))
         self.builder.insert(op)
         return list(op.results)
 
@@ -338,6 +369,7 @@ class _Importer:
             [helper.make_empty_tensor_value_info(o) for o in outputs],
         )
         model = helper.make_model(graph, opset_imports=list(self.model.opset_import), ir_version=self.model.ir_version)
+        self._check_inferred_sizes(model, feeds)
         try:
             results = ReferenceEvaluator(model).run(None, {n: np.array(v) for n, v in feeds.items()})  # contiguous, rank kept
         except Exception as e:  # the evaluator raises whatever its kernels raise
@@ -348,15 +380,32 @@ class _Importer:
         folded = {}
         for name, value in zip(outputs, results):
             value = np.asarray(value)
-            if value.size > MAX_FOLDED_ELEMENTS:
-                raise self.error(
-                    f"constant result '{name}' of {value.size} elements exceeds the folding limit "
-                    f"of {MAX_FOLDED_ELEMENTS}"
-                )
+            self.too_big(f"constant result '{name}'", value.shape)
             if value.dtype not in _FOLDED_DTYPES:
                 raise self.error(f"constant result '{name}' has element type {value.dtype}, which the graph dialect lacks")
             folded[name] = value
         return folded
+
+    def _check_inferred_sizes(self, model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
+        """Refuse, before evaluating it, a fold whose results onnx's shape
+        inference (given the small, shape-like constants) sizes beyond the
+        limit: a OneHot depth or an EyeLike of 10**12 never gets allocated.
+        Results it cannot size are checked once evaluated."""
+        from onnx import shape_inference
+
+        probe = onnx.ModelProto()
+        probe.CopyFrom(model)
+        probe.ir_version = max(probe.ir_version, 4)  # initializers need not be inputs
+        small = [n for n, v in feeds.items() if v.size <= 4096 and v.dtype in _FOLDED_DTYPES]
+        probe.graph.initializer.extend(numpy_helper.from_array(np.asarray(feeds[n]), n) for n in small)
+        try:
+            inferred = shape_inference.infer_shapes(probe, strict_mode=False, data_prop=True)
+        except Exception:  # inference is only a pre-check here
+            return
+        for out in inferred.graph.output:
+            dims = out.type.tensor_type.shape.dim
+            if out.type.HasField("tensor_type") and all(d.HasField("dim_value") for d in dims):
+                self.too_big(f"constant result '{out.name}'", [d.dim_value for d in dims])
 
     # ------------------------------------------------------ op importers
     def window_attrs(self, node: onnx.NodeProto, attrs: dict, spatial: Sequence[int], kernel: Sequence[int]) -> dict[str, Attribute]:
@@ -443,8 +492,14 @@ def _constant(im: _Importer, node, attrs):
 
 @onnx_op("ConstantOfShape")
 def _constant_of_shape(im: _Importer, node, attrs):
-    shape = [int(d) for d in im.const(node.input[0], "the shape of ConstantOfShape")]
-    value = numpy_helper.to_array(attrs["value"]).reshape(-1)[0] if "value" in attrs else np.float32(0)
+    shape = _const_ints(im, node.input[0], "the shape of ConstantOfShape")
+    if any(d < 0 for d in shape):
+        raise im.error(f"the shape of ConstantOfShape {shape} has a negative dim")
+    im.too_big(f"tensor '{node.output[0]}'", shape)
+    value = numpy_helper.to_array(attrs["value"]) if "value" in attrs else np.zeros(1, np.float32)
+    if value.size != 1:
+        raise im.error(f"ConstantOfShape's value must have one element, got {value.size}")
+    value = value.reshape(-1)[0]
     # A zero-stride view: a splat weight of any size costs no memory here.
     im.consts[node.output[0]] = np.broadcast_to(np.asarray(value), shape)
 
@@ -588,14 +643,22 @@ def _clip(im: _Importer, node, attrs):
     # (int64 beyond 2**24) need f64 ones.
     bound_type = f32 if g.element_type_of(x) in (f32, f16) else f64
     props: dict[str, Attribute] = {}
+    bounds: dict[str, float] = {}
     if im.opset < 11:
         for key in ("min", "max"):
             if key in attrs:
-                props[key] = FloatAttr(float(attrs[key]), bound_type)
+                bounds[key] = float(attrs[key])
     else:
         for i, key in ((1, "min"), (2, "max")):
             if im.has_input(node, i):
-                props[key] = FloatAttr(float(im.const(node.input[i], f"Clip's {key}")), bound_type)
+                v = im.const(node.input[i], f"Clip's {key}")
+                if v.size != 1:
+                    raise im.error(f"Clip's {key} must be a scalar, got shape {shapes.fmt(v.shape)}")
+                bounds[key] = float(v.reshape(-1)[0])
+    for key, bound in bounds.items():
+        if np.isnan(bound):
+            raise im.error(f"Clip's {key} is NaN; a bound must be a number (or left out)")
+        props[key] = FloatAttr(bound, bound_type)
     im.define(node, im.emit(g.ClipOp, [x], props))
 
 
@@ -663,6 +726,8 @@ def _matmul(im: _Importer, node, attrs):
 def _gemm(im: _Importer, node, attrs):
     props: dict[str, Attribute] = {}
     for key in ("transA", "transB"):
+        if attrs.get(key, 0) not in (0, 1):
+            raise im.error(f"Gemm's {key} must be 0 or 1, got {attrs[key]}")
         if attrs.get(key, 0):
             props["trans_a" if key == "transA" else "trans_b"] = _i(1)
     for key in ("alpha", "beta"):
@@ -1037,6 +1102,15 @@ def _range(im: _Importer, node, attrs):
         raise im.error("start, limit and delta mix element types " + ", ".join(str(v.dtype) for v in vals))
     if vals[2] == 0:
         raise im.error("delta must not be 0")
+    start, limit, delta = (v.item() for v in vals)
+    if not all(math.isfinite(v) for v in (start, limit, delta)):
+        raise im.error(f"start {start}, limit {limit} and delta {delta} must be finite")
+    if all(isinstance(v, int) for v in (start, limit, delta)):
+        length = -((start - limit) // delta)  # ceil((limit - start) / delta)
+    else:
+        steps = (limit - start) / delta
+        length = math.ceil(steps) if math.isfinite(steps) else 2**63
+    im.too_big(f"tensor '{node.output[0]}'", max(length, 0))
     im.consts[node.output[0]] = range_(*vals)
 
 

@@ -128,13 +128,15 @@ def test_a_failing_evaluation_is_one_line_naming_the_node():
 
 
 def test_folded_results_beyond_the_limit_are_refused(monkeypatch):
-    monkeypatch.setattr(onnx_import, "MAX_FOLDED_ELEMENTS", 10)
+    from gedialects.frontend import validate
+
+    monkeypatch.setattr(validate, "MAX_TENSOR_ELEMENTS", 10)
     nodes = [
         helper.make_node("EyeLike", ["c"], ["e"]),
         helper.make_node("Add", ["x", "e"], ["y"]),
     ]
-    m = _model(nodes, {"c": np.zeros((4, 4), np.float32)}, [4, 4], [4, 4])
-    with pytest.raises(FrontendError, match="constant result 'e' of 16 elements exceeds the folding limit of 10"):
+    m = _model(nodes, {"c": np.zeros((4, 4), np.float32)}, [1], [4, 4])
+    with pytest.raises(FrontendError, match=r"constant result 'e' of 4x4 = 16 elements exceeds the limit of 10"):
         import_model(m, {}, source="test")
 
 
