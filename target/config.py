@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gedialects.npu.isa import ALIGNMENT, DMA_PATHS, MemSpace, path_name
+from target.errors import ConfigError  # noqa: F401  (re-exported: target.config.ConfigError)
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -31,10 +32,6 @@ LATENCY_KEYS = (
 )
 DMA_KEYS = tuple(path_name(s, d) for s, d in DMA_PATHS)
 AICPU_KEYS = ("cores", "launch_cycles", "bytes_per_cycle", "elements_per_cycle")
-
-
-class ConfigError(ValueError):
-    """A config file is missing a key, has an unknown one, or a bad value."""
 
 
 @dataclass(frozen=True)
@@ -106,44 +103,76 @@ class TargetConfig:
         )
 
 
+# --- validation -------------------------------------------------------------
+# Every key has a type and a range; a value outside it is a one-line
+# ConfigError naming the file, the key (dotted: `capacity_bytes.ub`) and the
+# range. Capacities and alignments are whole bytes, core counts and latencies
+# whole numbers; rates are finite positive numbers (they divide).
+
+MAX_CAPACITY = 1 << 31  # bytes of one on-chip buffer (the simulator allocates it)
+MAX_ALIGNMENT = 1 << 16
+MAX_CORES = 65535  # also the largest block_dim
+MAX_LATENCY = 10**9  # cycles
+MAX_RATE = 1e9  # bytes / fractals / elements per cycle, cycles per repeat
+MAX_CLOCK_MHZ = 1e6
+VECTOR_OP_NAMES = (
+    "vadd", "vsub", "vmul", "vdiv", "vmax", "vmin",
+    "vrelu", "vexp", "vln", "vsqrt", "vabs",
+    "vadds", "vmuls", "vmaxs",
+    "vreduce_sum", "vreduce_max",
+    "vconv", "vdup",
+)  # the names the simulator prices (target/program.py *_KINDS, vconv, vdup)
+
+
 def _require(d: Mapping, key: str, where: str):
     if key not in d:
         raise ConfigError(f"{where}: missing key '{key}'")
     return d[key]
 
 
-def _positive_table(d: Mapping, keys, where: str, *, extra_ok: bool = False) -> dict:
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _integer(v, label: str, lo: int, hi: int) -> int:
+    """`label` names the file and the key: `x.json: capacity_bytes.ub`."""
+    if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+        kind = "a positive integer" if lo >= 1 else "an integer"
+        raise ConfigError(f"{label} must be {kind} in [{lo}, {hi}], got {v!r}")
+    return v
+
+
+def _positive(v, label: str, hi: float = MAX_RATE) -> float:
+    if not _is_number(v) or not 0 < v <= hi:
+        raise ConfigError(f"{label} must be a positive number in (0, {hi:g}], got {v!r}")
+    return v
+
+
+def _object(d, where: str) -> Mapping:
     if not isinstance(d, Mapping):
-        raise ConfigError(f"{where}: expected an object")
-    out = {}
-    for k in keys:
-        v = _require(d, k, where)
-        if not isinstance(v, (int, float)) or v <= 0:
-            raise ConfigError(f"{where}.{k}: expected a positive number, got {v!r}")
-        out[k] = v
-    unknown = set(d) - set(keys)
-    if unknown and not extra_ok:
-        raise ConfigError(f"{where}: unknown keys {sorted(unknown)}")
-    for k in unknown:
-        if not isinstance(d[k], (int, float)) or d[k] <= 0:
-            raise ConfigError(f"{where}.{k}: expected a positive number, got {d[k]!r}")
-        out[k] = d[k]
+        raise ConfigError(f"{where}: expected an object, got {type(d).__name__}")
+    return d
+
+
+def _keys(d: Mapping, allowed, where: str) -> None:
+    unknown = set(d) - set(allowed)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown keys {sorted(unknown)} (allowed keys: {', '.join(allowed)})"
+        )
+
+
+def _table(d, keys, where: str, check, *, optional=()) -> dict:
+    """An object with exactly `keys` (and any of `optional`), each value
+    passing `check(value, label)`."""
+    d = _object(d, where)
+    _keys(d, (*keys, *optional), where)
+    out = {k: check(_require(d, k, where), f"{where}.{k}") for k in keys}
+    out.update({k: check(d[k], f"{where}.{k}") for k in optional if k in d})
     return out
 
 
-def _core_count(cores: Mapping, key: str, path: str) -> int:
-    value = _require(cores, key, f"{path}: cores")
-    if not isinstance(value, int) or value <= 0:
-        raise ConfigError(
-            f"{path}: cores.{key} must be a positive integer, got {value!r}"
-        )
-    unknown = set(cores) - {"cube", "vector", "coupled"}
-    if unknown:
-        raise ConfigError(f"{path}: cores: unknown keys {sorted(unknown)}")
-    return value
-
-
-_TOP_KEYS = {
+_TOP_KEYS = (
     "name",
     "description",
     "clock_mhz",
@@ -156,57 +185,101 @@ _TOP_KEYS = {
     "cube_fractals_per_cycle",
     "vector_cycles_per_repeat",
     "aicpu",
-}
+)
 
 
 def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
     """Validate a parsed config file and build the TargetConfig."""
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise ConfigError(f"{path}: unknown keys {sorted(unknown)}")
-    cores = _require(data, "cores", path)
+    data = _object(data, path)
+    _keys(data, _TOP_KEYS, path)
 
-    def table(key: str, keys, *, extra_ok: bool = False) -> dict:
-        return _positive_table(_require(data, key, path), keys, f"{path}: {key}", extra_ok=extra_ok)
+    def section(key: str) -> str:
+        return f"{path}: {key}"
 
-    align = table("alignment_bytes", [s.value for s in MemSpace])
+    name = _require(data, "name", path)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{path}: name must be a non-empty string, got {name!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(f"{path}: description must be a string, got {description!r}")
+    cores = _object(_require(data, "cores", path), section("cores"))
+    _keys(cores, ("cube", "vector", "coupled"), section("cores"))
+    cube = _integer(_require(cores, "cube", section("cores")), f"{path}: cores.cube", 1, MAX_CORES)
+    vector = _integer(_require(cores, "vector", section("cores")), f"{path}: cores.vector", 1, MAX_CORES)
+    coupled = cores.get("coupled", True)
+    if not isinstance(coupled, bool):
+        raise ConfigError(f"{path}: cores.coupled must be true or false, got {coupled!r}")
+
+    def integers(lo: int, hi: int):
+        return lambda v, label: _integer(v, label, lo, hi)
+
+    align = _table(
+        _require(data, "alignment_bytes", path), [s.value for s in MemSpace],
+        section("alignment_bytes"), integers(1, MAX_ALIGNMENT),
+    )
     for space in MemSpace:
         # A target may demand more than the ISA, never less: the verifier
         # already accepted programs aligned to the ISA's numbers.
         if align[space.value] % ALIGNMENT[space]:
             raise ConfigError(
                 f"{path}: alignment_bytes.{space.value} must be a multiple of "
-                f"{ALIGNMENT[space]} (the ISA's alignment)"
+                f"{ALIGNMENT[space]} (the ISA's alignment), got {align[space.value]}"
             )
-    hbm = _require(data, "hbm_bytes_per_cycle", path)
-    clock = _require(data, "clock_mhz", path)
-    for key, value in (("hbm_bytes_per_cycle", hbm), ("clock_mhz", clock)):
-        if not isinstance(value, (int, float)) or value <= 0:
-            raise ConfigError(f"{path}: {key} must be a positive number")
-    aicpu = table("aicpu", AICPU_KEYS)
-    if not isinstance(aicpu["cores"], int):
-        raise ConfigError(f"{path}: aicpu.cores must be a positive integer, got {aicpu['cores']!r}")
+    capacity = _table(
+        _require(data, "capacity_bytes", path), ON_CHIP, section("capacity_bytes"),
+        integers(1, MAX_CAPACITY),
+    )
+    for space, cap in capacity.items():
+        if cap % align[space]:
+            raise ConfigError(
+                f"{path}: capacity_bytes.{space} must be a multiple of alignment_bytes.{space} "
+                f"({align[space]}), got {cap}"
+            )
+    clock = _positive(_require(data, "clock_mhz", path), f"{path}: clock_mhz", MAX_CLOCK_MHZ)
+    hbm = _positive(_require(data, "hbm_bytes_per_cycle", path), f"{path}: hbm_bytes_per_cycle")
+    dma = _table(_require(data, "dma_bytes_per_cycle", path), DMA_KEYS, section("dma_bytes_per_cycle"), _positive)
+    latency = _table(
+        _require(data, "latency_cycles", path), LATENCY_KEYS, section("latency_cycles"),
+        integers(0, MAX_LATENCY),
+    )
+    cube_rate = _table(
+        _require(data, "cube_fractals_per_cycle", path), ("f16", "f32"),
+        section("cube_fractals_per_cycle"), _positive,
+    )
+    vector_cost = _table(
+        _require(data, "vector_cycles_per_repeat", path), ("default",),
+        section("vector_cycles_per_repeat"), _positive, optional=VECTOR_OP_NAMES,
+    )
+    aicpu_where = section("aicpu")
+    aicpu = _object(_require(data, "aicpu", path), aicpu_where)
+    _keys(aicpu, AICPU_KEYS, aicpu_where)
+    for k in AICPU_KEYS:
+        _require(aicpu, k, aicpu_where)
+    aicpu_cores = _integer(aicpu["cores"], f"{path}: aicpu.cores", 1, MAX_CORES)
+    launch = aicpu["launch_cycles"]
+    if not _is_number(launch) or not 0 <= launch <= MAX_LATENCY:
+        raise ConfigError(
+            f"{path}: aicpu.launch_cycles must be a number in [0, {MAX_LATENCY}], got {launch!r}"
+        )
     return TargetConfig(
-        name=str(_require(data, "name", path)),
-        description=str(data.get("description", "")),
+        name=name,
+        description=description,
         clock_mhz=float(clock),
-        cube_cores=_core_count(cores, "cube", path),
-        vector_cores=_core_count(cores, "vector", path),
-        coupled=bool(cores.get("coupled", True)),
-        capacity_bytes=MappingProxyType(table("capacity_bytes", ON_CHIP)),
+        cube_cores=cube,
+        vector_cores=vector,
+        coupled=coupled,
+        capacity_bytes=MappingProxyType(capacity),
         alignment_bytes=MappingProxyType(align),
-        dma_bytes_per_cycle=MappingProxyType(table("dma_bytes_per_cycle", DMA_KEYS)),
+        dma_bytes_per_cycle=MappingProxyType(dma),
         hbm_bytes_per_cycle=float(hbm),
-        latency_cycles=MappingProxyType(table("latency_cycles", LATENCY_KEYS)),
-        cube_fractals_per_cycle=MappingProxyType(table("cube_fractals_per_cycle", ["f16", "f32"])),
-        vector_cycles_per_repeat=MappingProxyType(
-            table("vector_cycles_per_repeat", ["default"], extra_ok=True)
-        ),
+        latency_cycles=MappingProxyType(latency),
+        cube_fractals_per_cycle=MappingProxyType(cube_rate),
+        vector_cycles_per_repeat=MappingProxyType(vector_cost),
         aicpu=AicpuSpec(
-            cores=aicpu["cores"],
-            launch_cycles=float(aicpu["launch_cycles"]),
-            bytes_per_cycle=float(aicpu["bytes_per_cycle"]),
-            elements_per_cycle=float(aicpu["elements_per_cycle"]),
+            cores=aicpu_cores,
+            launch_cycles=float(launch),
+            bytes_per_cycle=float(_positive(aicpu["bytes_per_cycle"], f"{path}: aicpu.bytes_per_cycle")),
+            elements_per_cycle=float(_positive(aicpu["elements_per_cycle"], f"{path}: aicpu.elements_per_cycle")),
         ),
         path=path,
     )
@@ -229,8 +302,19 @@ def load_target(name_or_path: str | Path | TargetConfig) -> TargetConfig:
                 f"{', '.join(available_targets())}"
             )
         path = preset
+    if path.is_dir():
+        raise ConfigError(f"{path}: is a directory, not a target config file")
     try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: not valid JSON: {e}") from e
+        data = json.loads(path.read_text(), parse_constant=_no_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid JSON: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid JSON: nested too deeply") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read target config: {e.strerror or e}") from None
     return config_from_dict(data, str(path))
+
+
+def _no_constant(name: str):
+    raise json.JSONDecodeError(f"{name} is not a JSON number", name, 0)
+

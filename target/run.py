@@ -17,7 +17,7 @@ import numpy as np
 
 from target.assembler import assemble
 from target.config import load_target
-from target.errors import AssemblyError, SimulationError
+from target.errors import AssemblyError, TargetError
 from target.profile import Profile, format_profile, write_chrome_trace
 from target.program import Program
 from target.simulator import simulate
@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--outputs", metavar="DIR", help="save outputs as DIR/<name>.npy")
     args = ap.parse_args(argv)
     try:
+        for flag, out in (("--profile", args.profile), ("--save-om", args.save_om)):
+            if out and (Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
+                raise AssemblyError(f"{flag}: cannot write '{out}': a directory, or its directory does not exist")
         inputs = {}
         for item in args.input:
             name, _, file = item.partition("=")
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             races=args.races,
             trace=bool(args.profile),
         )
-    except (SimulationError, OSError, ValueError) as e:
+    except (TargetError, OSError, ValueError) as e:  # TargetError: config, offline model, simulation
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(format_profile(profile))

@@ -86,9 +86,14 @@ class Machine:
 
     def __init__(self, config: TargetConfig, gm_size: int):
         self.gm_size = gm_size
-        gm = np.zeros(-(-gm_size // 64) * 64, dtype=np.uint8)
+        if not 0 < gm_size <= P.MAX_GM_SIZE:
+            raise SimulationError(f"gm_size {gm_size} is outside [1, {P.MAX_GM_SIZE}]")
         cap = config.capacity_bytes
-        self.bufs = [gm] + [np.zeros(cap[s.value], dtype=np.uint8) for s in SPACES[1:]]
+        try:
+            gm = np.zeros(-(-gm_size // 64) * 64, dtype=np.uint8)
+            self.bufs = [gm] + [np.zeros(cap[s.value], dtype=np.uint8) for s in SPACES[1:]]
+        except MemoryError:
+            raise SimulationError(f"cannot allocate the program's GM ({gm_size} bytes)") from None
         self.f16 = [b.view(np.float16) for b in self.bufs]
         self.f32 = [b.view(np.float32) for b in self.bufs]
         self.views = (self.f16, self.f32)  # by dtype code
@@ -167,6 +172,11 @@ class KernelRun:
         self.count = 0
         self.trace = [] if sim.trace else None
         self.footprints: list[GmFootprint] = []
+        # Instruction budget of a block: the static bound of its loops
+        # (program.instruction_bound), else the documented cap; the run's
+        # remaining budget caps it too (Simulation.executed).
+        bound, _ = P.instruction_bound(kernel, block_dim)
+        self.budget = P.MAX_BLOCK_INSTRUCTIONS if bound is None else min(bound, P.MAX_BLOCK_INSTRUCTIONS)
         self.exec_ = [None] * len(kernel.code)
         for pc, ins in enumerate(kernel.code):
             op = ins[0]
@@ -244,6 +254,7 @@ class KernelRun:
         regs[2] = self.block_dim
         exec_ = self.exec_
         c_issue, c_scalar = self.c_issue, self.c_scalar
+        budget = min(self.budget, P.MAX_RUN_INSTRUCTIONS - self.sim.executed - self.count)
         t = 0
         pc = 0
         count = 0
@@ -274,6 +285,8 @@ class KernelRun:
                 iv = ins[2]
                 regs[iv] += regs[ins[4]]
                 if regs[iv] < regs[ins[3]]:
+                    if count > budget:  # only loops repeat code: checked on back edges
+                        self.over_budget(pc, count, budget)
                     pc = ins[5]
                     continue
             elif op == P.ADD:
@@ -315,6 +328,18 @@ class KernelRun:
                 self.trace.append((core, p, offset + start, dur, locs[pc][0], b))
             self.trace.append((core, S, offset, t, "issue", b))
         return end
+
+    def over_budget(self, pc: int, count: int, budget: int) -> None:
+        if budget < self.budget:
+            limit = f"the run's limit of {P.MAX_RUN_INSTRUCTIONS} instructions"
+        elif budget == P.MAX_BLOCK_INSTRUCTIONS:
+            limit = f"the limit of {P.MAX_BLOCK_INSTRUCTIONS} instructions per block"
+        else:
+            limit = f"the bound of {budget} instructions its loop counts allow"
+        raise SimulationError(
+            f"{self.where(pc)}: the block has executed {count} instructions, more than "
+            f"{limit}; stopped (a loop count or loop register is corrupt)"
+        )
 
     def check_flag_balance(self) -> None:
         for key, q in enumerate(self.flags):
@@ -572,10 +597,10 @@ class KernelRun:
         es, c0 = (4, 8) if b32 else (2, 16)
         n_src = fm_h * fm_w * c0
         s_hi = src + n_src * es
-        idx = im2col_index(*ins[8:22], c0)
-        d_hi = dst + len(idx) * es
+        d_hi = dst + ins[21] * ins[10] * ins[11] * c0 * es  # m_len rows of kh*kw*c0
         self.check(L1, src, s_hi, pc, "source")
         self.check(L0A, dst, d_hi, pc, "destination")
+        idx = im2col_index(*ins[8:22], c0)
         view = self.m.f32 if b32 else self.m.f16
         fm = np.empty(n_src + 1, dtype=view[L1].dtype)
         fm[:n_src] = view[L1][src // es : src // es + n_src]
@@ -821,8 +846,12 @@ class Simulation:
         self.config = config
         self.races = races
         self.trace = trace
+        problem = P.budget_problem(program)
+        if problem is not None:
+            raise SimulationError(f"{problem[0]}: {problem[1]}")
         self.machine = Machine(config, program.gm_size)
         self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz)
+        self.executed = 0  # instructions of the finished launches (MAX_RUN_INSTRUCTIONS)
 
     def race(self, msg: str) -> None:
         if self.races == "error":
@@ -905,6 +934,7 @@ class Simulation:
                 kernel = self.program.kernels[kidx]
                 run = KernelRun(self, kernel, block_dim, i)
                 cycles, _ = run.run()
+                self.executed += run.count
                 footprint = (
                     GmFootprint.union(run.footprints) if self.races != "off" else None
                 )

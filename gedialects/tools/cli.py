@@ -3,6 +3,7 @@ a run (one line for the user, a traceback only on request)."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -23,12 +24,13 @@ def run_cli(prog: str, body: Callable[[], int], user_errors: tuple[type[BaseExce
     from xdsl.utils.exceptions import DiagnosticException
 
     from gedialects.frontend.errors import FrontendError
+    from target.errors import TargetError  # ConfigError, AssemblyError, SimulationError
 
     try:
         return body()
     except SystemExit as e:  # argparse: --help, usage errors
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_USER
-    except (UserError, FrontendError, DiagnosticException, *user_errors) as e:
+    except (UserError, FrontendError, DiagnosticException, TargetError, *user_errors) as e:
         lines = str(e).strip().splitlines() or [type(e).__name__]
         print(f"{prog}: error: {lines[0]}", file=sys.stderr)
         if isinstance(e, DiagnosticException) and len(lines) > 1:
@@ -42,6 +44,14 @@ def run_cli(prog: str, body: Callable[[], int], user_errors: tuple[type[BaseExce
         print(f"{prog}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
         return EXIT_INTERNAL
     return EXIT_USER
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the commands' error convention: a bad flag is one line
+    and exit 1 (argparse prints its usage and exits 2, which here means a bug)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UserError(f"{message} (see {self.prog} --help)")
 
 
 LOG_LEVELS = ["debug", "info", "warning", "error"]
@@ -107,13 +117,127 @@ def load_module(path: str, input_shape: str):
 
 
 def read_npz(path: str | None, what: str) -> dict | None:
-    """Named arrays from an npz file (None without a path)."""
+    """Named arrays from an npz file (None without a path); never unpickles.
+    A missing, unreadable, truncated or non-npz file is one UserError line."""
     if not path:
         return None
     import numpy as np
 
+    if not os.path.isfile(path):
+        raise UserError(f"{path}: cannot read {what} (no such file)")
     try:
-        with np.load(path) as data:
+        data = np.load(path, allow_pickle=False)
+    except Exception as e:  # OSError, BadZipFile, ValueError (pickled), EOFError, ...
+        raise UserError(f"{path}: cannot read {what} ({_one_line(e)})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise UserError(f"{path}: cannot read {what} (a single .npy array, not an npz keyed by name)")
+    try:
+        with data:
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
-        raise UserError(f"{path}: cannot read {what} ({e})") from None
+    except Exception as e:  # a corrupted member: bad CRC, deflate stream, .npy header, object arrays
+        raise UserError(f"{path}: cannot read {what} ({type(e).__name__}: {_one_line(e)})") from None
+
+
+def _one_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return lines[0] if lines else type(e).__name__
+
+
+def check_writable(path: str, flag: str = "") -> None:
+    """Refuse, before any work, an output path that cannot be written: its
+    directory missing or not writable, the path a directory or a read-only
+    file. `flag` (e.g. "--output") prefixes the message."""
+    lead = f"{flag}: " if flag else ""
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise UserError(f"{lead}cannot write '{path}': it is a directory")
+    if not os.path.isdir(directory):
+        what = "not a directory" if os.path.exists(directory) else "no such directory"
+        raise UserError(f"{lead}cannot write '{path}': {what} '{directory}'")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise UserError(f"{lead}cannot write '{path}': the file is not writable")
+    elif not os.access(directory, os.W_OK | os.X_OK):
+        raise UserError(f"{lead}cannot write '{path}': directory '{directory}' is not writable")
+
+
+def npz_path(path: str) -> str:
+    """The file np.savez writes for `path` (it appends .npz)."""
+    return path if path.endswith(".npz") else path + ".npz"
+
+
+# --- inputs against the model ------------------------------------------------
+#
+# An npz input must match the model's input: dtype kind compatible, values
+# representable, shape equal (dims marked None are free). Allowed conversions:
+# float -> float of another width, rounded to nearest (a finite value that
+# overflows the target type is refused); integer -> integer, bool -> bool, and
+# integer -> float when every value is exact in the target type. Refused:
+# complex, datetime/timedelta, object, strings, void, and any other mix
+# (float -> int, bool <-> number).
+
+
+def check_input(name: str, value, dtype, shape) -> object:
+    """`value` converted to `dtype`, or a UserError naming the input, what it
+    got and what the model wants. `shape` holds ints and None for free dims."""
+    import numpy as np
+
+    value = np.asarray(value)
+    want = np.dtype(dtype)
+    got = value.dtype
+    wants = f"the model wants {want.name}[{', '.join('?' if d is None else str(d) for d in shape)}]"
+    gots = f"input '{name}' is {got.name if got.kind not in 'USV' else got.str}{list(value.shape)}"
+    if got.kind in "cmMOUSV":
+        kinds = {"c": "complex", "m": "timedelta", "M": "datetime", "O": "object", "U": "string",
+                 "S": "bytes", "V": "structured"}
+        raise UserError(f"{gots}: {kinds[got.kind]} values are not accepted; {wants}")
+    if len(value.shape) != len(shape) or any(d is not None and d != v for d, v in zip(shape, value.shape)):
+        raise UserError(f"{gots}: wrong shape; {wants}")
+    if got == want:
+        return value
+    if want.kind == "b" or got.kind == "b":
+        raise UserError(f"{gots}: cannot convert {got.name} to {want.name}; {wants}")
+    if want.kind == "f":
+        if got.kind == "f":
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = value.astype(want)
+            overflow = np.isfinite(value) & ~np.isfinite(out)
+            if overflow.any():
+                bad = value[overflow].flat[0]
+                raise UserError(f"{gots}: value {float(bad):g} overflows {want.name}; {wants}")
+            return out
+        with np.errstate(all="ignore"):  # integers: only if every value is exact
+            out = value.astype(want)
+            finite = np.isfinite(out)
+            exact = finite & (np.where(finite, out, 0).astype(got) == value)
+        if not exact.all():
+            bad = value[~exact].flat[0]
+            raise UserError(f"{gots}: value {bad} is not exact in {want.name}; {wants}")
+        return out
+    if want.kind in "iu":
+        if got.kind not in "iu":
+            raise UserError(f"{gots}: cannot convert {got.name} to {want.name} (not an integer type); {wants}")
+        info = np.iinfo(want)
+        if value.size:
+            lo, hi = int(value.min()), int(value.max())
+            if lo < info.min or hi > info.max:
+                bad = lo if lo < info.min else hi
+                raise UserError(f"{gots}: value {bad} is outside {want.name}'s range [{info.min}, {info.max}]; {wants}")
+        return value.astype(want)
+    raise UserError(f"{gots}: cannot convert {got.name} to {want.name}; {wants}")
+
+
+def check_inputs(given: dict, wanted: dict[str, tuple], flag: str = "--inputs") -> dict:
+    """Every npz input named, converted and checked (check_input); `wanted`
+    maps input names to (dtype, shape) in the model's order."""
+    unknown = [k for k in given if k not in wanted]
+    if unknown:
+        raise UserError(
+            f"{flag}: unknown input '{unknown[0]}' (the model takes {', '.join(wanted) or 'no inputs'})"
+        )
+    missing = [k for k in wanted if k not in given]
+    if missing:
+        raise UserError(
+            f"{flag} lacks input '{missing[0]}' (it has {', '.join(given) or 'nothing'})"
+        )
+    return {k: check_input(k, given[k], *wanted[k]) for k in wanted}

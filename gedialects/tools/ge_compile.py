@@ -23,13 +23,23 @@ import sys
 import time
 from collections.abc import Sequence
 
-from gedialects.tools.cli import EXIT_OK, UserError, add_log_flag, load_module, log_to_stderr, read_npz, run_cli
+from gedialects.tools.cli import (
+    EXIT_OK,
+    ArgumentParser,
+    UserError,
+    add_log_flag,
+    check_writable,
+    load_module,
+    log_to_stderr,
+    read_npz,
+    run_cli,
+)
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ge-compile",
         description="Compile an ONNX model to an offline model (.om) for the simulated NPU.",
     )
@@ -116,9 +126,7 @@ def compile_model(args) -> int:
     load_target(args.target)  # a bad target fails before the long part
     if args.fusion_switch_file and not os.path.exists(args.fusion_switch_file):
         raise UserError(f"--fusion-switch-file: {args.fusion_switch_file}: no such file")
-    out_dir = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(out_dir):
-        raise UserError(f"cannot write '{args.output}': no such directory '{out_dir}'")
+    check_writable(args.output)  # before the long part: directory exists and is writable
     calibration = read_npz(args.calibration, "calibration inputs")
     t0 = time.perf_counter()
     dump = Dumper(args.dump_ir)
@@ -168,10 +176,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from target.config import ConfigError
-    from target.errors import SimulationError
-
-    return run_cli("ge-compile", lambda: run(argv), (ConfigError, SimulationError))
+    return run_cli("ge-compile", lambda: run(argv))  # target errors are user errors (run_cli)
 
 
 if __name__ == "__main__":

@@ -23,12 +23,16 @@ import numpy as np
 
 from gedialects.numerics import CRITERIA, Criterion
 from gedialects.tools.cli import (
+    ArgumentParser,
     add_log_flag,
     log_to_stderr,
     EXIT_OK,
     EXIT_USER,
     UserError,
+    check_inputs,
+    check_writable,
     load_module,
+    npz_path,
     model_path,
     read_npz,
     run_cli,
@@ -41,7 +45,7 @@ CHECK_TOLERANCE = CRITERIA
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="ge-run", description="Run a model on a gedialects backend and write its outputs."
     )
     p.add_argument(
@@ -101,20 +105,16 @@ def make_inputs(fn, given: dict[str, np.ndarray] | None, seed: int) -> dict[str,
     from gedialects.graph.tensors import numpy_dtype
 
     rng = np.random.default_rng(seed)
+    wanted = {
+        name: (numpy_dtype(arg.type.element_type), tuple(None if d == DYN else d for d in arg.type.get_shape()))
+        for name, arg in zip(input_names(fn), fn.args)
+    }
+    if given is not None:  # names, dtypes, values and shapes checked against the model
+        return check_inputs(given, wanted)
     out: dict[str, np.ndarray] = {}
     for name, arg in zip(input_names(fn), fn.args):
         shape = tuple(arg.type.get_shape())
         dtype = numpy_dtype(arg.type.element_type)
-        if given is not None:
-            if name not in given:
-                raise UserError(f"--inputs lacks input '{name}' (it has {', '.join(given) or 'nothing'})")
-            value = given[name]
-            if len(value.shape) != len(shape) or any(
-                d != DYN and d != v for d, v in zip(shape, value.shape)
-            ):
-                raise UserError(f"input '{name}' has shape {value.shape}, the model expects {_fmt(shape)}")
-            out[name] = value.astype(dtype, copy=False)
-            continue
         if DYN in shape:
             raise UserError(f"input '{name}' has dynamic shape {_fmt(shape)}; fix it with --input-shape")
         if np.issubdtype(dtype, np.floating):
@@ -171,11 +171,8 @@ def run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
         raise UserError(str(e)) from None
     args.precision_mode = args.precision_mode or program.meta.get("precision_mode", DEFAULT_PRECISION)
     inputs = random_inputs(program, args.seed)
-    if given is not None:
-        missing = set(inputs) - set(given)
-        if missing:
-            raise UserError(f"--inputs lacks input(s) {', '.join(sorted(missing))}")
-        inputs = {k: given[k] for k in inputs}
+    if given is not None:  # names, dtypes, values and shapes checked against the program
+        inputs = check_inputs(given, {s.name: (s.dtype, s.shape) for s in program.inputs})
     return inputs, simulate_and_report(args, program, inputs)
 
 
@@ -193,7 +190,10 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
         raise UserError(str(e)) from None
     print(format_profile(result.profile))
     if args.profile:
-        write_chrome_trace(result.profile, args.profile)
+        try:
+            write_chrome_trace(result.profile, args.profile)
+        except OSError as e:
+            raise UserError(f"--profile: cannot write '{args.profile}': {e.strerror or e}") from None
     return result.outputs
 
 
@@ -227,8 +227,19 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def run_model(args) -> int:
-    given = read_npz(args.inputs, "inputs")
+    from target.config import load_target
+
+    # Everything that can be checked before the work starts: output paths,
+    # the target, the inputs file (its arrays are checked against the model
+    # once the model is loaded, before it runs).
+    if args.output:
+        check_writable(npz_path(args.output), "--output")
+    if args.profile:
+        check_writable(args.profile, "--profile")
     backend = args.backend or "npu"
+    if backend == "npu":
+        load_target(args.target)  # ConfigError: one line
+    given = read_npz(args.inputs, "inputs")
     if backend == "reference":  # the numpy interpreter computes in the model's dtype
         args.precision_mode = args.precision_mode or "must_keep_origin_dtype"
     elif not is_npu_program(args.model):
@@ -247,7 +258,10 @@ def run_model(args) -> int:
     for name, value in outputs.items():
         print(f"{name}: {value.dtype}{list(value.shape)} mean={float(np.mean(value)):.6g}")
     if args.output:
-        np.savez(args.output, **outputs)
+        try:
+            np.savez(npz_path(args.output), **outputs)
+        except OSError as e:
+            raise UserError(f"--output: cannot write '{args.output}': {e.strerror or e}") from None
     if args.check:
         path = args.onnx or model_path(args.model)
         if not path.endswith(".onnx"):
