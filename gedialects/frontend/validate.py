@@ -56,6 +56,16 @@ for _name in ("FLOAT6E2M3", "FLOAT6E3M2"):
 _COMPLEX = {TensorProto.COMPLEX64, TensorProto.COMPLEX128}
 
 
+FLAG_ATTRIBUTES = frozenset({
+    "keepdims", "noop_with_empty_axes", "select_last_index", "ceil_mode", "count_include_pad",
+    "exclusive", "reverse", "upper", "largest", "sorted", "transA", "transB", "allowzero",
+    "training_mode", "fmod", "detect_negative", "detect_positive", "center_point_box",
+})
+"""Integer attributes the operator specs define as booleans (0 or 1). The
+schemas type them only as int; runtimes disagree on other values
+(onnxruntime reads keepdims=-3 as false), so they are refused."""
+
+
 def size_problem(what: str, shape: Sequence[int] | int) -> str | None:
     """Why a tensor of `shape` (or of that many elements) may not exist, or
     None. Dynamic (negative) dims are left out of the count."""
@@ -178,6 +188,8 @@ class _Validator:
                     )
                 producer[out] = f"node '{name}' ({node.op_type})"
                 defined.add(out)
+        if not graph.output and not path:
+            raise self.fail("the graph has no outputs")
         listed: set[str] = set()
         for out in graph.output:
             if out.name in listed:
@@ -248,6 +260,8 @@ class _Validator:
                     raise bad(f"attribute '{attr.name}' is not an attribute of {schema.name}-{schema.since_version} (it has: {known})")
             elif spec.type.value != attr.type:
                 raise bad(f"attribute '{attr.name}' must be {_type_name(spec.type.value)}, got {_type_name(attr.type)}")
+            elif attr.name in FLAG_ATTRIBUTES and attr.type == AttributeProto.INT and attr.i not in (0, 1):
+                raise bad(f"attribute '{attr.name}' is a flag: 0 or 1, got {attr.i}")
         if attr.type == AttributeProto.STRING:
             try:
                 attr.s.decode("utf-8")
@@ -321,6 +335,8 @@ def _schema(op_type: str, opset: int) -> tuple[defs.OpSchema | None, str]:
         return defs.get_schema(op_type, opset, ""), ""
     except defs.SchemaError:
         pass
+    except (TypeError, ValueError):  # a name the bindings cannot take (a corrupted file)
+        return None, f"operator name {op_type!r} is not a valid name"
     try:
         defs.get_schema(op_type, "")
     except defs.SchemaError:

@@ -295,7 +295,16 @@ def _identity_of(fn: Callable[..., np.ndarray], sign: int) -> Callable[..., np.n
     return run
 
 
-KERNELS[g.ReduceMeanOp] = _reduce(np.mean)
+def _mean(x: np.ndarray, axis, keepdims):
+    """The mean; 0 over an empty set. ONNX leaves it undefined (onnx's
+    reference gives NaN); onnxruntime, the oracle here, gives 0."""
+    count = int(np.prod([x.shape[a] for a in axis]))
+    if count == 0:
+        return np.sum(x, axis=axis, keepdims=keepdims)
+    return np.mean(x, axis=axis, keepdims=keepdims)
+
+
+KERNELS[g.ReduceMeanOp] = _reduce(_mean)
 KERNELS[g.ReduceSumOp] = _reduce(np.sum)
 KERNELS[g.ReduceMaxOp] = _reduce(_identity_of(np.max, +1))
 KERNELS[g.ReduceMinOp] = _reduce(_identity_of(np.min, -1))

@@ -177,13 +177,18 @@ def batch_norm(x, scale, bias, mean, var, eps: float) -> np.ndarray:
     return y.astype(x.dtype)
 
 
+def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
+    # initial: an empty axis (a 0-length sequence) has no maximum
+    return x.max(axis=axis, keepdims=True, initial=-np.inf)
+
+
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e = np.exp(x - _row_max(x, axis))
     return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
 
 
 def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    s = x - x.max(axis=axis, keepdims=True)
+    s = x - _row_max(x, axis)
     return (s - np.log(np.exp(s).sum(axis=axis, keepdims=True))).astype(x.dtype)
 
 
