@@ -314,9 +314,9 @@ def test_mask_pipeline_of_i64_and_bool():
 @pytest.mark.parametrize(
     "node, inits, message",
     [
-        (_node("Mod", ["a", "b"], fmod=2), {}, "fmod must be 0 or 1, got 2"),
-        (_node("CumSum", ["a", "axis"], exclusive=3), {"axis": np.array(0)}, "exclusive must be 0 or 1, got 3"),
-        (_node("Trilu", ["a"], upper=5), {}, "upper must be 0 or 1, got 5"),
+        (_node("Mod", ["a", "b"], fmod=2), {}, "node 'mod' (Mod, opset 17): attribute 'fmod' is a flag: 0 or 1, got 2"),
+        (_node("CumSum", ["a", "axis"], exclusive=3), {"axis": np.array(0)}, "node 'cumsum' (CumSum, opset 17): attribute 'exclusive' is a flag: 0 or 1, got 3"),
+        (_node("Trilu", ["a"], upper=5), {}, "node 'trilu' (Trilu, opset 17): attribute 'upper' is a flag: 0 or 1, got 5"),
         (_node("Expand", ["a", "s"]), {"s": np.array([[2, 3]])}, "Expand's shape must be a 1-d integer tensor, got int64 of shape 1x2"),
         (_node("Tile", ["a", "r"]), {"r": np.array([2])}, "repeats [2] must have one entry per dim of 2x3"),
         (_node("Expand", ["a", "s"]), {"s": np.array([4, 3])}, "input 2x3 does not broadcast to shape [4, 3]"),
