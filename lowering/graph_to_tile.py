@@ -520,7 +520,10 @@ class GraphToTile:
                 continue
             tv = self.values[v]
             if tv.st.name == name and tv.st.kind == "output":
-                tv.st.ttype = tv.st.ttype or v.type
+                # the slot has the output's shape: v may be a view (unsqueeze,
+                # reshape, ...) of the result that owns the storage, whose
+                # ttype (an AI-CPU result's) has the source's shape
+                tv.st.ttype = v.type if tv.st.ttype is None else TensorType(tv.st.ttype.element_type, g.shape_of(v))
                 continue
             # row-major (ND, or NCHW: a view of a graph input or of an AI-CPU result)
             flat = tv.layout in g.ROW_MAJOR or tv.layout == "NC1HWC0" and tv.shape[2] * tv.shape[3] == 1
@@ -678,9 +681,15 @@ class GraphToTile:
             x = self.values.get(v)
             if x is None:
                 raise PassFailedException(f"{describe_op(op)}: operand not lowered")
-            if x.layout not in g.ROW_MAJOR or x.st.layout == "NC1HWC0":
+            if x.layout not in g.ROW_MAJOR:
                 raise PassFailedException(f"{describe_op(op)}: an AI-CPU operand is held in {x.layout} "
                                           "(assign-layouts puts a transdata here)")
+            # a view of an NC1HWC0 map with H*W = 1 and no halo is its C values
+            # in a row (assign-layouts: ND, no transdata); a task reads whole
+            # tensors, so a row that does not start its tensor (a slice of a
+            # channel concat written in place) is copied out first
+            if x.st.layout == "NC1HWC0" and x.origin(self.c0) != 0:
+                x = self.row_copy(op, v, x)
             ins.append((x.st.name, TensorType(self.stored_element(x.st, v), g.shape_of(v)), self.sc(v)))
             mapping[v] = body.insert_arg(v.type, len(body.args))
         task = op.clone(value_mapper=mapping)
@@ -694,13 +703,19 @@ class GraphToTile:
             if not is_static(shape):  # its GM slot needs a size at compile time
                 raise PassFailedException(f"{describe_op(op)}: result has the data-dependent shape {fmt(shape)}; "
                                           "the npu program holds static shapes only")
-            st = Storage(self.outputs.get(r) or self.fresh(f"{op.name.split('.')[-1]}_aicpu"), layout="ND",
-                         elems=math.prod(shape), shape=shape)
-            st.kind = "output" if r in self.outputs else "internal"
+            readers = _readers_through_views(r)
+            # force_fp16: a graph output is written in fp32, but AI-core kernels
+            # (other than transdata) read fp16: such a result is stored in fp16
+            # and finish_outputs casts it to the output (copy_out)
+            fp16_readers = self.fp16 and isinstance(r.type.element_type, AnyFloat) and any(
+                engine_of(u) == AI_CORE and not isinstance(u, g.TransDataOp | func.ReturnOp) for u in readers)
+            is_output = r in self.outputs and not fp16_readers
+            st = Storage((self.outputs[r] if is_output else None) or self.fresh(f"{op.name.split('.')[-1]}_aicpu"),
+                         layout="ND", elems=math.prod(shape), shape=shape)
+            st.kind = "output" if is_output else "internal"
             # a graph output is written in its own type, unscaled
             scale = 1.0 if st.kind == "output" else self.sc(r)
             elem = r.type.element_type if st.kind == "output" else self.stored_element(None, r)
-            readers = _readers_through_views(r)
             if any(isinstance(u, g.TransDataOp) for u in readers):
                 elem = r.type.element_type  # transdata_in reads fp32 maps, as of graph inputs
                 if self.fp16 and any(engine_of(u) == AI_CORE and not isinstance(u, g.TransDataOp | func.ReturnOp)
@@ -724,6 +739,26 @@ class GraphToTile:
         self.prog.body.block.add_op(task_op)
         self.stats.kernels += 1
         self.stats.ops["aicpu"] = self.stats.ops.get("aicpu", 0) + 1
+
+    def row_copy(self, op: Operation, v: SSAValue, x: TV) -> TV:
+        """The contiguous row x (a view inside an NC1HWC0 tensor) copied to a
+        tensor of its own: GM -> UB -> GM in 32-byte blocks (the padding
+        lands in the tensors' 64-byte slack)."""
+        n = math.prod(x.shape)
+        st = Storage(self.fresh("row"), layout="ND", elems=n, shape=x.shape)
+        self.storages.append(st)
+        epb = 32 // self.es
+        npad = -(-n // epb) * epb
+        chunk = min(npad, 8192)
+        k = self.kernel(op, "copy", 1)
+        k.kernel.attributes["source"] = StringAttr(f"{describe_op(op)}: operand row")
+        u = k.alloc("ub", chunk, "ND", buffers=2)
+        xg, og = k.gm(x.st.name), k.gm(st.name)
+        for c in range(0, npad, chunk):
+            m = min(chunk, npad - c)
+            k.copy(u, k.at(xg, x.origin(self.c0) + c), [m], [1], [1])
+            k.copy(k.at(og, c), u, [m], [1], [1])
+        return TV(st, 0, "ND", x.shape)
 
     def stored_element(self, st: Storage | None, v: SSAValue) -> Attribute:
         """The element type v is stored in GM with: its own for integers and
@@ -929,6 +964,8 @@ class GraphToTile:
 
         r1 = only_use(op.output)
         tr = only_use(r1.results[0]) if isinstance(r1, g.ReshapeOp) else None
+        if isinstance(tr, g.TransposeOp) and engine_of(tr) != AI_CORE:  # graph-partition's call
+            return None
         r2 = only_use(tr.output) if isinstance(tr, g.TransposeOp) else None
         if not isinstance(r2, g.ReshapeOp):
             return None
@@ -1387,7 +1424,7 @@ class GraphToTile:
         if op.bias is not None and bias is None:
             raise PassFailedException(f"{describe_op(op)}: bias must be constant")
         M = math.prod(a.shape[:-1]) if a.layout == "ND" else a.shape[0]
-        if M > 16 or a.shape[0] != 1:
+        if M > 16 or len(a.shape) > 1 and a.shape[0] != 1:  # a 1-D left operand is one row
             raise PassFailedException(f"{describe_op(op)}: only M <= 16 (batch 1) is lowered")
         K, N = bmat.shape
         c0, k0, es = self.c0, self.c0, self.es

@@ -86,6 +86,17 @@ class Context:
         # force_fp16 stores activations in fp16 but graph inputs stay fp32:
         # only 4-D maps get a conversion kernel (the input transdata)
         self.fp32_inputs = {a for a in fn.args if self.fp16 and _rank(a) != 4 and _is_f32(a)}
+        # ... and only where they are read as maps (NC1HWC0): a gemm, softmax
+        # or transpose reads a 4-D input (or a view of one) in its logical
+        # order, with no transdata, and would take its fp32 bytes for fp16
+        self.fp32_maps = {a for a in fn.args if self.fp16 and _rank(a) == 4 and _is_f32(a)}
+        for op in fn.body.block.ops:  # views alias the input's bytes
+            if isinstance(op, g.VIEW_OPS) and op.operands and op.operands[0] in self.fp32_maps:
+                self.fp32_maps.update(op.results)
+        # values some op reads as a map (NC1HWC0), directly or through views:
+        # a row-major AI-core result (gemm, softmax) read so needs an
+        # NCHW -> NC1HWC0 transdata, which exists for fp32 tensors only
+        self.read_as_maps = _read_as_maps(fn.body.block)
 
 
 Rule = Callable[[Operation, Context], "str | None"]
@@ -127,6 +138,8 @@ def _conv(op: g.ConvOp, ctx: Context) -> str | None:
         return f"anisotropic stride {s} / dilation {d} not lowered"
     if op.residual is not None and (why := _map(op.residual)) is not None:
         return f"residual: {why}"
+    if op.residual is not None and is_constant(op.residual):  # the epilogue reads a map, not a packed constant
+        return "a constant residual is not lowered"
     if op.residual is not None and g.shape_of(op.residual) != g.shape_of(op.output):
         return "a broadcast residual is not lowered"
     return None
@@ -174,7 +187,7 @@ def _gemm(op: Operation, ctx: Context) -> str | None:
     # the vector-matrix product of the light models' classifiers is legal.
     if m != 1:
         return f"left operand {shapes.fmt(sa)}: only M = 1 is lowered"
-    return None
+    return _fp16_row_result_read_as_map(op, ctx)
 
 
 @rule(g.SoftmaxOp)
@@ -185,7 +198,7 @@ def _softmax(op: g.SoftmaxOp, ctx: Context) -> str | None:
         return f"softmax of {shapes.fmt(s)} along axis {axis}: only one row along the last non-unit axis is lowered"
     if op.shape is not None:
         return "a reshaping softmax is not lowered"
-    return None
+    return _fp16_row_result_read_as_map(op, ctx)
 
 
 def channel_permutation(view_shape: tuple, perm, C: int, H: int, W: int):
@@ -207,6 +220,8 @@ def _transpose(op: g.TransposeOp, ctx: Context) -> str | None:
     ok = x is not op.input and _rank(x) == 4 and isinstance(x.owner, Operation) and engine_of(x.owner) == AI_CORE
     if not ok or channel_permutation(g.shape_of(op.input), perm, *g.shape_of(x)[1:]) is None:
         return f"graph.transpose perm {tuple(perm)} not lowered (only a channel shuffle of a 4-D map)"
+    if math.prod(g.shape_of(x)[2:]) == 1:  # assign-layouts reads the view as a row, the kernel wants a map view
+        return "a channel shuffle of a 1x1 map (its view is a row) is not lowered"
     return None
 
 
@@ -227,14 +242,18 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
                 if is_constant(v) and not _broadcastable_constant(v, channels):
                     return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
             first = inner.operands[0]
-            if len(inner.operands) > 1 and is_constant(first) and not isinstance(inner, SCALE_EQUIVARIANT_BINARY | g.SumOp):
+            if len(inner.operands) > 1 and is_constant(first) and not isinstance(inner, (*SCALE_EQUIVARIANT_BINARY, g.SumOp)):
                 return f"constant-first {inner.name} not lowered"
         for v in op.inputs:
+            if is_constant(v) and not _broadcastable_constant(v, channels):  # the kernel has no constant maps
+                return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
             if g.shape_of(v) != g.shape_of(out) and not _broadcastable_constant(v, channels):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
         return None
     first = True
     for v in op.operands:
+        if is_constant(v) and not _broadcastable_constant(v, channels):  # the kernel has no constant maps
+            return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
         if g.shape_of(v) != g.shape_of(out):
             if not _broadcastable_constant(v, channels):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
@@ -271,6 +290,39 @@ def _free(op: Operation, ctx: Context) -> str | None:
     return None
 
 
+def _read_as_maps(block: Block) -> set[SSAValue]:
+    out: set[SSAValue] = set()
+    for op in reversed(list(block.ops)):  # a view's readers come after it
+        for v in op.operands:
+            if _reads_as_map(op, v):
+                out.add(v)
+        if isinstance(op, g.VIEW_OPS) and op.operands and any(r in out for r in op.results):
+            out.add(op.operands[0])
+    return out
+
+
+def _fp16_row_result_read_as_map(op: Operation, ctx: Context) -> str | None:
+    if ctx.fp16 and any(r in ctx.read_as_maps for r in op.results):
+        return ("force_fp16: the row-major result is read as a map "
+                "(no fp16 NCHW -> NC1HWC0 transdata on the AI core)")
+    return None
+
+
+def _reads_as_map(op: Operation, v: SSAValue) -> bool:
+    """op reads the 4-D operand v in NC1HWC0 (assign-layouts gives a graph
+    input a transdata to it): map ops, channel concats, 4-D elementwise ops
+    on operands of the result's shape (as LayoutAssigner.accepted)."""
+    if _rank(v) != 4:
+        return False
+    if isinstance(op, g.ConvOp | g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp | g.LrnOp):
+        return True
+    if isinstance(op, g.ConcatOp):
+        return _rank(op.output) == 4 and op.int_("axis", 0) % 4 == 1
+    if isinstance(op, MAP_ELEMENTWISE):
+        return _rank(op.results[0]) == 4 and g.shape_of(v) == g.shape_of(op.results[0])
+    return False
+
+
 def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
     """None when convert-graph-to-tile lowers op to AI-core kernels, else why not."""
     check = RULES.get(type(op))
@@ -278,6 +330,8 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
         return f"no AI-core kernel for {op.name}"
     if any(v in ctx.fp32_inputs for v in op.operands):
         return "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"
+    if not isinstance(op, g.VIEW_OPS) and any(v in ctx.fp32_maps and not _reads_as_map(op, v) for v in op.operands):
+        return "force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata)"
     for v in (*op.operands, *op.results):
         if not _is_f32(v) and not (is_constant(v) and isinstance(op, g.GatherOp)):
             return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]

@@ -206,16 +206,21 @@ def layer_norm(x, scale, bias, axis: int, eps: float) -> np.ndarray:
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 
 
+def _erf64(x64: np.ndarray) -> np.ndarray:
+    # frompyfunc gives a Python float (no .astype) for a 0-d input
+    return np.asarray(_erf_scalar(x64), dtype=np.float64)
+
+
 def erf(x: np.ndarray) -> np.ndarray:
-    return _erf_scalar(x.astype(np.float64)).astype(x.dtype)
+    return _erf64(x.astype(np.float64)).astype(x.dtype)
 
 
 def gelu(x: np.ndarray, approximate: str) -> np.ndarray:
-    x64 = x.astype(np.float64)
+    x64 = np.asarray(x, dtype=np.float64)
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)
-        return (0.5 * x64 * (1 + np.tanh(inner))).astype(x.dtype)
-    return (0.5 * x64 * (1 + _erf_scalar(x64 / math.sqrt(2)).astype(np.float64))).astype(x.dtype)
+        return np.asarray(0.5 * x64 * (1 + np.tanh(inner))).astype(x.dtype)
+    return np.asarray(0.5 * x64 * (1 + _erf64(x64 / math.sqrt(2)))).astype(x.dtype)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

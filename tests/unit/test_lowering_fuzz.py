@@ -7,13 +7,13 @@ onnxruntime -- hypothesis looks for graphs the hand-written tests miss
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import onnx
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
+
+from fuzz_settings import fuzz_settings
 
 from gedialects.frontend.onnx_import import import_model
 from gedialects.numerics import assert_close
@@ -98,8 +98,7 @@ def cnns(draw):
 
 
 # CI runs a dozen graphs; GE_FUZZ_EXAMPLES=500 searches deeper
-@settings(max_examples=int(os.environ.get("GE_FUZZ_EXAMPLES", "12")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@fuzz_settings(12)
 @given(cnns(), st.sampled_from(["must_keep_origin_dtype", "force_fp16"]))
 def test_random_cnn_matches_onnxruntime(model, precision):
     x = {"x": np.random.default_rng(1).standard_normal(X_SHAPE).astype(np.float32)}
