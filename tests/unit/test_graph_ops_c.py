@@ -16,6 +16,7 @@ from gedialects.frontend.onnx_import import import_model
 from gedialects.graph import interpreter
 from gedialects.graph import ops as g
 from gedialects.zoo import onnxruntime_outputs
+from test_graph_ops_b import _model  # one ONNX model builder for the op tests
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -23,19 +24,6 @@ RNG = np.random.default_rng(11)
 
 F32 = np.float32
 I64 = np.int64
-
-
-def _model(nodes, feeds, inits=None, opset=19, outputs=("y",)):
-    graph = helper.make_graph(
-        nodes,
-        "ops_c",
-        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in feeds.items()],
-        [helper.make_empty_tensor_value_info(o) for o in outputs],
-        [numpy_helper.from_array(np.asarray(v), n) for n, v in (inits or {}).items()],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
 
 
 def check(model, feeds):
