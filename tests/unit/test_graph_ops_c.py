@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 from xdsl.utils.exceptions import InterpretationError
 
 from gedialects.frontend.errors import FrontendError
