@@ -41,7 +41,7 @@ def _graph_fuse():
 
 
 def _tile_dialect():
-    from gedialects.tile.ops import Tile
+    from gedialects.tile.dialect import Tile
 
     return Tile
 
@@ -88,6 +88,28 @@ def _ge_compile():
     return GeCompilePass
 
 
+def _lazy(module: str, cls: str):
+    """A factory importing `cls` from `module` on first use."""
+
+    def factory():
+        import importlib
+
+        return getattr(importlib.import_module(module), cls)
+
+    return factory
+
+
+TILE_PASSES = {
+    "tile-legalize-math": _lazy("gedialects.tile.transforms.legalize_math", "TileLegalizeMathPass"),
+    "tile-select-tiling": _lazy("gedialects.tile.transforms.select_tiling", "TileSelectTilingPass"),
+    "tile-distribute": _lazy("gedialects.tile.transforms.distribute", "TileDistributePass"),
+    "tile-pipeline-buffers": _lazy("gedialects.tile.transforms.pipeline_buffers", "TilePipelineBuffersPass"),
+    "tile-expand-structured": _lazy("gedialects.tile.transforms.expand_structured", "TileExpandStructuredPass"),
+    "tile-allocate": _lazy("gedialects.tile.transforms.allocate", "TileAllocatePass"),
+    "ge-tile-opt": _lazy("lowering.pipeline", "GeTileOptPass"),
+}
+
+
 def _onnx_frontend():
     from gedialects.frontend.onnx_frontend import OnnxFrontend
 
@@ -111,6 +133,7 @@ GE_UNIVERSE = Universe(
         "ge-graph-opt": _ge_graph_opt,
         "ge-lower": _ge_lower,
         "ge-compile": _ge_compile,
+        **TILE_PASSES,
     },
     all_frontends={
         "onnx": _onnx_frontend,

@@ -338,3 +338,142 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
         if not shapes.is_static(g.shape_of(v)):
             return "dynamic shape"
     return check(op, ctx)
+
+
+# ----------------------------------------------------------------- the vector family
+# Ops the CNN patterns above refuse may still have a vector kernel of
+# row-major tensors (lowering/graph_to_tile/vector.py): elementwise ops and
+# fusions of any rank with broadcasting, softmax, layer_norm, reductions
+# along the trailing dims. The partition records the family that lowers an
+# op as `ge.kernel`; assign-layouts gives vector kernels the logical order.
+
+KERNEL_ATTR = "ge.kernel"
+VECTOR_KERNEL = "vector"
+VECTOR_RULES: dict[type[Operation], Rule] = {}
+
+
+def kernel_of(op: Operation) -> str | None:
+    """The kernel family the partition chose for an AI-core op (None: the CNN patterns)."""
+    attr = op.attributes.get(KERNEL_ATTR)
+    return getattr(attr, "data", None)
+
+
+def vector_rule(*op_types: type[Operation]):
+    def register(fn: Rule) -> Rule:
+        for t in op_types:
+            VECTOR_RULES[t] = fn
+        return fn
+
+    return register
+
+
+def _stored_bytes(v: SSAValue, ctx: Context) -> int:
+    """Bytes per element of v in GM: fp32 graph inputs stay fp32 in force_fp16."""
+    if ctx.fp16 and not isinstance(v.owner, Operation) and _is_f32(v):
+        return 4
+    return 2 if ctx.fp16 else 4
+
+
+def _rows_fit_blocks(width: int, v: SSAValue, ctx: Context) -> str | None:
+    if width * _stored_bytes(v, ctx) % 32:
+        return (f"rows of {width} elements are not a whole number of 32-byte blocks "
+                f"(the vector kernels move rows of whole blocks)")
+    return None
+
+
+def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
+    from lowering.map_bodies import ELEMENTWISE, scalar_value
+
+    out = op.results[0]
+    if isinstance(op, g.FusionOp):
+        if len(op.results) != 1:
+            return "a multi-output fusion is not lowered"
+        for inner in op.body.block.ops:
+            if isinstance(inner, g.YieldOp):
+                continue
+            if isinstance(inner, g.ConstantOp | g.FillOp):
+                if scalar_value(inner.results[0]) is None:
+                    return "a fusion body constant that is not one number"
+                continue
+            if type(inner) not in ELEMENTWISE:
+                return f"{inner.name} has no vector kernel"
+    elif type(op) not in ELEMENTWISE:
+        return f"no AI-core kernel for {op.name}"
+    operands = [v for v in op.operands if not (is_constant(v) and scalar_value(v) is not None)]
+    shape = g.shape_of(out)
+    for v in operands:
+        if not shapes.is_static(g.shape_of(v)) or len(g.shape_of(v)) > len(shape):
+            return "an operand does not broadcast to the result"
+    from gedialects.tile.structured import collapse_dims
+
+    collapsed, operand_shapes = collapse_dims(shape, [g.shape_of(v) for v in operands])
+    if (why := _rows_fit_blocks(collapsed[-1], out, ctx)) is not None:
+        return why
+    for v, s in zip(operands, operand_shapes):
+        if s[-1] != 1 and (why := _rows_fit_blocks(s[-1], v, ctx)) is not None:
+            return why
+    return None
+
+
+@vector_rule(g.SoftmaxOp, g.LogSoftmaxOp)
+def _vector_softmax(op: Operation, ctx: Context) -> str | None:
+    s = g.shape_of(op.operands[0])
+    axis = op.int_("axis", -1) % len(s)
+    if math.prod(s[axis + 1 :]) != 1:
+        return f"softmax along axis {axis} of {shapes.fmt(s)} is not along the last non-unit dim"
+    return _rows_fit_blocks(s[axis], op.operands[0], ctx) or _rows_fit_blocks(s[axis], op.results[0], ctx)
+
+
+@vector_rule(g.LayerNormOp)
+def _vector_layer_norm(op: g.LayerNormOp, ctx: Context) -> str | None:
+    s = g.shape_of(op.input)
+    axis = op.int_("axis", -1) % len(s)
+    cols = math.prod(s[axis:])
+    for p in (op.scale, op.bias):
+        if p is not None and math.prod(g.shape_of(p)) != cols:
+            return "scale/bias that do not cover the normalised dims"
+    if op.residual is not None and g.shape_of(op.residual) != s:
+        return "a broadcast residual is not lowered"
+    return _rows_fit_blocks(cols, op.input, ctx) or _rows_fit_blocks(cols, op.results[0], ctx)
+
+
+@vector_rule(g.ReduceMeanOp, g.ReduceSumOp, g.ReduceMaxOp)
+def _vector_reduce(op: g.ReduceOp, ctx: Context) -> str | None:
+    s = g.shape_of(op.input)
+    axes = sorted(a % len(s) for a in (op.ints("axes") or range(len(s))))
+    if axes != list(range(axes[0], len(s))):
+        return f"reduction over axes {tuple(axes)} of {shapes.fmt(s)}: only trailing axes are lowered"
+    rows = math.prod(s[: axes[0]])
+    es = 2 if ctx.fp16 else 4
+    if rows * es % 32 and rows * es > 32:
+        return f"{rows} reduced rows are not a whole number of 32-byte blocks"
+    return _rows_fit_blocks(math.prod(s[axes[0] :]), op.input, ctx)
+
+
+def vector_refusal(op: Operation, ctx: Context) -> str | None:
+    """None when the vector family lowers op, else why not."""
+    for v in (*op.operands, *op.results):
+        if not _is_f32(v) and not is_constant(v):
+            return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
+        if not shapes.is_static(g.shape_of(v)):
+            return "dynamic shape"
+    check = VECTOR_RULES.get(type(op), _vector_elementwise)
+    why = check(op, ctx)
+    if why is None:
+        why = _fp16_row_result_read_as_map(op, ctx)
+    return why
+
+
+def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
+    """(family, None) for the patterns that lower op, or (None, reason)."""
+    why = ai_core_refusal(op, ctx)
+    if why is None:
+        return "cnn", None
+    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConcatOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GemmOp, g.MatMulOp)):
+        return None, why
+    vector_why = vector_refusal(op, ctx)
+    if vector_why is None:
+        return VECTOR_KERNEL, None
+    if why.startswith("no AI-core kernel"):
+        return None, vector_why
+    return None, f"{why}; as a vector kernel: {vector_why}"

@@ -79,11 +79,34 @@ def compile_module(
     stats = convert(module, precision, target, calibration)
     memory = program_memory(module)
     say("graph-to-tile", module)
+    for tile_pass in tile_passes(target):
+        tile_pass.apply(ctx, module)
+        say(tile_pass.name, module)
     ConvertTileToNpuPass(target=target).apply(ctx, module)
     say("tile-to-npu", module)
     n = sum(1 for _ in module.walk())
     return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0, memory,
                     stats.ops.get("aicpu", 0))
+
+
+def tile_passes(target: str) -> list:
+    """The tile level, in order: what runs between convert-graph-to-tile and
+    convert-tile-to-npu (the `ge-tile-opt` pipeline)."""
+    from gedialects.tile.transforms.allocate import TileAllocatePass
+    from gedialects.tile.transforms.distribute import TileDistributePass
+    from gedialects.tile.transforms.expand_structured import TileExpandStructuredPass
+    from gedialects.tile.transforms.legalize_math import TileLegalizeMathPass
+    from gedialects.tile.transforms.pipeline_buffers import TilePipelineBuffersPass
+    from gedialects.tile.transforms.select_tiling import TileSelectTilingPass
+
+    return [
+        TileLegalizeMathPass(),
+        TileSelectTilingPass(target=target),
+        TileDistributePass(target=target),
+        TilePipelineBuffersPass(target=target),
+        TileExpandStructuredPass(),
+        TileAllocatePass(target=target),
+    ]
 
 
 def emit_error(self, message: str):
@@ -175,7 +198,7 @@ class GeGraphOptPass(ModulePass):
 
 @_dataclass(frozen=True)
 class GeLowerPass(ModulePass):
-    """graph-partition, assign-layouts, convert-graph-to-tile, convert-tile-to-npu (graph -> npu program)."""
+    """graph-partition, assign-layouts, convert-graph-to-tile, ge-tile-opt, convert-tile-to-npu (graph -> npu program)."""
 
     name = "ge-lower"
     precision_mode: str = DEFAULT_PRECISION
@@ -193,7 +216,21 @@ class GeLowerPass(ModulePass):
         GraphPartitionPass(self.precision_mode, self.aicpu_fallback).apply(ctx, op)
         AssignLayoutsPass().apply(ctx, op)
         ConvertGraphToTilePass(self.precision_mode, self.target).apply(ctx, op)
+        GeTileOptPass(self.target).apply(ctx, op)
         ConvertTileToNpuPass(target=self.target).apply(ctx, op)
+
+
+@_dataclass(frozen=True)
+class GeTileOptPass(ModulePass):
+    """The tile passes (`tile_passes`): legalize-math, select-tiling, distribute,
+    pipeline-buffers, expand-structured, allocate."""
+
+    name = "ge-tile-opt"
+    target: str = "davinci-910"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for tile_pass in tile_passes(self.target):
+            tile_pass.apply(ctx, op)
 
 
 @_dataclass(frozen=True)

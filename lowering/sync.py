@@ -33,9 +33,7 @@ from xdsl.dialects.builtin import Float16Type
 from xdsl.ir import Block, Operation, SSAValue
 
 from gedialects.npu import ops as npu
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe
-
-ELEM = {"f16": 2, "f32": 4}
+from gedialects.npu.isa import FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe
 
 
 @dataclass
@@ -67,14 +65,6 @@ def _ptr(value: SSAValue, extents: dict, nbytes: int, capacity: dict) -> tuple[M
     return space, lo, (lo + ext) if ext is not None else capacity.get(space.value, 1 << 30)
 
 
-def _vec_span(f: dict, role: str, es: int) -> int:
-    mask = f.get("mask", 256 // es)
-    nb = -(-(mask * es) // BLOCK_BYTES)
-    rep = f.get(f"{role}_rep", 8)
-    blk = f.get(f"{role}_blk", 1)
-    return ((f["repeat"] - 1) * rep + (nb - 1) * blk + 1) * BLOCK_BYTES
-
-
 def accesses(op: Operation, extents: dict, capacity: dict) -> list[Access]:
     """What one npu instruction reads and writes on chip."""
     pipe = op.pipe()  # type: ignore[attr-defined]
@@ -100,14 +90,8 @@ def accesses(op: Operation, extents: dict, capacity: dict) -> list[Access]:
         es = 2 if isinstance(op.properties["dtype"], Float16Type) else 4
         m, n, k = f["m"], f["n"], f["k"]
         spans = [(op.c, m * n * 4, True), (op.a, m * k * es, False), (op.b, k * n * es, False)]
-    elif isinstance(op, npu.VectorReduceOp):
-        es = ELEM[op.role_dtype("src")]
-        spans = [(op.dst, -(-(f["repeat"] * es) // 32) * 32, True), (op.src, _vec_span(f, "src", es), False)]
     elif isinstance(op, npu.VectorOp):
-        roles = type(op).ROLES
-        for i, role in enumerate(roles):
-            es = ELEM[op.role_dtype(role)]
-            spans.append((op.operands[i], _vec_span(f, role, es), role == "dst"))
+        spans = op.operand_spans()
     out = []
     for value, nbytes, write in spans:
         r = _ptr(value, extents, nbytes, capacity)

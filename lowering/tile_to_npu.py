@@ -2,9 +2,7 @@
 
 * GM: each `tile.tensor` becomes an npu.input/output/constant (internal
   tensors are just byte ranges of the arena).
-* On-chip allocation per kernel: every `tile.alloc` gets an address in its
-  space (bump allocation in program order, aligned as the target demands);
-  `buffers = 2` allocates two copies. Overflow is a diagnostic with sizes.
+* On-chip addresses come from tile-allocate (`offset` on every tile.alloc).
 * Ping-pong: a loop marked `tile.pipeline` is unrolled by two (plus a
   remainder loop of at most one iteration); the first copy of the body uses
   the first address of every double buffer, the second copy the second.
@@ -31,8 +29,10 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph.tensors import tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
-from gedialects.npu.isa import DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, MemSpace
+from gedialects.npu.isa import BLOCKS_PER_REPEAT, DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, MemSpace
+from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
+from gedialects.tile.transforms.allocate import buffer_bytes
 from lowering.sync import insert_sync
 
 Index = int | SSAValue
@@ -59,9 +59,8 @@ class Ref:
     space: str
 
 
-BIN = {"add": npu.VaddOp, "sub": npu.VsubOp, "mul": npu.VmulOp, "div": npu.VdivOp, "max": npu.VmaxOp, "min": npu.VminOp}
-UN = {"relu": npu.VreluOp, "exp": npu.VexpOp, "ln": npu.VlnOp, "sqrt": npu.VsqrtOp, "abs": npu.VabsOp}
-SCAL = {"adds": npu.VaddsOp, "muls": npu.VmulsOp, "maxs": npu.VmaxsOp}
+# tile.vec op -> the npu instruction it becomes (the table in gedialects/npu/vector_ops.py).
+VECTOR_CLASSES = {name: npu.VECTOR_OP_CLASSES[spec.mnemonic] for name, spec in TILE_SPECS.items()}
 ARITH_BIN = {
     arith.AddiOp: lambda a, b: a + b,
     arith.SubiOp: lambda a, b: a - b,
@@ -90,25 +89,14 @@ class KernelTranslator:
 
     # -- allocation ------------------------------------------------------
     def _allocate(self) -> None:
-        cap = self.config.capacity_bytes
-        align = self.config.alignment_bytes
-        top: dict[str, int] = {}
+        """Addresses come from tile-allocate."""
         for op in self.kop.walk():
-            if not isinstance(op, t.AllocOp):
-                continue
-            space = t.space_of(op.result)
-            a = max(align[space], 32)
-            nbytes = -(-op.num_elements() * esize(op.result.type.element) // a) * a
-            base = -(-top.get(space, 0) // a) * a
-            top[space] = base + nbytes * op.buffers.value.data
-            self.addr[op] = (base, nbytes)
-        for space, used in top.items():
-            if used > cap[space]:
-                raise PassFailedException(
-                    f"tile.kernel @{self.kop.sym_name.data}: on-chip buffers need {used} bytes of "
-                    f"{space}, the target has {cap[space]} (choose smaller tiles)"
-                )
-        self.usage = top
+            if isinstance(op, t.AllocOp):
+                if op.offset is None:
+                    raise PassFailedException(
+                        f"tile.kernel @{self.kop.sym_name.data}: tile.alloc without an address (run tile-allocate first)"
+                    )
+                self.addr[op] = (op.offset.value.data, buffer_bytes(op, self.config))
 
     # -- index values ------------------------------------------------------
     def idx(self, v: SSAValue) -> Index:
@@ -339,19 +327,24 @@ class KernelTranslator:
         es = refs[0].es
         dt = "f16" if es == 2 else "f32"
         scalar = None if op.scalar is None else op.scalar.value.data
-        cls = BIN.get(kind) or UN.get(kind) or SCAL[kind]
+        cls = VECTOR_CLASSES[kind]
+        if TILE_SPECS[kind].family == Family.BROADCAST:
+            # tile.vec brcb dst, src [n]: value i of src over block i of dst
+            n, per = t.ints(op.shape)[0], BLOCKS_PER_REPEAT
+            for r0 in range(0, -(-n // per), MAX_REPEAT):
+                repeat = min(MAX_REPEAT, -(-n // per) - r0)
+                dst, src = self.ptr(refs[0], r0 * per * (32 // es)), self.ptr(refs[1], r0 * per)
+                self.emit(cls(dt, dst, src, repeat=repeat))
+            return
         for chunk in vector_plan(list(t.ints(op.shape)), op.operand_strides(), es, self.config):
             offs, repeat, mask, blk, rep = chunk
             ptrs = [self.ptr(r, o) for r, o in zip(refs, offs)]
-            roles = cls.ROLES
             strides = {}
-            for role, b, r in zip(roles, blk, rep):
+            for role, b, r in zip(cls.ROLES, blk, rep):  # tile.vec's operands are in the roles' order
                 strides[f"{role}_blk"] = b
                 strides[f"{role}_rep"] = r
-            if scalar is not None:
-                self.emit(cls(dt, ptrs[0], ptrs[1], scalar, repeat=repeat, mask=mask, **strides))
-            else:
-                self.emit(cls(dt, *ptrs, repeat=repeat, mask=mask, **strides))
+            args = (*ptrs, scalar) if scalar is not None else ptrs
+            self.emit(cls(dt, *args, repeat=repeat, mask=mask, **strides))
 
     def reduce(self, op: t.ReduceOp) -> None:
         dst, src = self.ref(op.dst), self.ref(op.src)
@@ -363,12 +356,14 @@ class KernelTranslator:
             raise PassFailedException("tile.reduce: rows must start on 32-byte blocks")
         fold = npu.VaddOp if op.op.data == "sum" else npu.VmaxOp
         red = npu.VreduceSumOp if op.op.data == "sum" else npu.VreduceMaxOp
+        if rs // epb > MAX_STRIDE:  # rows too far apart for one repeat per row: fold each row in halves
+            for r in range(rows):
+                self._fold_row(fold, red, dt, dst, src, r, r * rs, cols, epr)
+            return
         for r0 in range(0, rows, MAX_REPEAT):
             nr = min(MAX_REPEAT, rows - r0)
             base = r0 * rs
             rep = rs // epb
-            if rep > MAX_STRIDE:
-                raise PassFailedException("tile.reduce: row stride too large")
             for c in range(1, -(-cols // epr)):
                 m = min(epr, cols - c * epr)
                 self.emit(
@@ -376,6 +371,23 @@ class KernelTranslator:
                          repeat=nr, mask=m, dst_rep=rep, src0_rep=rep, src1_rep=rep)
                 )
             self.emit(red(dt, self.ptr(dst, r0), self.ptr(src, base), repeat=nr, mask=min(cols, epr), src_rep=rep))
+
+
+    def _fold_row(self, fold, red, dt, dst, src, row: int, base: int, cols: int, epr: int) -> None:
+        """Reduce one long row: add (or max) its second half onto its first,
+        in contiguous repeats, until one repeat is left; then reduce it."""
+        width = cols
+        while width > epr:
+            half = -(-(-(-width // 2)) // epr) * epr  # the first half, whole repeats
+            rest = width - half
+            full, tail = divmod(rest, epr)
+            for start, repeat, mask in ((0, full, epr), (full * epr, 1 if tail else 0, tail)):
+                for r0 in range(0, repeat, MAX_REPEAT):
+                    n = min(MAX_REPEAT, repeat - r0)
+                    at = base + start + r0 * epr
+                    self.emit(fold(dt, self.ptr(src, at), self.ptr(src, at), self.ptr(src, at + half), repeat=n, mask=mask))
+            width = half
+        self.emit(red(dt, self.ptr(dst, row), self.ptr(src, base), repeat=1, mask=width))
 
 
 def _merge(shape: list[int], strides: list[list[int]]) -> list[tuple[int, list[int]]]:
@@ -413,8 +425,10 @@ def vector_plan(shape, strides, es, config):
                 yield ([s + full * epr] * k, 1, tail, [1] * k, [8] * k)
         return
     n_in, s_in = dims[-1]
-    if any(x != 1 for x in s_in):
-        raise PassFailedException("tile.vec: the innermost dim must be contiguous for every operand")
+    # A source with innermost stride 0 holds each value replicated over one
+    # 32-byte block (brcb): its blocks are read with block stride 0.
+    if s_in[0] != 1 or any(x not in (0, 1) for x in s_in):
+        raise PassFailedException("tile.vec: the innermost dim must be contiguous (or a replicated block) for every operand")
     outer = dims[:-1]
     for d in outer:
         if any(x % epb for x in d[1]):
@@ -428,12 +442,12 @@ def vector_plan(shape, strides, es, config):
         nb = n_in // epb
         main, tail = nb - nb % 8, nb % 8
         if nb <= 8:
-            boxes.append(([0] * k, outer + ([(nb, [epb] * k)] if nb > 1 else []), None))
+            boxes.append(([0] * k, outer + ([(nb, [epb * x for x in s_in])] if nb > 1 else []), None))
         else:
             if main:
-                boxes.append(([0] * k, outer + [(main // 8, [8 * epb] * k), (8, [epb] * k)], None))
+                boxes.append(([0] * k, outer + [(main // 8, [8 * epb * x for x in s_in]), (8, [epb * x for x in s_in])], None))
             if tail:
-                boxes.append(([main * epb] * k, outer + [(tail, [epb] * k)], None))
+                boxes.append(([main * epb * x for x in s_in], outer + [(tail, [epb * x for x in s_in])], None))
     lat = config.latency_cycles["vector"] + config.latency_cycles["issue"]
     for base, cands, inner_mask in boxes:
         bst = [[x // epb for x in d[1]] for d in cands]
@@ -459,7 +473,7 @@ def vector_plan(shape, strides, es, config):
         rest = [i for i in range(len(cands)) if i not in (bi, ri)]
         nb = cands[bi][0] if bi is not None else 1
         nr = cands[ri][0] if ri is not None else 1
-        blk = [bst[bi][o] if bi is not None else 1 for o in range(k)]
+        blk = [bst[bi][o] if bi is not None else (1 if s_in[o] else 0) for o in range(k)]
         rep = [bst[ri][o] if ri is not None else 8 for o in range(k)]
         for index in itertools.product(*(range(cands[i][0]) for i in rest)):
             offs = [base[o] + sum(j * cands[i][1][o] for j, i in zip(index, rest)) for o in range(k)]

@@ -37,6 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from gedialects.npu import ops as npu
 from gedialects.npu.isa import DMA_PATHS, PIPE_INDEX, SPACE_INDEX, MemSpace, Pipe
 from gedialects.npu.syntax import dtype_name
+from gedialects.npu.vector_ops import kind_id
 from target import program as P
 from target.errors import AssemblyError
 
@@ -346,60 +347,29 @@ def _enc_mmad(a: _KernelAssembler, op: npu.MmadOp) -> tuple:
     )
 
 
-def _strides(op: npu.VectorOp) -> tuple[int, ...]:
+def _enc_vector(a: _KernelAssembler, op: npu.VectorOp) -> tuple:
+    """Every vector instruction, word by word as its family's encoding says."""
+    spec = op.SPEC
+    enc = P.VECTOR_ENCODINGS[P.VECTOR_OPCODES[spec.family]]
     f = op.fields()
-    return tuple(f[f"{r}_blk"] for r in op.ROLES) + tuple(
-        f[f"{r}_rep"] for r in op.ROLES
-    )
-
-
-def _enc_vector(opcode: int, kinds: tuple[str, ...]) -> Callable:
-    def enc(a: _KernelAssembler, op: npu.VectorOp) -> tuple:
-        f = op.fields()
-        ins = (
-            opcode,
-            PIPE_INDEX[Pipe.V],
-            *_ptrs(a, op),
-            kinds.index(op.name[4:]),
-            _dtype(op),
-            f["repeat"],
-            f["mask"],
-            *_strides(op),
-        )
-        if "scalar" in f:
-            ins += (float(f["scalar"]),)
-        return ins
-
-    return enc
-
-
-def _enc_vconv(a: _KernelAssembler, op: npu.VconvOp) -> tuple:
-    f = op.fields()
-    return (
-        P.VCONV,
-        PIPE_INDEX[Pipe.V],
-        *_ptrs(a, op),
-        _dtype(op),
-        _dtype(op, "src_dtype"),
-        f["repeat"],
-        f["mask"],
-        *_strides(op),
-    )
-
-
-def _enc_vdup(a: _KernelAssembler, op: npu.VdupOp) -> tuple:
-    f = op.fields()
-    return (
-        P.VDUP,
-        PIPE_INDEX[Pipe.V],
-        *_ptrs(a, op),
-        _dtype(op),
-        f["repeat"],
-        f["mask"],
-        f["dst_blk"],
-        f["dst_rep"],
-        float(f["scalar"]),
-    )
+    words: list = [0] * enc.length
+    words[0], words[1] = enc.opcode, PIPE_INDEX[Pipe.V]
+    for word, value in zip(enc.addresses, op.operands):
+        _, words[word], words[word + 1] = a.addr(value, op)
+    if enc.kind is not None:
+        words[enc.kind] = kind_id(spec)
+    words[enc.dtype] = _dtype(op)
+    if enc.src_dtype is not None:
+        words[enc.src_dtype] = _dtype(op, "src_dtype")
+    words[enc.repeat] = f["repeat"]
+    if enc.mask is not None:
+        words[enc.mask] = f["mask"]
+    for j, role in enumerate(op.ROLES):
+        words[enc.blk + j] = f[f"{role}_blk"]
+        words[enc.rep + j] = f[f"{role}_rep"]
+    if enc.scalar is not None:
+        words[enc.scalar] = float(f["scalar"])
+    return tuple(words)
 
 
 def _enc_set(a: _KernelAssembler, op: npu.SetFlagOp) -> tuple:
@@ -425,20 +395,11 @@ _ENCODERS: dict[type, Callable] = {
     npu.Load2dOp: _enc_load2d,
     npu.Load3dOp: _enc_load3d,
     npu.MmadOp: _enc_mmad,
-    npu.VconvOp: _enc_vconv,
-    npu.VdupOp: _enc_vdup,
+    **{cls: _enc_vector for cls in npu.VECTOR_OP_CLASSES.values()},
     npu.SetFlagOp: _enc_set,
     npu.WaitFlagOp: _enc_wait,
     npu.PipeBarrierOp: _enc_barrier,
 }
-for _cls in (npu.VaddOp, npu.VsubOp, npu.VmulOp, npu.VdivOp, npu.VmaxOp, npu.VminOp):
-    _ENCODERS[_cls] = _enc_vector(P.VBIN, P.VBIN_KINDS)
-for _cls in (npu.VreluOp, npu.VexpOp, npu.VlnOp, npu.VsqrtOp, npu.VabsOp):
-    _ENCODERS[_cls] = _enc_vector(P.VUN, P.VUN_KINDS)
-for _cls in (npu.VaddsOp, npu.VmulsOp, npu.VmaxsOp):
-    _ENCODERS[_cls] = _enc_vector(P.VSCALAR, P.VSCALAR_KINDS)
-for _cls in (npu.VreduceSumOp, npu.VreduceMaxOp):
-    _ENCODERS[_cls] = _enc_vector(P.VREDUCE, P.VREDUCE_KINDS)
 
 
 # ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from gedialects.npu.isa import ALIGNMENT, DMA_PATHS, MemSpace, path_name
+from gedialects.npu.vector_ops import SPECS
 from target.errors import ConfigError  # noqa: F401  (re-exported: target.config.ConfigError)
 
 CONFIG_DIR = Path(__file__).parent / "configs"
@@ -115,13 +116,7 @@ MAX_CORES = 65535  # also the largest block_dim
 MAX_LATENCY = 10**9  # cycles
 MAX_RATE = 1e9  # bytes / fractals / elements per cycle, cycles per repeat
 MAX_CLOCK_MHZ = 1e6
-VECTOR_OP_NAMES = (
-    "vadd", "vsub", "vmul", "vdiv", "vmax", "vmin",
-    "vrelu", "vexp", "vln", "vsqrt", "vabs",
-    "vadds", "vmuls", "vmaxs",
-    "vreduce_sum", "vreduce_max",
-    "vconv", "vdup",
-)  # the names the simulator prices (target/program.py *_KINDS, vconv, vdup)
+VECTOR_OP_NAMES = tuple(SPECS)  # what the simulator prices: the vector instructions' mnemonics
 
 
 def _require(d: Mapping, key: str, where: str):

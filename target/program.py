@@ -1,14 +1,17 @@
 """The assembled program (the offline model): opcodes, layout, file format.
 
 A kernel's code is a tuple of instructions, each a tuple of ints (and one float
-for the scalar of vadds/vmuls/vmaxs/vdup), so the simulator's inner loop never
-touches xDSL objects. Layouts:
+for the scalar of the scalar family and vdup), so the simulator's inner loop
+never touches xDSL objects. Layouts:
 
   scalar ops:  (op, -1, ...operands...)                       op < FIRST_PIPE_OP
   pipe ops:    (op, pipe, r0, i0, r1, i1, r2, i2, *fields)    op >= FIRST_PIPE_OP
 
 where address k is `regs[rk] + ik` (register 0 always holds 0, so a static
 address is (0, offset)). Register 1 holds the block index, 2 the block count.
+Vector instructions have one opcode per family (gedialects/npu/vector_ops.py)
+and the word layout `VectorEncoding` describes; vsel's fourth address pair
+follows the other three.
 
 File format (`.om`, version 3): a NumPy `.npz` (zip) read with
 allow_pickle=False, holding `header` (UTF-8 JSON: format version, GM layout,
@@ -51,6 +54,7 @@ from gedialects.npu.isa import (
     MemSpace,
     Pipe,
 )
+from gedialects.npu.vector_ops import FAMILIES, Family, FamilySpec, family_members
 from target.errors import AssemblyError
 
 FORMAT = "gedialects-npu-om"
@@ -65,6 +69,7 @@ FIRST_PIPE_OP = 32
 DMA, LOAD2D, LOAD3D, MMAD = 32, 33, 34, 35
 VBIN, VUN, VSCALAR, VREDUCE, VCONV, VDUP = 36, 37, 38, 39, 40, 41
 SET_FLAG, WAIT_FLAG, BARRIER = 42, 43, 44
+VCMP, VSEL, VBRCB = 45, 46, 47
 
 OPCODE_NAMES = {
     MOV: "mov",
@@ -91,20 +96,94 @@ OPCODE_NAMES = {
     VREDUCE: "vreduce",
     VCONV: "vconv",
     VDUP: "vdup",
+    VCMP: "vcompare",
+    VSEL: "vselect",
+    VBRCB: "vbroadcast",
     SET_FLAG: "set_flag",
     WAIT_FLAG: "wait_flag",
     BARRIER: "pipe_barrier",
 }
 
-# Position of the float field, for the opcodes that have one.
-FLOAT_SLOT = {VSCALAR: 16, VDUP: 13}
-
-# Vector function ids (the `kind` field of VBIN/VUN/VSCALAR/VREDUCE).
-VBIN_KINDS = ("vadd", "vsub", "vmul", "vdiv", "vmax", "vmin")
-VUN_KINDS = ("vrelu", "vexp", "vln", "vsqrt", "vabs")
-VSCALAR_KINDS = ("vadds", "vmuls", "vmaxs")
-VREDUCE_KINDS = ("vreduce_sum", "vreduce_max")
 DTYPES = ("f16", "f32")  # dtype codes
+
+# One opcode per vector family.
+VECTOR_OPCODES: dict[Family, int] = {
+    Family.BINARY: VBIN,
+    Family.UNARY: VUN,
+    Family.SCALAR: VSCALAR,
+    Family.REDUCE: VREDUCE,
+    Family.CONVERT: VCONV,
+    Family.DUPLICATE: VDUP,
+    Family.COMPARE: VCMP,
+    Family.SELECT: VSEL,
+    Family.BROADCAST: VBRCB,
+}
+# vconv and vdup were encoded before families had several members: no kind word.
+_NO_KIND_WORD = (Family.CONVERT, Family.DUPLICATE)
+
+
+@dataclass(frozen=True)
+class VectorEncoding:
+    """Where the words of one vector opcode sit: (op, pipe, one (register,
+    immediate) address pair per operand, [kind], dtype, [src_dtype], repeat,
+    [mask], <role>_blk..., <role>_rep..., [scalar]), the brackets present as
+    the family has them; unused address pairs of the first three are (0, 0).
+    A row's kind id is its position in its family (vector_ops.family_members)."""
+
+    opcode: int
+    family: Family
+    kinds: tuple[str, ...]  # mnemonic by kind id
+    addresses: tuple[int, ...]  # word of each operand's register (its immediate follows)
+    kind: int | None
+    dtype: int
+    src_dtype: int | None
+    repeat: int
+    mask: int | None
+    blk: int  # the <role>_blk words of the strided roles, in order; then the _rep words
+    rep: int
+    scalar: int | None
+    length: int
+
+    @property
+    def family_spec(self) -> FamilySpec:
+        return FAMILIES[self.family]
+
+    def mnemonic(self, ins: tuple) -> str:
+        return self.kinds[ins[self.kind]] if self.kind is not None else self.kinds[0]
+
+
+def _vector_encoding(family: Family) -> VectorEncoding:
+    spec = FAMILIES[family]
+    n = len(spec.operands)
+    addresses = tuple(range(2, 2 + 2 * n, 2))
+    word = 2 + 2 * max(n, 3)
+
+    def take(present: bool, count: int = 1) -> int | None:
+        nonlocal word
+        if not present:
+            return None
+        at, word = word, word + count
+        return at
+
+    kind = take(family not in _NO_KIND_WORD)
+    dtype = take(True)
+    src_dtype = take(spec.src_dtype)
+    repeat = take(True)
+    mask = take(spec.mask)
+    strided = len(spec.strided_roles)
+    blk, rep = take(True, strided), take(True, strided)
+    scalar = take(spec.scalar)
+    return VectorEncoding(
+        VECTOR_OPCODES[family], family, tuple(s.mnemonic for s in family_members(family)),
+        addresses, kind, dtype, src_dtype, repeat, mask, blk, rep, scalar, word,
+    )
+
+
+VECTOR_ENCODINGS: dict[int, VectorEncoding] = {
+    VECTOR_OPCODES[f]: _vector_encoding(f) for f in Family
+}
+# Position of the float field, for the opcodes that have one.
+FLOAT_SLOT = {op: e.scalar for op, e in VECTOR_ENCODINGS.items() if e.scalar is not None}
 
 
 @dataclass(frozen=True)
@@ -433,7 +512,7 @@ _BINARY_SCALAR = (ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX)
 _LENGTH = {
     MOV: 4, FOR: 7, WAIT_S: 4, BARRIER_ALL: 2,
     DMA: 16, LOAD2D: 12, LOAD3D: 23, MMAD: 13,
-    VBIN: 18, VUN: 16, VSCALAR: 17, VREDUCE: 14, VCONV: 16, VDUP: 14,
+    **{op: e.length for op, e in VECTOR_ENCODINGS.items()},
     SET_FLAG: 11, WAIT_FLAG: 11, BARRIER: 8,
     **{op: 5 for op in _BINARY_SCALAR},
 }
@@ -441,8 +520,6 @@ _NPIPES = len(PIPES)
 _S = PIPE_INDEX[Pipe.S]
 _SP = SPACE_INDEX
 _PATHS = tuple(DMA_PATHS)  # path index -> (src, dst): as target.assembler.PATHS
-_VECTOR_KINDS = {VBIN: VBIN_KINDS, VUN: VUN_KINDS, VSCALAR: VSCALAR_KINDS, VREDUCE: VREDUCE_KINDS}
-_VECTOR_STRIDES = {VBIN: 6, VUN: 4, VSCALAR: 4, VREDUCE: 2, VCONV: 4, VDUP: 2}
 _ELEM = (2, 4)  # bytes per element by dtype code (f16, f32)
 
 
@@ -795,8 +872,14 @@ def _regs_read(ins: tuple) -> tuple[int, ...]:
     if op == ENDFOR:
         return (ins[2], ins[3], ins[4], *ins[7::2])
     if op >= FIRST_PIPE_OP:
-        return (ins[2], ins[4], ins[6])
+        return tuple(ins[w] for w in _address_words(op))
     return ()
+
+
+def _address_words(op: int) -> tuple[int, ...]:
+    """Words holding the registers of a pipe instruction's address pairs."""
+    enc = VECTOR_ENCODINGS.get(op)
+    return (2, 4, 6) if enc is None or len(enc.addresses) <= 3 else enc.addresses
 
 
 def _check_kernel(k: Kernel, where: str) -> None:
@@ -864,15 +947,15 @@ def _check_pipe_instruction(ins: tuple, f: str) -> None:
     op, pipe = ins[0], ins[1]
     _int(pipe, f"{f}.pipe", 0, _NPIPES - 1)
     spaces = _operand_spaces(ins, f)
-    for j in range(3):
-        imm = ins[3 + 2 * j]
+    for j, word in enumerate(_address_words(op)):
+        imm = ins[word + 1]
         if j >= len(spaces):
-            if (ins[2 + 2 * j], imm) != (0, 0):
+            if (ins[word], imm) != (0, 0):
                 raise InvalidField(f"{f}.operand{j}", "an unused operand slot must be (0, 0)")
             continue
         _int(imm, f"{f}.operand{j}.offset", 0, MAX_ADDRESS)
         space = spaces[j]
-        if ins[2 + 2 * j] == 0 and imm % ALIGNMENT[space]:
+        if ins[word] == 0 and imm % ALIGNMENT[space]:
             raise InvalidField(f"{f}.operand{j}.offset", f"{space.value} address {imm} is not aligned to {ALIGNMENT[space]} bytes")
 
     def rng(i: int, name: str, lo: int, hi: int) -> int:
@@ -937,28 +1020,25 @@ def _check_pipe_instruction(ins: tuple, f: str) -> None:
             if rng(i, name, 1, 4095) % unit:
                 raise InvalidField(f"{f}.{name}", f"{ins[i]} is not a multiple of {unit}")
         flag(12, "accumulate")
-    elif op in _VECTOR_STRIDES:
+    elif op in VECTOR_ENCODINGS:
         want_pipe(Pipe.V)
-        if op == VDUP:
-            dt, first = rng(8, "dtype", 0, 1), 9
-            widest = _ELEM[dt]
-        elif op == VCONV:
-            dt, sdt, first = rng(8, "dtype", 0, 1), rng(9, "src_dtype", 0, 1), 10
+        enc = VECTOR_ENCODINGS[op]
+        if enc.kind is not None:
+            rng(enc.kind, "kind", 0, len(enc.kinds) - 1)
+        dt = rng(enc.dtype, "dtype", 0, len(DTYPES) - 1)
+        widest = _ELEM[dt]
+        if enc.src_dtype is not None:
+            sdt = rng(enc.src_dtype, "src_dtype", 0, len(DTYPES) - 1)
             if dt == sdt:
                 raise InvalidField(f"{f}.src_dtype", f"source and destination are both {DTYPES[dt]}")
-            widest = 4
-        else:
-            kinds = _VECTOR_KINDS[op]
-            rng(8, "kind", 0, len(kinds) - 1)
-            dt, first = rng(9, "dtype", 0, 1), 10
-            widest = _ELEM[dt]
-        rng(first, "repeat", 1, MAX_REPEAT)
-        rng(first + 1, "mask", 1, REPEAT_BYTES // widest)
-        for j in range(_VECTOR_STRIDES[op]):
-            rng(first + 2 + j, f"stride{j}", 0, MAX_STRIDE)
-        slot = FLOAT_SLOT.get(op)
-        if slot is not None and not isinstance(ins[slot], float):
-            raise InvalidField(f"{f}.scalar", f"expected a float, got {ins[slot]!r}")
+            widest = max(widest, _ELEM[sdt])
+        rng(enc.repeat, "repeat", 1, MAX_REPEAT)
+        if enc.mask is not None:
+            rng(enc.mask, "mask", 1, REPEAT_BYTES // widest)
+        for j in range(2 * len(enc.family_spec.strided_roles)):
+            rng(enc.blk + j, f"stride{j}", 0, MAX_STRIDE)
+        if enc.scalar is not None and not isinstance(ins[enc.scalar], float):
+            raise InvalidField(f"{f}.scalar", f"expected a float, got {ins[enc.scalar]!r}")
     elif op in (SET_FLAG, WAIT_FLAG):
         src = rng(8, "src_pipe", 0, _NPIPES - 1)
         dst = rng(9, "dst_pipe", 0, _NPIPES - 1)
@@ -994,12 +1074,8 @@ def _operand_spaces(ins: tuple, f: str) -> tuple[MemSpace, ...]:
         return (MemSpace.L0A, MemSpace.L1)
     if op == MMAD:
         return (MemSpace.L0C, MemSpace.L0A, MemSpace.L0B)
-    if op in (VBIN,):
-        return (MemSpace.UB,) * 3
-    if op in (VUN, VSCALAR, VREDUCE, VCONV):
-        return (MemSpace.UB,) * 2
-    if op == VDUP:
-        return (MemSpace.UB,)
+    if op in VECTOR_ENCODINGS:
+        return (MemSpace.UB,) * len(VECTOR_ENCODINGS[op].addresses)
     return ()
 
 

@@ -1,4 +1,6 @@
-"""What the instructions compute, in NumPy, on byte arrays viewed with a dtype.
+"""Where instructions read and write, and what the cube computes, in NumPy on
+byte arrays viewed with a dtype. (What each vector instruction computes is its
+row's `semantics` in gedialects/npu/vector_ops.py.)
 
 Index patterns (which elements a vector operand or an im2col load touches)
 depend only on static fields, so they are computed once per pattern and cached;
@@ -12,30 +14,11 @@ from functools import lru_cache
 import numpy as np
 
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
+from gedialects.npu.vector_ops import strided_span
 
 NP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32))  # by dtype code
 ESIZE = (2, 4)
 
-
-def _relu(x, out=None):
-    return np.maximum(x, x.dtype.type(0), out=out)
-
-
-VBIN_FUNCS = (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum)
-VUN_FUNCS = (_relu, np.exp, np.log, np.sqrt, np.abs)
-VSCALAR_FUNCS = (np.add, np.multiply, np.maximum)
-
-
-def _reduce_sum(x: np.ndarray) -> np.ndarray:
-    # The adder tree accumulates in fp32 and rounds once to the result type.
-    return np.sum(x, axis=1, dtype=np.float32).astype(x.dtype)
-
-
-def _reduce_max(x: np.ndarray) -> np.ndarray:
-    return np.max(x, axis=1)
-
-
-VREDUCE_FUNCS = (_reduce_sum, _reduce_max)
 
 
 @lru_cache(maxsize=4096)
@@ -55,6 +38,15 @@ def vector_layout(repeat: int, mask: int, blk: int, rep: int, esize: int):
     if blk == 1 and rep_e > mask:
         return (1, repeat, mask, rep_e, rel)
     return (2, repeat, mask, rep_e, rel)
+
+
+@lru_cache(maxsize=1024)
+def contiguous_layout(repeat: int, per_repeat: int):
+    """The layout (as `vector_layout`'s) of an operand holding `per_repeat`
+    contiguous elements per repeat: a reduction's results, vbrcb's source."""
+    rel = np.arange(repeat * per_repeat, dtype=np.int64).reshape(repeat, per_repeat)
+    rel.setflags(write=False)
+    return (0, repeat, per_repeat, per_repeat, rel)
 
 
 def vread(arr: np.ndarray, base: int, layout) -> np.ndarray:
@@ -83,7 +75,7 @@ def operand_extent(repeat: int, mask: int, blk: int, rep: int, esize: int):
     The span and the pattern count whole 32-byte blocks: the unit in which the
     hardware addresses UB."""
     nb = -(-(mask * esize) // BLOCK_BYTES)
-    span = ((repeat - 1) * rep + (nb - 1) * blk + 1) * BLOCK_BYTES
+    span = strided_span(repeat, mask, blk, rep, esize)
     if repeat == 1:
         dense = blk == 1 or nb == 1
     else:

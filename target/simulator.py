@@ -33,10 +33,12 @@ from gedialects.npu.isa import (
     FRACTAL_BYTES,
     PIPE_INDEX,
     PIPES,
+    REPEAT_BYTES,
     SPACE_INDEX,
     SPACES,
     MemSpace,
 )
+from gedialects.npu.vector_ops import SPECS, contiguous_span
 from target import program as P
 from target.assembler import PATHS
 from target.config import TargetConfig, load_target
@@ -53,10 +55,7 @@ from target.races import (
 from target.semantics import (
     ESIZE,
     NP_DTYPES,
-    VBIN_FUNCS,
-    VREDUCE_FUNCS,
-    VSCALAR_FUNCS,
-    VUN_FUNCS,
+    contiguous_layout,
     im2col_index,
     mmad,
     operand_extent,
@@ -71,7 +70,10 @@ PATH_NAMES = tuple(f"{s.value}_{d.value}" for s, d in PATHS)
 PATH_L1_L0A = PATHS.index((MemSpace.L1, MemSpace.L0A))
 PATH_L1_L0B = PATHS.index((MemSpace.L1, MemSpace.L0B))
 RACE_MODES = ("error", "warn", "off")
-VECTOR_OPS = frozenset({P.VBIN, P.VUN, P.VSCALAR, P.VREDUCE, P.VCONV, P.VDUP})
+VECTOR_OPS = frozenset(P.VECTOR_ENCODINGS)
+# Opcodes with a fourth address pair (words 8, 9): the run loop computes it at
+# issue, like the other three, and hands the pair over as the third address.
+FOUR_ADDRESS_OPS = frozenset(op for op, e in P.VECTOR_ENCODINGS.items() if len(e.addresses) == 4)
 
 
 @dataclass
@@ -123,7 +125,7 @@ def _space_pipes(kernel: P.Kernel) -> list[tuple[int, ...]]:
         elif op == P.MMAD:
             for sp in (L0A, L0B, L0C):
                 touch[sp].add(p)
-        elif op in (P.VBIN, P.VUN, P.VSCALAR, P.VREDUCE, P.VCONV, P.VDUP):
+        elif op in VECTOR_OPS:
             touch[UB].add(p)
     return [tuple(sorted(t)) for t in touch]
 
@@ -269,6 +271,8 @@ class KernelRun:
                 a0 = regs[ins[2]] + ins[3]
                 a1 = regs[ins[4]] + ins[5]
                 a2 = regs[ins[6]] + ins[7]
+                if op in FOUR_ADDRESS_OPS:
+                    a2 = (a2, regs[ins[8]] + ins[9])
                 if blocked[p]:
                     pending[p].append((pc, a0, a1, a2, t))
                 else:
@@ -658,66 +662,45 @@ class KernelRun:
     def compile_vector(self, ins, pc):
         """A closure running one vector instruction, with its layouts, spans,
         chunk patterns, NumPy function and cost bound once."""
-        op = ins[0]
-        views = self.m.views
-        if op == P.VBIN:
-            kind, dt, R, M = ins[8:12]
-            name, roles = (
-                P.VBIN_KINDS[kind],
-                [
-                    (dt, ins[12], ins[15]),
-                    (dt, ins[13], ins[16]),
-                    (dt, ins[14], ins[17]),
-                ],
-            )
-        elif op in (P.VUN, P.VSCALAR):
-            kind, dt, R, M = ins[8:12]
-            kinds = P.VUN_KINDS if op == P.VUN else P.VSCALAR_KINDS
-            name, roles = kinds[kind], [(dt, ins[12], ins[14]), (dt, ins[13], ins[15])]
-        elif op == P.VREDUCE:
-            kind, dt, R, M = ins[8:12]
-            name, roles = P.VREDUCE_KINDS[kind], [(dt, ins[12], ins[13])]
-        elif op == P.VCONV:
-            dt, sdt, R, M = ins[8:12]
-            name, roles = "vconv", [(dt, ins[12], ins[14]), (sdt, ins[13], ins[15])]
-        else:  # VDUP
-            dt, R, M = ins[8:11]
-            name, roles = "vdup", [(dt, ins[11], ins[12])]
-        layouts, spans, pats = [], [], []
-        for code, blk, rep in roles:
+        enc = P.VECTOR_ENCODINGS[ins[0]]
+        family = enc.family_spec
+        name = enc.mnemonic(ins)
+        R = ins[enc.repeat]
+        dt = ins[enc.dtype]
+        sdt = dt if enc.src_dtype is None else ins[enc.src_dtype]
+        M = ins[enc.mask] if enc.mask is not None else REPEAT_BYTES // max(ESIZE[dt], ESIZE[sdt])
+        # Per operand (destination first): dtype code, layout, span, chunk pattern.
+        operands = []
+        strided = 0
+        for i, operand in enumerate(family.operands):
+            code = dt if i == 0 else sdt
             es = ESIZE[code]
-            span, pat = operand_extent(R, M, blk, rep, es)
-            layouts.append(vector_layout(R, M, blk, rep, es))
-            spans.append(span)
-            pats.append(pat)
-        if op == P.VREDUCE:  # results land contiguously, one per repeat
-            es = ESIZE[dt]
-            layouts.insert(0, None)
-            spans.insert(0, -(-(R * es) // 32) * 32)
-            pats.insert(0, None)
+            if operand.per_repeat is None:
+                blk, rep = ins[enc.blk + strided], ins[enc.rep + strided]
+                strided += 1
+                span, pat = operand_extent(R, M, blk, rep, es)
+                layout = vector_layout(R, M, blk, rep, es)
+            else:
+                span, pat = contiguous_span(R, operand.per_repeat, es), None
+                layout = contiguous_layout(R, operand.per_repeat)
+            operands.append((code, layout, span, pat))
+        scalar = () if enc.scalar is None else (NP_DTYPES[dt].type(ins[enc.scalar]),)
+        compute = _vector_compute(SPECS[name].semantics, family.elementwise, operands, scalar, self.m.views)
         cost = self.cfg.vector_cycles(name, R)
-        compute = _vector_compute(op, ins, views, layouts)
-        nops = len(spans)
-        sp = tuple(spans) + (0,) * (3 - nops)
-        pt = tuple(pats) + (None,) * (3 - nops)
+        nops = len(operands)
+        spans = tuple(span for _, _, span, _ in operands)
+        pats = tuple(pat for _, _, _, pat in operands)
         cap, align = self.m.cap[UB], self.m.align[UB]
         busy, V = self.busy, 1
+        four = nops == 4  # vsel: the run loop passes (a2, a3) as a2
 
-        def fault(a0, a1, a2):
-            for i, a in enumerate((a0, a1, a2)[:nops]):
-                self.check(UB, a, a + sp[i], pc, "destination" if i == 0 else "source")
-
-        # Unrolled over the (up to) three operands: this is the hot path.
         def run(a0, a1, a2, t):
-            if (
-                a0 < 0
-                or a0 + sp[0] > cap
-                or a0 % align
-                or (nops > 1 and (a1 < 0 or a1 + sp[1] > cap or a1 % align))
-                or (nops > 2 and (a2 < 0 or a2 + sp[2] > cap or a2 % align))
-            ):
-                fault(a0, a1, a2)
-            compute(a0, a1, a2)
+            addrs = (a0, a1, *a2) if four else (a0, a1, a2)
+            for i in range(nops):
+                a = addrs[i]
+                if a < 0 or a + spans[i] > cap or a % align:
+                    self.check(UB, a, a + spans[i], pc, "destination" if i == 0 else "source")
+            compute(addrs)
             pf = self.pf
             start = max(t, pf[V])
             pf[V] = start + cost
@@ -727,111 +710,38 @@ class KernelRun:
             rd = self.rd
             if rd is not None:
                 rd.vc[V][V] += 1
-                access = rd.access
-                if nops > 1:
-                    p = pt[1]
-                    access(
-                        UB,
-                        a1,
-                        a1 + sp[1],
-                        False,
-                        None if p is None else (a1, *p),
-                        V,
-                        pc,
-                    )
-                    if nops > 2:
-                        p = pt[2]
-                        access(
-                            UB,
-                            a2,
-                            a2 + sp[2],
-                            False,
-                            None if p is None else (a2, *p),
-                            V,
-                            pc,
-                        )
-                p = pt[0]
-                access(UB, a0, a0 + sp[0], True, None if p is None else (a0, *p), V, pc)
+                for i in (*range(1, nops), 0):  # sources are read before dst is written
+                    a, p = addrs[i], pats[i]
+                    rd.access(UB, a, a + spans[i], i == 0, None if p is None else (a, *p), V, pc)
 
         return run
 
 
-def _vector_compute(op, ins, views, layouts):
-    """The NumPy part of a vector instruction: f(dst, src0, src1) on UB."""
-    if op == P.VCONV:
-        dt, sdt = ins[8], ins[9]
-        darr, sarr = views[dt][UB], views[sdt][UB]
-        ed, es = ESIZE[dt], ESIZE[sdt]
-        ld, ls = layouts
-        dtype = NP_DTYPES[dt]
+def _vector_compute(func, elementwise, operands, scalar, views):
+    """The NumPy part of a vector instruction: f(addresses) on UB, reading
+    every source as its layout says and storing `func`'s result through the
+    destination's layout (which rounds it to the destination's dtype)."""
+    arrays = [views[code][UB] for code, _, _, _ in operands]
+    esizes = [ESIZE[code] for code, _, _, _ in operands]
+    layouts = [layout for _, layout, _, _ in operands]
+    dst, d_es, d_layout = arrays[0], esizes[0], layouts[0]
+    sources = list(zip(arrays[1:], esizes[1:], layouts[1:]))
+    if elementwise and all(lay[0] == 0 for lay in layouts):
+        # Every operand is one contiguous run of the same length: flat slices.
+        n = d_layout[1] * d_layout[2]
 
-        def conv(d, s, _):
-            vwrite(darr, d // ed, ld, vread(sarr, s // es, ls).astype(dtype))
+        def contiguous(addrs):
+            d = addrs[0] // d_es
+            values = [arr[a // es : a // es + n] for (arr, es, _), a in zip(sources, addrs[1:])]
+            dst[d : d + n] = func(*values, *scalar)
 
-        return conv
-    dt = ins[8] if op == P.VDUP else ins[9]
-    arr = views[dt][UB]
-    es = ESIZE[dt]
-    contiguous = all(lay is None or lay[0] == 0 for lay in layouts)
-    if op == P.VDUP:
-        (ld,) = layouts
-        value = NP_DTYPES[dt].type(ins[13])
+        return contiguous
 
-        def dup(d, _a, _b):
-            vwrite(arr, d // es, ld, value)
+    def strided(addrs):
+        values = [vread(arr, a // es, lay) for (arr, es, lay), a in zip(sources, addrs[1:])]
+        vwrite(dst, addrs[0] // d_es, d_layout, func(*values, *scalar))
 
-        return dup
-    if op == P.VREDUCE:
-        _, ls = layouts
-        func = VREDUCE_FUNCS[ins[8]]
-        R = ins[10]
-
-        def reduce(d, s, _):
-            arr[d // es : d // es + R] = func(vread(arr, s // es, ls))
-
-        return reduce
-    if op == P.VBIN:
-        func = VBIN_FUNCS[ins[8]]
-        ld, l0, l1 = layouts
-        if contiguous:
-            n = ld[1] * ld[2]
-
-            def binary_fast(d, s0, s1):
-                d, s0, s1 = d // es, s0 // es, s1 // es
-                func(arr[s0 : s0 + n], arr[s1 : s1 + n], out=arr[d : d + n])
-
-            return binary_fast
-
-        def binary(d, s0, s1):
-            vwrite(
-                arr,
-                d // es,
-                ld,
-                func(vread(arr, s0 // es, l0), vread(arr, s1 // es, l1)),
-            )
-
-        return binary
-    ld, ls = layouts
-    if op == P.VSCALAR:
-        func = VSCALAR_FUNCS[ins[8]]
-        scalar = NP_DTYPES[dt].type(ins[16])
-        args = (scalar,)
-    else:
-        func = VUN_FUNCS[ins[8]]
-        args = ()
-    if contiguous:
-        n = ld[1] * ld[2]
-
-        def unary_fast(d, s, _):
-            d, s = d // es, s // es
-            func(arr[s : s + n], *args, out=arr[d : d + n])
-
-        return unary_fast
-
-    def unary(d, s, _):
-        vwrite(arr, d // es, ld, func(vread(arr, s // es, ls), *args))
-
-    return unary
+    return strided
 
 
 class Simulation:

@@ -102,6 +102,15 @@ from gedialects.npu.syntax import (
     dtype_name,
     operand_names,
 )
+from gedialects.npu.vector_ops import (
+    FAMILIES,
+    VECTOR_SPECS,
+    Family,
+    FamilySpec,
+    VectorSpec,
+    contiguous_span,
+    strided_span,
+)
 
 # ---------------------------------------------------------------------------
 # Attributes and types
@@ -546,25 +555,40 @@ class MmadOp(NpuInstruction):
 # ---------------------------------------------------------------------------
 # Vector unit (all operands in UB)
 # ---------------------------------------------------------------------------
+#
+# The instructions are the rows of gedialects/npu/vector_ops.py. Here each
+# family has an abstract base op declaring its operands and properties once
+# (their names are the family's roles and fields); `_instruction_class` makes
+# the concrete op of every row on top of it.
 
 
-def _stride_fields(roles: Sequence[str]) -> tuple[Field, ...]:
+def _vector_fields(family: FamilySpec) -> tuple[Field, ...]:
+    head = (Field("scalar", "float"),) if family.scalar else ()
+    mask = (Field("mask"),) if family.mask else ()
+    roles = family.strided_roles
     blk = tuple(Field(f"{r}_blk", default=1) for r in roles)
     rep = tuple(Field(f"{r}_rep") for r in roles)  # default depends on dtype
-    return blk + rep
+    return head + (Field("repeat"),) + mask + blk + rep
 
 
 class VectorOp(NpuInstruction, abc.ABC):
     """A vector instruction: `repeat` iterations, each over 256 bytes of the
-    widest operand (8 blocks of 32 bytes). Per operand, `<role>_blk` is the
-    distance between the blocks of one repeat and `<role>_rep` the distance
-    between repeats, both in 32-byte blocks (defaults: contiguous). `mask` is
-    the number of leading elements of each repeat that are processed."""
+    widest operand (8 blocks of 32 bytes). Per strided operand, `<role>_blk`
+    is the distance between the blocks of one repeat and `<role>_rep` the
+    distance between repeats, both in 32-byte blocks (defaults: contiguous).
+    `mask` is the number of leading elements of each repeat that are
+    processed. Subclasses set `FAMILY`; the concrete ops also carry `SPEC`,
+    their row of the table."""
 
     PIPE: ClassVar = Pipe.V
     HEAD: ClassVar = (("dtype", "dtype"),)
-    ROLES: ClassVar[tuple[str, ...]]
-    # Roles whose element type is `src_dtype` instead of `dtype` (vconv).
+    FAMILY: ClassVar[Family]
+    SPEC: ClassVar[VectorSpec]
+    ROLES: ClassVar[tuple[str, ...]]  # the roles with stride fields
+
+    @classmethod
+    def family(cls) -> FamilySpec:
+        return FAMILIES[cls.FAMILY]
 
     def role_dtype(self, role: str) -> str:
         return dtype_name(self.properties["dtype"])
@@ -585,33 +609,56 @@ class VectorOp(NpuInstruction, abc.ABC):
         per_repeat = cls.elems_per_repeat(head)
         for role, dt in cls._role_dtypes(head).items():
             defaults[f"{role}_rep"] = per_repeat * ELEM_BYTES.get(dt, 2) // BLOCK_BYTES
-        defaults["mask"] = per_repeat
+        if cls.family().mask:
+            defaults["mask"] = per_repeat
         return defaults
 
+    def head(self) -> dict[str, Attribute]:
+        return {p: self.properties[p] for p, _ in self.HEAD}
+
+    def elements_per_repeat(self) -> int:
+        """The leading elements of each repeat a strided operand touches."""
+        if self.family().mask:
+            return self.int_field("mask")
+        return self.elems_per_repeat(self.head())
+
     def verify_fields(self) -> None:
-        head = {p: self.properties[p] for p, _ in self.HEAD}
+        head = self.head()
         for dt in self._role_dtypes(head).values():
             if dt not in ELEM_BYTES:
                 raise VerifyException(
                     f"{self.name}: dtype must be f16 or f32, got {dt}"
                 )
         self.check_range("repeat", 1, MAX_REPEAT, "split into several instructions")
-        self.check_range("mask", 1, self.elems_per_repeat(head))
+        if self.family().mask:
+            self.check_range("mask", 1, self.elems_per_repeat(head))
         for f in self.FIELDS:
             if f.name.endswith("_blk") or f.name.endswith("_rep"):
                 self.check_range(f.name, 0, MAX_STRIDE)
 
-
-def _vector_fields(roles: Sequence[str], scalar: bool = False) -> tuple[Field, ...]:
-    head = (Field("scalar", "float"),) if scalar else ()
-    return head + (Field("repeat"), Field("mask")) + _stride_fields(roles)
+    def operand_spans(self) -> list[tuple[SSAValue, int, bool]]:
+        """(pointer, bytes it covers from its address, written) per operand."""
+        f = self.fields()
+        repeat, mask = f["repeat"], self.elements_per_repeat()
+        spans = []
+        for i, (value, operand) in enumerate(zip(self.operands, self.family().operands)):
+            es = ELEM_BYTES[self.role_dtype(operand.role)]
+            if operand.per_repeat is None:
+                r = operand.role
+                span = strided_span(repeat, mask, f[f"{r}_blk"], f[f"{r}_rep"], es)
+            else:
+                span = contiguous_span(repeat, operand.per_repeat, es)
+            spans.append((value, span, i == 0))
+        return spans
 
 
 def _vector_props(
     cls: type[VectorOp], dtype, repeat, mask, strides: dict, scalar=None, **head
 ):
     h = {"dtype": dtype_attr(dtype), **head}
-    fields = {"repeat": repeat, "mask": mask, **strides}
+    fields = {"repeat": repeat, **strides}
+    if cls.family().mask:
+        fields["mask"] = mask
     if scalar is not None:
         fields["scalar"] = scalar
     return cls.build_properties(h, fields)
@@ -620,8 +667,9 @@ def _vector_props(
 class VectorBinaryOp(VectorOp, abc.ABC):
     """dst = src0 <op> src1, elementwise."""
 
-    ROLES: ClassVar = ("dst", "src0", "src1")
-    FIELDS: ClassVar = _vector_fields(ROLES)
+    FAMILY: ClassVar = Family.BINARY
+    ROLES: ClassVar = FAMILIES[Family.BINARY].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.BINARY])
     SPACES: ClassVar = (_ub(), _ub(), _ub())
 
     dst = operand_def(PtrType)
@@ -652,11 +700,19 @@ class VectorBinaryOp(VectorOp, abc.ABC):
         super().__init__(operands=[dst, src0, src1], properties=props)
 
 
+class VectorCompareOp(VectorBinaryOp, abc.ABC):
+    """dst = 1.0 where `src0 <cmp> src1` holds, else 0.0, in the dtype (Ascend
+    C's Compare writes a bit mask instead; docs/NPU.md)."""
+
+    FAMILY: ClassVar = Family.COMPARE
+
+
 class VectorUnaryOp(VectorOp, abc.ABC):
     """dst = f(src), elementwise."""
 
-    ROLES: ClassVar = ("dst", "src")
-    FIELDS: ClassVar = _vector_fields(ROLES)
+    FAMILY: ClassVar = Family.UNARY
+    ROLES: ClassVar = FAMILIES[Family.UNARY].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.UNARY])
     SPACES: ClassVar = (_ub(), _ub())
 
     dst = operand_def(PtrType)
@@ -686,8 +742,9 @@ class VectorUnaryOp(VectorOp, abc.ABC):
 class VectorScalarOp(VectorOp, abc.ABC):
     """dst = src <op> scalar, elementwise."""
 
-    ROLES: ClassVar = ("dst", "src")
-    FIELDS: ClassVar = _vector_fields(ROLES, scalar=True)
+    FAMILY: ClassVar = Family.SCALAR
+    ROLES: ClassVar = FAMILIES[Family.SCALAR].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.SCALAR])
     SPACES: ClassVar = (_ub(), _ub())
 
     dst = operand_def(PtrType)
@@ -716,82 +773,13 @@ class VectorScalarOp(VectorOp, abc.ABC):
         super().__init__(operands=[dst, src], properties=props)
 
 
-@irdl_op_definition
-class VaddOp(VectorBinaryOp):
-    name = "npu.vadd"
-
-
-@irdl_op_definition
-class VsubOp(VectorBinaryOp):
-    name = "npu.vsub"
-
-
-@irdl_op_definition
-class VmulOp(VectorBinaryOp):
-    name = "npu.vmul"
-
-
-@irdl_op_definition
-class VdivOp(VectorBinaryOp):
-    name = "npu.vdiv"
-
-
-@irdl_op_definition
-class VmaxOp(VectorBinaryOp):
-    name = "npu.vmax"
-
-
-@irdl_op_definition
-class VminOp(VectorBinaryOp):
-    name = "npu.vmin"
-
-
-@irdl_op_definition
-class VreluOp(VectorUnaryOp):
-    name = "npu.vrelu"
-
-
-@irdl_op_definition
-class VexpOp(VectorUnaryOp):
-    name = "npu.vexp"
-
-
-@irdl_op_definition
-class VlnOp(VectorUnaryOp):
-    name = "npu.vln"
-
-
-@irdl_op_definition
-class VsqrtOp(VectorUnaryOp):
-    name = "npu.vsqrt"
-
-
-@irdl_op_definition
-class VabsOp(VectorUnaryOp):
-    name = "npu.vabs"
-
-
-@irdl_op_definition
-class VaddsOp(VectorScalarOp):
-    name = "npu.vadds"
-
-
-@irdl_op_definition
-class VmulsOp(VectorScalarOp):
-    name = "npu.vmuls"
-
-
-@irdl_op_definition
-class VmaxsOp(VectorScalarOp):
-    name = "npu.vmaxs"
-
-
 class VectorReduceOp(VectorOp, abc.ABC):
     """dst[r] = reduce(the masked elements of repeat r of src); the results of
     consecutive repeats are written contiguously from dst."""
 
-    ROLES: ClassVar = ("src",)
-    FIELDS: ClassVar = _vector_fields(ROLES)
+    FAMILY: ClassVar = Family.REDUCE
+    ROLES: ClassVar = FAMILIES[Family.REDUCE].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.REDUCE])
     SPACES: ClassVar = (_ub(), _ub())
 
     dst = operand_def(PtrType)
@@ -816,26 +804,15 @@ class VectorReduceOp(VectorOp, abc.ABC):
         super().__init__(operands=[dst, src], properties=props)
 
 
-@irdl_op_definition
-class VreduceSumOp(VectorReduceOp):
-    name = "npu.vreduce_sum"
-
-
-@irdl_op_definition
-class VreduceMaxOp(VectorReduceOp):
-    name = "npu.vreduce_max"
-
-
-@irdl_op_definition
-class VconvOp(VectorOp):
+class VectorConvertOp(VectorOp, abc.ABC):
     """dst (dtype) = cast(src (src_dtype)), f32 <-> f16. A repeat processes 64
     elements (256 bytes of the f32 side, 128 of the f16 side), so the default
     repeat stride is 8 blocks on the f32 side and 4 on the f16 side."""
 
-    name = "npu.vconv"
+    FAMILY: ClassVar = Family.CONVERT
     HEAD: ClassVar = (("dtype", "dtype"), ("src_dtype", "dtype"))
-    ROLES: ClassVar = ("dst", "src")
-    FIELDS: ClassVar = _vector_fields(ROLES)
+    ROLES: ClassVar = FAMILIES[Family.CONVERT].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.CONVERT])
     SPACES: ClassVar = (_ub(), _ub())
 
     dst = operand_def(PtrType)
@@ -881,18 +858,17 @@ class VconvOp(VectorOp):
         super().verify_fields()
         if dtype_name(self.dtype) == dtype_name(self.src_dtype):
             raise VerifyException(
-                f"npu.vconv: source and destination dtypes are both "
+                f"{self.name}: source and destination dtypes are both "
                 f"{dtype_name(self.dtype)}; use f32 <-> f16"
             )
 
 
-@irdl_op_definition
-class VdupOp(VectorOp):
+class VectorDuplicateOp(VectorOp, abc.ABC):
     """dst = scalar, broadcast over the masked elements of every repeat."""
 
-    name = "npu.vdup"
-    ROLES: ClassVar = ("dst",)
-    FIELDS: ClassVar = _vector_fields(ROLES, scalar=True)
+    FAMILY: ClassVar = Family.DUPLICATE
+    ROLES: ClassVar = FAMILIES[Family.DUPLICATE].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.DUPLICATE])
     SPACES: ClassVar = (_ub(),)
 
     dst = operand_def(PtrType)
@@ -915,6 +891,122 @@ class VdupOp(VectorOp):
     ):
         props = _vector_props(type(self), dtype, repeat, mask, strides, scalar=scalar)
         super().__init__(operands=[dst], properties=props)
+
+
+class VectorSelectOp(VectorOp, abc.ABC):
+    """dst = src0 where cond != 0, else src1, elementwise: the unselected
+    operand is never combined with anything, so an inf or NaN in it does not
+    reach dst (where(mask, x, -inf)). `cond` holds one value per element in
+    the dtype, as the compare family writes it (Ascend C's selMask is a bit
+    mask instead; docs/NPU.md)."""
+
+    FAMILY: ClassVar = Family.SELECT
+    ROLES: ClassVar = FAMILIES[Family.SELECT].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.SELECT])
+    SPACES: ClassVar = (_ub(), _ub(), _ub(), _ub())
+
+    dst = operand_def(PtrType)
+    cond = operand_def(PtrType)
+    src0 = operand_def(PtrType)
+    src1 = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    repeat = prop_def(IntegerAttr[I64])
+    mask = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    cond_blk = prop_def(IntegerAttr[I64])
+    src0_blk = prop_def(IntegerAttr[I64])
+    src1_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+    cond_rep = prop_def(IntegerAttr[I64])
+    src0_rep = prop_def(IntegerAttr[I64])
+    src1_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        cond: SSAValue | Operation,
+        src0: SSAValue | Operation,
+        src1: SSAValue | Operation,
+        *,
+        repeat: int,
+        mask: int | None = None,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, mask, strides)
+        super().__init__(operands=[dst, cond, src0, src1], properties=props)
+
+
+class VectorBroadcastOp(VectorOp, abc.ABC):
+    """Repeat r reads the 8 contiguous elements src[8r .. 8r+7] and fills
+    block i of the repeat's 8 destination blocks with src[8r + i] (a per-row
+    value, e.g. a reduction's result, spread along a row). There is no mask
+    (every repeat writes its 8 blocks), and src has no strides."""
+
+    FAMILY: ClassVar = Family.BROADCAST
+    ROLES: ClassVar = FAMILIES[Family.BROADCAST].strided_roles
+    FIELDS: ClassVar = _vector_fields(FAMILIES[Family.BROADCAST])
+    SPACES: ClassVar = (_ub(), _ub())
+
+    dst = operand_def(PtrType)
+    src = operand_def(PtrType)
+    dtype = prop_def(AnyFloat)
+    repeat = prop_def(IntegerAttr[I64])
+    dst_blk = prop_def(IntegerAttr[I64])
+    dst_rep = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        dtype: str | Attribute,
+        dst: SSAValue | Operation,
+        src: SSAValue | Operation,
+        *,
+        repeat: int,
+        **strides: int,
+    ):
+        props = _vector_props(type(self), dtype, repeat, None, strides)
+        super().__init__(operands=[dst, src], properties=props)
+
+
+_FAMILY_BASES: dict[Family, type[VectorOp]] = {
+    base.FAMILY: base
+    for base in (
+        VectorBinaryOp,
+        VectorUnaryOp,
+        VectorScalarOp,
+        VectorReduceOp,
+        VectorConvertOp,
+        VectorDuplicateOp,
+        VectorCompareOp,
+        VectorSelectOp,
+        VectorBroadcastOp,
+    )
+}
+
+
+def _instruction_class(spec: VectorSpec) -> type[VectorOp]:
+    """The op of one row of the table, e.g. `VaddOp` named `npu.vadd`."""
+    base = _FAMILY_BASES[spec.family]
+    cls = type(
+        spec.class_name,
+        (base,),
+        {
+            "__module__": __name__,
+            "__qualname__": spec.class_name,
+            "__doc__": f"`{spec.mnemonic}`: dst = {spec.computes} ({spec.family} family).",
+            "__annotations__": {"SPEC": ClassVar[VectorSpec]},
+            "name": spec.op_name,
+            "SPEC": spec,
+        },
+    )
+    return irdl_op_definition(cls)
+
+
+# One class per row, by mnemonic; also module attributes (`npu.VaddOp`).
+VECTOR_OP_CLASSES: dict[str, type[VectorOp]] = {
+    spec.mnemonic: _instruction_class(spec) for spec in VECTOR_SPECS
+}
+globals().update({cls.__name__: cls for cls in VECTOR_OP_CLASSES.values()})
 
 
 # ---------------------------------------------------------------------------
@@ -1724,24 +1816,7 @@ NPU = Dialect(
         Load2dOp,
         Load3dOp,
         MmadOp,
-        VaddOp,
-        VsubOp,
-        VmulOp,
-        VdivOp,
-        VmaxOp,
-        VminOp,
-        VreluOp,
-        VexpOp,
-        VlnOp,
-        VsqrtOp,
-        VabsOp,
-        VaddsOp,
-        VmulsOp,
-        VmaxsOp,
-        VreduceSumOp,
-        VreduceMaxOp,
-        VconvOp,
-        VdupOp,
+        *VECTOR_OP_CLASSES.values(),
         SetFlagOp,
         WaitFlagOp,
         PipeBarrierOp,

@@ -44,7 +44,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import (
     Attribute,
     Block,
-    Dialect,
     ParametrizedAttribute,
     Region,
     SSAValue,
@@ -68,13 +67,11 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsolatedFromAbove, IsTerminator, NoTerminator, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from gedialects.npu.vector_ops import TILE_SPECS
+
 SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
 LAYOUTS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ZZ", "ZN", "NZ", "FLAT_NC1HWC0")
-VECTOR_OPS = (
-    "add", "sub", "mul", "div", "max", "min",  # binary
-    "relu", "exp", "ln", "sqrt", "abs",  # unary
-    "adds", "muls", "maxs",  # with a scalar
-)
+VECTOR_OPS = tuple(TILE_SPECS)  # tile.vec's ops: the rows of gedialects/npu/vector_ops.py with a tile name
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:
@@ -221,6 +218,8 @@ class AllocOp(TileOp):
     shape = prop_def(DenseArrayBase)
     layout = prop_def(StringAttr)
     buffers = prop_def(IntegerAttr)
+    offset = opt_prop_def(IntegerAttr)
+    """Byte address in its space (tile-allocate); each further copy follows at `bytes_per_copy`."""
     result = result_def(RefType)
     assembly_format = "attr-dict `:` type($result)"
 
@@ -417,17 +416,17 @@ class VecOp(TileOp):
         return [flat[i * n : (i + 1) * n] for i in range(len(flat) // max(n, 1))]
 
     def verify_(self) -> None:
-        if self.op.data not in VECTOR_OPS:
-            raise VerifyException(f"tile.vec: unknown op '{self.op.data}'")
+        spec = TILE_SPECS.get(self.op.data)
+        if spec is None:
+            raise VerifyException(f"tile.vec: unknown op '{self.op.data}' (known: {', '.join(VECTOR_OPS)})")
         n = len(ints(self.shape))
         if len(ints(self.strides)) != n * (1 + len(self.srcs)):
             raise VerifyException("tile.vec: strides must hold one stride list per operand")
-        binary = self.op.data in VECTOR_OPS[:6]
-        if len(self.srcs) != (2 if binary else 1):
-            raise VerifyException(f"tile.vec: '{self.op.data}' takes {2 if binary else 1} source(s)")
-        if (self.scalar is not None) != self.op.data.endswith("s") or self.op.data == "abs":
-            if self.op.data != "abs":
-                raise VerifyException(f"tile.vec: '{self.op.data}' {'needs' if self.op.data.endswith('s') else 'takes no'} scalar")
+        family = spec.family_spec
+        if len(self.srcs) != len(family.sources):
+            raise VerifyException(f"tile.vec: '{self.op.data}' takes {len(family.sources)} source(s)")
+        if (self.scalar is not None) != family.scalar:
+            raise VerifyException(f"tile.vec: '{self.op.data}' {'needs' if family.scalar else 'takes no'} scalar")
         for v in (self.dst, *self.srcs):
             if space_of(v) != "ub":
                 raise VerifyException("tile.vec: operands live in ub")
@@ -556,28 +555,4 @@ class AicpuReturnOp(TileOp):
         super().__init__(operands=[values])
 
 
-Tile = Dialect(
-    "tile",
-    [
-        ProgramOp,
-        TensorOp,
-        KernelOp,
-        BlockIdxOp,
-        AllocOp,
-        GmOp,
-        AtOp,
-        CopyOp,
-        Im2colOp,
-        LoadFractalOp,
-        MatmulOp,
-        VecOp,
-        ReduceOp,
-        CastOp,
-        DupOp,
-        AicpuOp,
-        AicpuReturnOp,
-    ],
-    [RefType],
-)
-
-__all__ = ["Tile", "RefType", "ArrayAttr", "SymbolRefAttr"]
+__all__ = ["RefType", "ArrayAttr", "SymbolRefAttr"]

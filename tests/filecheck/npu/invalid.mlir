@@ -338,6 +338,57 @@ npu.program @p gm_size 1024 {
 
 npu.program @p gm_size 1024 {
   npu.kernel @k {
+    %u = npu.ptr ub 0
+    %l1 = npu.ptr l1 0
+    // expected-error@+1 {{npu.vsel: operand 'cond' must point into ub, got l1}}
+    npu.vsel f16 %u, %l1, %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<l1>, !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vcmp_lt: mask must be [1, 64], got 65}}
+    npu.vcmp_lt f32 %u, %u, %u repeat 1 mask 65 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vbrcb: dst_rep must be [0, 255], got 256}}
+    npu.vbrcb f16 %u, %u repeat 1 dst_rep 256 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vrsqrt: dtype must be f16 or f32, got bf16}}
+    npu.vrsqrt bf16 %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vmins: repeat must be [1, 255], got 256 (split into several instructions)}}
+    npu.vmins f32 %u, %u scalar 0.5 repeat 256 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
     // expected-error@+1 {{npu.set_flag: source and destination pipe are both v; use npu.pipe_barrier v to order work within a pipe}}
     npu.set_flag v -> v event 0
   }

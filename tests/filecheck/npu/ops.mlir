@@ -110,6 +110,30 @@ npu.program @prog gm_size 65536 {
     // CHECK-NEXT: npu.vdup f16 %[[U]] scalar nan repeat 1 mask 16 : !npu.ptr<ub>
     npu.vdup f32 %u scalar 0.0 repeat 3 : !ub
     npu.vdup f16 %u scalar nan repeat 1 mask 16 : !ub
+    // CHECK-NEXT: npu.vrec f16 %[[U]], %[[U1]] repeat 2 : !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vrsqrt f32 %[[U]], %[[U1]] repeat 1 mask 32 dst_blk 2 : !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vmins f16 %[[U]], %[[U1]] scalar 6.0 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+    npu.vrec f16 %u, %u1 repeat 2 : !ub, !ub
+    npu.vrsqrt f32 %u, %u1 repeat 1 mask 32 dst_blk 2 dst_rep 8 : !ub, !ub
+    npu.vmins f16 %u, %u1 scalar 6.0 repeat 1 : !ub, !ub
+    // CHECK-NEXT: npu.vcmp_lt f32 %[[U]], %[[U]], %[[U1]] repeat 2 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vcmp_le f16 %[[U]], %[[U]], %[[U1]] repeat 1 mask 100 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vcmp_gt f32 %[[U]], %[[U]], %[[U1]] repeat 1 src1_rep 0 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vcmp_ge f16 %[[U]], %[[U]], %[[U1]] repeat 1 dst_blk 2 src0_blk 2 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vcmp_eq f32 %[[U]], %[[U]], %[[U1]] repeat 3 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vcmp_ne f16 %[[U]], %[[U]], %[[U1]] repeat 1 mask 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    npu.vcmp_lt f32 %u, %u, %u1 repeat 2 : !ub, !ub, !ub
+    npu.vcmp_le f16 %u, %u, %u1 repeat 1 mask 100 : !ub, !ub, !ub
+    npu.vcmp_gt f32 %u, %u, %u1 repeat 1 src1_rep 0 : !ub, !ub, !ub
+    npu.vcmp_ge f16 %u, %u, %u1 repeat 1 dst_blk 2 src0_blk 2 : !ub, !ub, !ub
+    npu.vcmp_eq f32 %u, %u, %u1 repeat 3 : !ub, !ub, !ub
+    npu.vcmp_ne f16 %u, %u, %u1 repeat 1 mask 1 : !ub, !ub, !ub
+    // CHECK-NEXT: npu.vsel f32 %[[U]], %[[U1]], %[[U]], %[[U1]] repeat 2 mask 60 src1_blk 2 cond_rep 0 src1_rep 16 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+    npu.vsel f32 %u, %u1, %u, %u1 repeat 2 mask 60 cond_rep 0 src1_blk 2 src1_rep 16 : !ub, !ub, !ub, !ub
+    // CHECK-NEXT: npu.vbrcb f16 %[[U]], %[[U1]] repeat 4 : !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vbrcb f32 %[[U]], %[[U1]] repeat 2 dst_blk 2 dst_rep 16 : !npu.ptr<ub>, !npu.ptr<ub>
+    npu.vbrcb f16 %u, %u1 repeat 4 dst_blk 1 dst_rep 8 : !ub, !ub
+    npu.vbrcb f32 %u, %u1 repeat 2 dst_blk 2 dst_rep 16 : !ub, !ub
     // CHECK-NEXT: npu.set_flag mte2 -> v event 0
     // CHECK-NEXT: npu.wait_flag mte2 -> v event 0
     // CHECK-NEXT: npu.set_flag mte3 -> s event 7

@@ -1,0 +1,123 @@
+"""Building loop-level tile IR: index arithmetic folded where static, loops
+over a core's share of tiles, buffers, GM references, copies, vector ops."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from gedialects.tile import ops as t
+
+Index = int | SSAValue
+PIPELINE_ATTR = "tile.pipeline"
+"""Marks a loop whose double buffers alternate per iteration (ping-pong)."""
+
+
+class TileBuilder:
+    """Appends ops to a block (a kernel body, then loop bodies)."""
+
+    def __init__(self, block: Block, constants_block: Block | None = None):
+        self.builder = Builder(InsertPoint.at_end(block))
+        self.constants_block = constants_block or block
+        self._constants: dict[int, SSAValue] = {}
+
+    def emit(self, op: Operation) -> Operation:
+        self.builder.insert(op)
+        return op
+
+    # -- index values ----------------------------------------------------
+    def constant(self, value: int) -> SSAValue:
+        if value not in self._constants:
+            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            first = self.constants_block.first_op
+            if first is None:
+                self.constants_block.add_op(op)
+            else:
+                self.constants_block.insert_op_before(op, first)
+            self._constants[value] = op.result
+        return self._constants[value]
+
+    def value(self, x: Index) -> SSAValue:
+        return self.constant(x) if isinstance(x, int) else x
+
+    def _binary(self, cls, fold, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return fold(a, b)
+        return self.emit(cls(self.value(a), self.value(b))).results[0]
+
+    def add(self, a: Index, b: Index) -> Index:
+        if isinstance(b, int) and b == 0:
+            return a
+        if isinstance(a, int) and a == 0:
+            return b
+        return self._binary(arith.AddiOp, lambda x, y: x + y, a, b)
+
+    def mul(self, a: Index, b: int) -> Index:
+        if b == 1 or (isinstance(a, int) and a == 0):
+            return a
+        if b == 0:
+            return 0
+        return self._binary(arith.MuliOp, lambda x, y: x * y, a, b)
+
+    def floordiv(self, a: Index, b: int) -> Index:
+        return a if b == 1 else self._binary(arith.FloorDivSIOp, lambda x, y: x // y, a, b)
+
+    def rem(self, a: Index, b: int) -> Index:
+        return 0 if b == 1 else self._binary(arith.RemSIOp, lambda x, y: x % y, a, b)
+
+    def min(self, a: Index, b: Index) -> Index:
+        return self._binary(arith.MinSIOp, min, a, b)
+
+    # -- structure ---------------------------------------------------------
+    @contextmanager
+    def loop(self, lower: Index, upper: Index, pipeline: bool = False) -> Iterator[SSAValue]:
+        body = Block(arg_types=[IndexType()])
+        op = scf.ForOp(self.value(lower), self.value(upper), self.value(1), [], body)
+        if pipeline:
+            op.attributes[PIPELINE_ATTR] = StringAttr("ping-pong")
+        self.emit(op)
+        outer = self.builder
+        self.builder = Builder(InsertPoint.at_end(body))
+        try:
+            yield body.args[0]
+        finally:
+            body.add_op(scf.YieldOp())
+            self.builder = outer
+
+    @contextmanager
+    def core_tiles(self, count: int, cores: int, per_core: int, pipeline: bool) -> Iterator[SSAValue]:
+        """Loop over this core's tiles: [b * per_core, min((b + 1) * per_core, count))."""
+        if cores == 1:
+            lower, upper = 0, count
+        else:
+            lower = self.mul(self.emit(t.BlockIdxOp()).results[0], per_core)
+            upper = self.min(self.add(lower, per_core), count)
+        with self.loop(lower, upper, pipeline) as tile:
+            yield tile
+
+    # -- references and data -----------------------------------------------
+    def alloc(self, space: str, element: Attribute, count: int, buffers: int = 1) -> SSAValue:
+        return self.emit(t.AllocOp(space, element, [count], "ND", buffers)).results[0]
+
+    def gm(self, tensor: str, element: Attribute) -> SSAValue:
+        return self.emit(t.GmOp(tensor, element)).results[0]
+
+    def at(self, ref: SSAValue, dynamic: Index = 0, offset: int = 0) -> SSAValue:
+        if isinstance(dynamic, int):
+            offset, dynamic = offset + dynamic, None
+        if offset == 0 and dynamic is None:
+            return ref
+        return self.emit(t.AtOp(ref, offset, dynamic)).results[0]
+
+    def copy(self, dst: SSAValue, src: SSAValue, shape: Sequence[int], dst_strides: Sequence[int],
+             src_strides: Sequence[int]) -> None:
+        self.emit(t.CopyOp(dst, src, shape, dst_strides, src_strides))
+
+    def vec(self, op: str, dst: SSAValue, srcs: Sequence[SSAValue], shape: Sequence[int],
+            strides: Sequence[Sequence[int]], scalar: float | None = None) -> None:
+        self.emit(t.VecOp(op, dst, srcs, shape, strides, scalar))

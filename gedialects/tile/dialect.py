@@ -1,0 +1,19 @@
+"""The tile dialect's registration: the loop-level ops (ops.py) and the
+structured ops they are expanded from (structured.py)."""
+
+from __future__ import annotations
+
+from xdsl.ir import Dialect
+
+from gedialects.tile import ops, structured
+
+Tile = Dialect(
+    "tile",
+    [
+        ops.ProgramOp, ops.TensorOp, ops.KernelOp, ops.BlockIdxOp, ops.AllocOp, ops.GmOp, ops.AtOp,
+        ops.CopyOp, ops.Im2colOp, ops.LoadFractalOp, ops.MatmulOp, ops.VecOp, ops.ReduceOp, ops.CastOp,
+        ops.DupOp, ops.AicpuOp, ops.AicpuReturnOp,
+        structured.LoadOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
+    ],
+    [ops.RefType, structured.TilingAttr, structured.DistributionAttr],
+)

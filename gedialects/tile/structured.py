@@ -1,0 +1,345 @@
+"""Structured tile ops: a kernel's computation on whole tensors, before tiling.
+
+A `tile.kernel` whose body holds these ops says *what* it computes, in the
+manner of linalg on tensors; the tile passes decide *how*:
+
+    tile.kernel @k3_layer_norm {block_dim = 1 : i64} {
+      %x = tile.load "t2" : tensor<16x64xf32>
+      %s = tile.reduction "sum" %x : tensor<16x64xf32> -> tensor<16x1xf32>
+      %y = tile.map ins(%x, %s : tensor<16x64xf32>, tensor<16x1xf32>) -> tensor<16x64xf32> {
+      ^bb0(%a : f32, %b : f32):
+        %c = arith.constant 1.562500e-02 : f32
+        %m = arith.mulf %b, %c : f32
+        %d = arith.subf %a, %m : f32
+        tile.yield %d : f32
+      }
+      tile.store %y, "t3" : tensor<16x64xf32>
+    }
+
+* `tile.load` / `tile.store` read and write a GM tensor (`tile.tensor`) as a
+  row-major tensor of the given shape (a view: any shape of the same size).
+* `tile.map` applies its region elementwise; inputs broadcast as in numpy
+  (ranks aligned on the right). The region is a chain of `arith` / `math`
+  scalar ops ending in `tile.yield`: a fused elementwise chain.
+* `tile.reduction` folds the last dim (`sum` or `max`) and keeps it as 1.
+
+The iteration space of such a kernel is the shape of what it stores; every
+value is that shape or broadcasts to it. `tile-select-tiling` chooses a tile
+box over the leading dims (`#tile.tiling`), `tile-distribute` spreads the
+tiles over cores (`#tile.distribution`), `tile-pipeline-buffers` double-buffers
+the loads and `tile-expand-structured` rewrites the kernel into loops of
+buffers, DMA copies and vector ops (gedialects/tile/ops.py).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import IntAttr, IntegerAttr, StringAttr, TensorType, i64
+from xdsl.ir import Attribute, Block, ParametrizedAttribute, Region, SSAValue
+from xdsl.irdl import (
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.dialects.builtin import ArrayAttr
+from xdsl.traits import HasParent, IsTerminator
+from xdsl.utils.exceptions import VerifyException
+
+from gedialects.tile.ops import KernelOp, TileOp
+
+REDUCTIONS = ("sum", "max")
+
+
+def shape_of(v: SSAValue) -> tuple[int, ...]:
+    assert isinstance(v.type, TensorType)
+    return tuple(v.type.get_shape())
+
+
+def broadcasts_to(shape: Sequence[int], target: Sequence[int]) -> bool:
+    """numpy's rule: ranks aligned on the right, each dim equal or 1."""
+    if len(shape) > len(target):
+        return False
+    return all(a in (1, b) for a, b in zip(reversed(shape), reversed(target)))
+
+
+def collapse_dims(out: Sequence[int], operands: Sequence[Sequence[int]]) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+    """Merge adjacent dims where every operand is either whole or broadcast in
+    both; returns the collapsed output shape and operand shapes."""
+    n = len(out)
+    aligned = [(1,) * (n - len(s)) + tuple(s) for s in operands]
+    groups: list[list[int]] = []
+    for k in range(n):
+        if out[k] == 1:
+            continue  # unit dims merge with anything
+        pattern = tuple(s[k] == 1 for s in aligned)
+        if groups and groups[-1][0] == pattern:
+            groups[-1][1].append(k)
+        else:
+            groups.append([pattern, [k]])
+    if not groups:
+        return (1,), [(1,) for _ in operands]
+    new_out = tuple(math.prod(out[k] for k in ks) for _, ks in groups)
+    new_ops = [tuple(math.prod(s[k] for k in ks) for _, ks in groups) for s in aligned]
+    return new_out, new_ops
+
+
+# ------------------------------------------------------------ attributes
+
+
+def _parse_ints(parser) -> tuple[int, ...]:
+    return tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
+
+
+def _print_ints(printer, values) -> None:
+    printer.print_string("[" + ", ".join(str(v.data) for v in values) + "]")
+
+
+@irdl_attr_definition
+class TilingAttr(ParametrizedAttribute):
+    """The tile box a structured kernel iterates over: `tile` elements per
+    dim (the last dim whole), `grid` tiles per dim, the UB bytes one tile's
+    buffers take (double-buffered loads counted twice) and the cycles the
+    cost model predicts for the kernel."""
+
+    name = "tile.tiling"
+    tile: ArrayAttr[IntAttr] = param_def()
+    grid: ArrayAttr[IntAttr] = param_def()
+    ub_bytes: IntAttr = param_def()
+    cycles: IntAttr = param_def()
+
+    def __init__(self, tile: Sequence[int], grid: Sequence[int], ub_bytes: int, cycles: int):
+        super().__init__(
+            ArrayAttr([IntAttr(v) for v in tile]), ArrayAttr([IntAttr(v) for v in grid]),
+            IntAttr(ub_bytes), IntAttr(cycles),
+        )
+
+    @property
+    def tile_shape(self) -> tuple[int, ...]:
+        return tuple(v.data for v in self.tile)
+
+    @property
+    def grid_shape(self) -> tuple[int, ...]:
+        return tuple(v.data for v in self.grid)
+
+    @property
+    def tiles(self) -> int:
+        n = 1
+        for g in self.grid_shape:
+            n *= g
+        return n
+
+    @classmethod
+    def parse_parameters(cls, parser) -> list[Attribute]:
+        values: dict[str, object] = {}
+        parser.parse_punctuation("<")
+        for i, key in enumerate(("tile", "grid", "ub_bytes", "cycles")):
+            if i:
+                parser.parse_punctuation(",")
+            parser.parse_keyword(key)
+            parser.parse_punctuation("=")
+            values[key] = _parse_ints(parser) if key in ("tile", "grid") else parser.parse_integer()
+        parser.parse_punctuation(">")
+        return [
+            ArrayAttr([IntAttr(v) for v in values["tile"]]),  # type: ignore[union-attr]
+            ArrayAttr([IntAttr(v) for v in values["grid"]]),  # type: ignore[union-attr]
+            IntAttr(values["ub_bytes"]),  # type: ignore[arg-type]
+            IntAttr(values["cycles"]),  # type: ignore[arg-type]
+        ]
+
+    def print_parameters(self, printer) -> None:
+        printer.print_string("<tile = ")
+        _print_ints(printer, self.tile)
+        printer.print_string(", grid = ")
+        _print_ints(printer, self.grid)
+        printer.print_string(f", ub_bytes = {self.ub_bytes.data}, cycles = {self.cycles.data}>")
+
+    def verify(self) -> None:
+        if len(self.tile.data) != len(self.grid.data) or not self.tile.data:
+            raise VerifyException("#tile.tiling: tile and grid need the same, non-zero rank")
+        if any(v.data < 1 for v in (*self.tile.data, *self.grid.data)):
+            raise VerifyException("#tile.tiling: tile sizes and grid counts are positive")
+
+
+@irdl_attr_definition
+class DistributionAttr(ParametrizedAttribute):
+    """How a structured kernel's tiles are spread over its `block_dim` cores:
+    core b runs tiles [b * per_core, min((b + 1) * per_core, tiles))."""
+
+    name = "tile.distribution"
+    cores: IntAttr = param_def()
+    per_core: IntAttr = param_def()
+
+    def __init__(self, cores: int, per_core: int):
+        super().__init__(IntAttr(cores), IntAttr(per_core))
+
+    @classmethod
+    def parse_parameters(cls, parser) -> list[Attribute]:
+        parser.parse_punctuation("<")
+        parser.parse_keyword("cores")
+        parser.parse_punctuation("=")
+        cores = parser.parse_integer()
+        parser.parse_punctuation(",")
+        parser.parse_keyword("per_core")
+        parser.parse_punctuation("=")
+        per_core = parser.parse_integer()
+        parser.parse_punctuation(">")
+        return [IntAttr(cores), IntAttr(per_core)]
+
+    def print_parameters(self, printer) -> None:
+        printer.print_string(f"<cores = {self.cores.data}, per_core = {self.per_core.data}>")
+
+
+TILING_ATTR = "tiling"
+DISTRIBUTION_ATTR = "distribution"
+
+
+# ------------------------------------------------------------ ops
+
+
+@irdl_op_definition
+class LoadOp(TileOp):
+    """The GM tensor `tensor`, read as a row-major tensor of the result type.
+    `buffers = 2` (tile-pipeline-buffers) double-buffers its tiles."""
+
+    name = "tile.load"
+    tensor = prop_def(StringAttr)
+    buffers = opt_prop_def(IntegerAttr)
+    result = result_def(TensorType)
+    assembly_format = "$tensor attr-dict `:` type($result)"
+
+    def __init__(self, tensor: str, type: TensorType):
+        super().__init__(properties={"tensor": StringAttr(tensor)}, result_types=[type])
+
+    def buffer_count(self) -> int:
+        return 1 if self.buffers is None else self.buffers.value.data
+
+    def verify_(self) -> None:
+        if self.buffers is not None and self.buffers.value.data not in (1, 2):
+            raise VerifyException("tile.load: buffers must be 1 or 2")
+
+
+@irdl_op_definition
+class StoreOp(TileOp):
+    """Write `value` to the GM tensor `tensor` (row-major)."""
+
+    name = "tile.store"
+    value = operand_def(TensorType)
+    tensor = prop_def(StringAttr)
+    assembly_format = "$value `,` $tensor attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue, tensor: str):
+        super().__init__(operands=[value], properties={"tensor": StringAttr(tensor)})
+
+
+@irdl_op_definition
+class MapOp(TileOp):
+    """result[i] = body(inputs[i]...), inputs broadcast numpy-style to the
+    result's shape; block argument k is an element of input k."""
+
+    name = "tile.map"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    assembly_format = "`ins` `(` $inputs `:` type($inputs) `)` attr-dict `->` type($result) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], result_type: TensorType, body: Region):
+        super().__init__(operands=[list(inputs)], result_types=[result_type], regions=[body])
+
+    def verify_(self) -> None:
+        out = shape_of(self.result)
+        for x in self.inputs:
+            if not broadcasts_to(shape_of(x), out):
+                raise VerifyException(
+                    f"tile.map: input {list(shape_of(x))} does not broadcast to the result {list(out)}"
+                )
+        args = self.body.block.args
+        if len(args) != len(self.inputs):
+            raise VerifyException("tile.map: the body takes one element per input")
+        for a, x in zip(args, self.inputs):
+            if a.type != x.type.element_type:  # type: ignore[attr-defined]
+                raise VerifyException(f"tile.map: block argument {a.type} is not the element type of its input")
+        term = self.body.block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) != 1:
+            raise VerifyException("tile.map: the body ends with tile.yield of one value")
+        if term.values[0].type != self.result.type.element_type:  # type: ignore[attr-defined]
+            raise VerifyException("tile.map: the yielded value has the result's element type")
+
+
+@irdl_op_definition
+class YieldOp(TileOp):
+    """Ends a tile.map body: the element it produces."""
+
+    name = "tile.yield"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator(), HasParent(MapOp))
+    assembly_format = "$values `:` type($values) attr-dict"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[list(values)])
+
+
+@irdl_op_definition
+class ReductionOp(TileOp):
+    """Fold the last dim of `input` with `kind` (sum or max); it stays as 1."""
+
+    name = "tile.reduction"
+    kind = prop_def(StringAttr)
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$kind $input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, kind: str, input: SSAValue):
+        shape = shape_of(input)[:-1] + (1,)
+        elem = input.type.element_type  # type: ignore[attr-defined]
+        super().__init__(
+            operands=[input], properties={"kind": StringAttr(kind)}, result_types=[TensorType(elem, shape)]
+        )
+
+    def verify_(self) -> None:
+        if self.kind.data not in REDUCTIONS:
+            raise VerifyException(f"tile.reduction: kind must be one of {', '.join(REDUCTIONS)}")
+        ins, out = shape_of(self.input), shape_of(self.result)
+        if not ins or out != ins[:-1] + (1,):
+            raise VerifyException(f"tile.reduction: result {list(out)} must be the input {list(ins)} with its last dim 1")
+        if self.input.type.element_type != self.result.type.element_type:  # type: ignore[attr-defined]
+            raise VerifyException("tile.reduction: result and input have the same element type")
+
+
+STRUCTURED_OPS = (LoadOp, StoreOp, MapOp, ReductionOp)
+
+
+def is_structured(kernel: KernelOp) -> bool:
+    """A kernel written with structured ops (not yet expanded into loops)."""
+    return any(isinstance(op, STRUCTURED_OPS) for op in kernel.body.block.ops)
+
+
+def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:
+    """The shape every value of a structured kernel broadcasts to."""
+    shape: tuple[int, ...] = ()
+    for op in kernel.body.block.ops:
+        for v in (*op.operands, *op.results):
+            if isinstance(v.type, TensorType):
+                s = shape_of(v)
+                rank = max(len(shape), len(s))
+                a, b = (1,) * (rank - len(shape)) + shape, (1,) * (rank - len(s)) + s
+                shape = tuple(max(x, y) for x, y in zip(a, b))
+    return shape
+
+
+def new_map_body(element_types: Sequence[Attribute]) -> Block:
+    return Block(arg_types=list(element_types))
+
+
+__all__ = [
+    "LoadOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "TilingAttr", "DistributionAttr",
+    "STRUCTURED_OPS", "is_structured", "iteration_shape", "IntegerAttr", "i64",
+]

@@ -1,0 +1,44 @@
+"""tile-distribute: spread a tiled structured kernel's tiles over the AI cores.
+
+Core b runs a contiguous run of `per_core` tiles; the core count is the
+smallest that keeps `per_core` (so no core idles at the end), at most the
+target's vector cores. Recorded as `distribution = #tile.distribution<...>`
+and the kernel's block_dim."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.tile import ops as t
+from gedialects.tile import structured as st
+from target.config import load_target
+
+
+def distribute(tiles: int, max_cores: int) -> st.DistributionAttr:
+    per_core = -(-tiles // max(1, min(tiles, max_cores)))
+    return st.DistributionAttr(-(-tiles // per_core), per_core)
+
+
+@dataclass(frozen=True)
+class TileDistributePass(ModulePass):
+    """Assign each tiled structured kernel's tiles to cores (block_dim)."""
+
+    name = "tile-distribute"
+    target: str = "davinci-910"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = load_target(self.target)
+        for kernel in op.walk():
+            if not isinstance(kernel, t.KernelOp) or not st.is_structured(kernel):
+                continue
+            tiling = kernel.attributes.get(st.TILING_ATTR)
+            if not isinstance(tiling, st.TilingAttr):
+                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: no #tile.tiling (run tile-select-tiling first)")
+            dist = distribute(tiling.tiles, config.vector_cores)
+            kernel.attributes[st.DISTRIBUTION_ATTR] = dist
+            kernel.properties["block_dim"] = IntegerAttr(dist.cores.data, i64)

@@ -1,0 +1,549 @@
+"""tile-expand-structured: structured kernels -> loops of buffers, DMA and vector ops.
+
+For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
+`#tile.distribution` (tile-distribute), the body becomes
+
+    loads that do not depend on the tile position (hoisted, e.g. gamma)
+    for tile in this core's tiles  {tile.pipeline when a load is double-buffered}:
+        coordinates of the tile, GM offsets of every operand's box
+        tile.copy GM -> UB of each load's box
+        the maps, reductions and casts as tile.vec / tile.reduce / tile.cast
+        tile.copy UB -> GM of each stored box
+
+Every value of the kernel gets a UB buffer for one tile's box of it:
+* a *row* value (last dim whole) is stored with its rows padded to a common
+  pitch, a multiple of 32 bytes, so every row starts on a vector block;
+* a *column* value (last dim 1 while the iteration's is wider: a reduction's
+  result, a [.., 1] operand) is stored compactly, one element per row; a row
+  op reading it first replicates each element over one 32-byte block (brcb),
+  then reads that block with block stride 0.
+Buffers are reused once their value is dead (in-place for elementwise ops).
+The footprint of a tiling is what this expansion allocates (`dry_run`):
+tile-select-tiling measures candidates with it, so a chosen tiling fits by
+construction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.tile import ops as t
+from gedialects.tile import structured as st
+from gedialects.tile.builder import Index, TileBuilder
+
+
+class TilingError(Exception):
+    """The kernel cannot be expanded with this tile box (the reason says why)."""
+
+
+def elem_bytes(element: Attribute) -> int:
+    if isinstance(element, Float16Type):
+        return 2
+    if isinstance(element, Float32Type):
+        return 4
+    raise TilingError(f"element type {element} is not handled by the vector unit (f16/f32 only)")
+
+
+def per_block(element: Attribute) -> int:
+    """Elements in one 32-byte block."""
+    return BLOCK_BYTES // elem_bytes(element)
+
+
+def _round_up(n: int, unit: int) -> int:
+    return -(-n // unit) * unit
+
+
+@dataclass(eq=False)
+class Buffer:
+    """One tile's box of a value in UB."""
+
+    ref: SSAValue
+    box: tuple[int, ...]
+    element: Attribute
+    kind: str  # row | column | replicated
+    pitch: int  # row: padded row length; column: 1; replicated: elements per block
+    replicated: Buffer | None = None  # the brcb copy of a column, made on first use by a row op
+
+    @property
+    def rows(self) -> int:
+        return math.prod(self.box[:-1])
+
+    def strides(self) -> list[int]:
+        """Element strides per dim (the last: 1, or 0 for a replicated column)."""
+        n = len(self.box)
+        out = [0] * n
+        step = self.pitch
+        for k in range(n - 2, -1, -1):
+            out[k] = step
+            step *= self.box[k]
+        out[-1] = 0 if self.kind == "replicated" else 1
+        return out
+
+    def count(self) -> int:
+        """Elements a contiguous op over the whole buffer covers."""
+        if self.kind == "row":
+            return self.rows * self.pitch
+        if self.kind == "replicated":
+            return self.rows * self.pitch
+        return self.rows
+
+
+BRCB_VALUES = 8
+"""Values one brcb repeat broadcasts (one per block of a 256-byte repeat)."""
+
+
+def _buffer_elements(kind: str, rows: int, pitch: int, element: Attribute) -> int:
+    if kind == "column":  # brcb reads whole repeats of it
+        return _round_up(rows, max(per_block(element), BRCB_VALUES))
+    if kind == "replicated":  # brcb writes whole repeats
+        return _round_up(rows, BRCB_VALUES) * pitch
+    return rows * pitch
+
+
+@dataclass
+class _Pool:
+    """UB buffers of one kernel, reused by (kind, elements, element type)."""
+
+    builder: TileBuilder
+    free: dict[tuple, list[SSAValue]] = field(default_factory=dict)
+    allocated: int = 0  # bytes
+
+    def take(self, kind: str, rows: int, pitch: int, element: Attribute, buffers: int = 1) -> SSAValue:
+        n = _buffer_elements(kind, rows, pitch, element)
+        key = (n, str(element))
+        if buffers == 1 and self.free.get(key):
+            return self.free[key].pop()
+        self.allocated += _round_up(n * elem_bytes(element), BLOCK_BYTES) * buffers
+        return self.builder.alloc("ub", element, n, buffers)
+
+    def release(self, buf: Buffer, double: bool) -> None:
+        if double:
+            return  # ping-pong copies belong to their load
+        n = _buffer_elements(buf.kind, buf.rows, buf.pitch, buf.element)
+        self.free.setdefault((n, str(buf.element)), []).append(buf.ref)
+
+
+# ----------------------------------------------------------------- vector ops of map bodies
+
+BINARY = {
+    arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
+    arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxnumfOp: "max", arith.MinnumfOp: "min",
+}
+UNARY = {mathd.ExpOp: "exp", mathd.LogOp: "ln", mathd.SqrtOp: "sqrt", mathd.RsqrtOp: "rsqrt", mathd.AbsFOp: "abs"}
+SCALAR_FORM = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}
+"""Binary ops with a constant operand, as one instruction with an immediate."""
+COMPARE = {"olt": "cmp_lt", "ult": "cmp_lt", "ole": "cmp_le", "ule": "cmp_le", "ogt": "cmp_gt", "ugt": "cmp_gt",
+           "oge": "cmp_ge", "uge": "cmp_ge", "oeq": "cmp_eq", "ueq": "cmp_eq", "one": "cmp_ne", "une": "cmp_ne"}
+CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
+                   "une", "uno", "true")
+
+
+def body_op_supported(op: Operation) -> str | None:
+    """None when the vector unit runs this map-body op (after tile-legalize-math), else why not."""
+    if isinstance(op, (*BINARY, *UNARY, arith.NegfOp, arith.ExtFOp, arith.TruncFOp, arith.ConstantOp,
+                       arith.SelectOp, st.YieldOp)):
+        return None
+    if isinstance(op, arith.CmpfOp):
+        pred = CMPF_PREDICATES[op.predicate.value.data]
+        return None if pred in COMPARE else f"arith.cmpf {pred} has no vector compare"
+    return f"{op.name} has no vector instruction"
+
+
+# ----------------------------------------------------------------- the expansion
+
+
+class KernelExpansion:
+    """Expands one structured kernel with a given tile box."""
+
+    def __init__(self, kernel: t.KernelOp, tile: Sequence[int], cores: int, per_core: int,
+                 double_loads: bool | None = None):
+        """`double_loads`: double-buffer every load that moves with the tile
+        (None: as each tile.load's `buffers` says)."""
+        self.kernel = kernel
+        self.double_loads = double_loads
+        self.shape = st.iteration_shape(kernel)
+        self.tile = tuple(tile)
+        if len(self.tile) != len(self.shape):
+            raise TilingError(f"tile {list(self.tile)} has not the rank of the iteration space {list(self.shape)}")
+        for k, (d, tk) in enumerate(zip(self.shape, self.tile)):
+            if tk < 1 or d % tk:
+                raise TilingError(f"tile size {tk} does not divide dim {k} ({d})")
+        self.grid = tuple(d // tk for d, tk in zip(self.shape, self.tile))
+        self.tiles = math.prod(self.grid)
+        self.cores = cores
+        self.per_core = per_core
+        ops = list(kernel.body.block.ops)
+        self.ops = [op for op in ops if isinstance(op, st.STRUCTURED_OPS)]
+        elements = [v.type.element_type for op in self.ops for v in (*op.operands, *op.results)
+                    if isinstance(v.type, TensorType)]
+        for op in self.ops:
+            if isinstance(op, st.MapOp):
+                elements += [v.type for b in op.body.blocks for o in b.ops for v in o.results
+                             if isinstance(v.type, Float16Type | Float32Type)]
+        self.pitch_unit = max(per_block(e) for e in elements)
+        self.columns = self.shape[-1] > 1
+        if any(isinstance(op, st.ReductionOp) for op in self.ops) and self.tile[-1] != self.shape[-1]:
+            raise TilingError("a reduction needs the last dim whole in every tile")
+
+    # -- boxes -------------------------------------------------------------
+    def aligned(self, shape: Sequence[int]) -> tuple[int, ...]:
+        return (1,) * (len(self.shape) - len(shape)) + tuple(shape)
+
+    def box_of(self, v: SSAValue) -> tuple[int, ...]:
+        s = self.aligned(st.shape_of(v))
+        return tuple(tk if d != 1 else 1 for d, tk in zip(s, self.tile))
+
+    def is_column(self, box: Sequence[int]) -> bool:
+        return self.columns and box[-1] == 1
+
+    def varies(self, v: SSAValue) -> bool:
+        """v's box moves with the tile (else it is loop-invariant)."""
+        s = self.aligned(st.shape_of(v))
+        return any(d != 1 and g > 1 for d, g in zip(s, self.grid))
+
+    # -- run -----------------------------------------------------------------
+    def run(self, block: Block) -> int:
+        """Fill `block` with the expansion; returns the UB bytes allocated."""
+        self.b = TileBuilder(block)
+        self.pool = _Pool(self.b)
+        self.values: dict[SSAValue, Buffer] = {}
+        self.last_use = self._last_uses()
+        double = {
+            op.result for op in self.ops if isinstance(op, st.LoadOp) and (
+                op.buffer_count() == 2 if self.double_loads is None else self.double_loads and self.varies(op.result)
+            )
+        }
+        self.double = double
+        invariant = [op for op in self.ops if isinstance(op, st.LoadOp) and not self.varies(op.result)]
+        for op in invariant:
+            self.load(op, None)
+        pipeline = bool(double) and self.per_core > 1
+        with self.b.core_tiles(self.tiles, self.cores, self.per_core, pipeline) as tile_index:
+            coords = self._coordinates(tile_index)
+            for i, op in enumerate(self.ops):
+                if op in invariant:
+                    continue
+                if isinstance(op, st.LoadOp):
+                    self.load(op, coords)
+                elif isinstance(op, st.StoreOp):
+                    self.store(op, coords)
+                elif isinstance(op, st.MapOp):
+                    self.map(op, i)
+                elif isinstance(op, st.ReductionOp):
+                    self.reduction(op, i)
+                self._release_dead(op, i)
+        return self.pool.allocated
+
+    def _last_uses(self) -> dict[SSAValue, int]:
+        last: dict[SSAValue, int] = {}
+        for i, op in enumerate(self.ops):
+            for v in op.operands:
+                last[v] = i
+        return last
+
+    def _release_dead(self, op: Operation, i: int) -> None:
+        for v in set(op.operands):
+            if self.last_use.get(v) == i and v in self.values and self.varies(v):
+                buf = self.values.pop(v)
+                self.pool.release(buf, v in self.double)
+                if buf.replicated is not None:
+                    self.pool.release(buf.replicated, False)
+
+    def _coordinates(self, tile_index: SSAValue) -> list[Index]:
+        coords: list[Index] = []
+        inner = 1
+        for g in reversed(self.grid):
+            coords.append(self.b.rem(self.b.floordiv(tile_index, inner), g) if g > 1 else 0)
+            inner *= g
+        return coords[::-1]
+
+    def gm_offset(self, v: SSAValue, coords: list[Index] | None) -> Index:
+        if coords is None:
+            return 0
+        s = self.aligned(st.shape_of(v))
+        stride, offset = 1, 0
+        for k in range(len(s) - 1, -1, -1):
+            if s[k] != 1 and self.grid[k] > 1:
+                offset = self.b.add(offset, self.b.mul(coords[k], self.tile[k] * stride))
+            stride *= s[k]
+        return offset
+
+    @staticmethod
+    def gm_strides(shape: Sequence[int]) -> list[int]:
+        out, step = [], 1
+        for d in reversed(shape):
+            out.append(step)
+            step *= d
+        return out[::-1]
+
+    def new_buffer(self, box: tuple[int, ...], element: Attribute, buffers: int = 1) -> Buffer:
+        if self.is_column(box):
+            kind, pitch = "column", 1
+        else:
+            kind, pitch = "row", _round_up(box[-1], self.pitch_unit)
+        ref = self.pool.take(kind, math.prod(box[:-1]), pitch, element, buffers)
+        return Buffer(ref, box, element, kind, pitch)
+
+    # -- GM <-> UB ---------------------------------------------------------------
+    def load(self, op: st.LoadOp, coords) -> None:
+        v = op.result
+        box, element = self.box_of(v), v.type.element_type  # type: ignore[attr-defined]
+        buf = self.new_buffer(box, element, 2 if v in self.double else 1)
+        src = self.b.at(self.b.gm(op.tensor.data, element), self.gm_offset(v, coords))
+        self._dma(buf, src, v, load=True)
+        self.values[v] = buf
+
+    def store(self, op: st.StoreOp, coords) -> None:
+        v = op.value
+        buf = self.values[v]
+        dst = self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(v, coords))
+        self._dma(buf, dst, v, load=False)
+
+    def _dma(self, buf: Buffer, gm: SSAValue, v: SSAValue, load: bool) -> None:
+        es = elem_bytes(buf.element)
+        gstrides = self.gm_strides(self.aligned(st.shape_of(v)))
+        if buf.kind == "column":
+            # one element per row: the rows must be one contiguous GM run
+            if not self._contiguous_rows(v, buf.box):
+                raise TilingError(f"a column tile {list(buf.box)} is not contiguous in GM")
+            n = buf.rows
+            if (n * es) % BLOCK_BYTES:
+                raise TilingError(f"a column tile of {n} elements is not a whole number of 32-byte blocks")
+            shape, ub_strides, g_strides = [n], [1], [1]
+        else:
+            if (buf.box[-1] * es) % BLOCK_BYTES:
+                raise TilingError(
+                    f"rows of {buf.box[-1]} x {es} bytes are not a whole number of 32-byte blocks"
+                )
+            shape, ub_strides = list(buf.box), buf.strides()
+            g_strides = [g if b > 1 else 0 for g, b in zip(gstrides, buf.box)]
+            g_strides[-1] = 1
+        if load:
+            self.b.copy(buf.ref, gm, shape, ub_strides, g_strides)
+        else:
+            self.b.copy(gm, buf.ref, shape, g_strides, ub_strides)
+
+    def _contiguous_rows(self, v: SSAValue, box: Sequence[int]) -> bool:
+        s = self.aligned(st.shape_of(v))[:-1]
+        b = box[:-1]
+        # contiguous iff, after the first partial dim (from the inside), all outer box dims are 1
+        k = len(s) - 1
+        while k >= 0 and b[k] == s[k]:
+            k -= 1
+        return all(x == 1 for x in b[:k])
+
+    # -- compute -------------------------------------------------------------------
+    def reduction(self, op: st.ReductionOp, i: int) -> None:
+        src = self.values[op.input]
+        if src.kind != "row":
+            raise TilingError("a reduction reads a row value")
+        if self.last_use.get(op.input, -1) > i or op.input in self.double or not self.varies(op.input):
+            copy = self.new_buffer(src.box, src.element)
+            self.b.vec("adds", copy.ref, [src.ref], [src.count()], [[1], [1]], 0.0)
+            src_ref = copy
+        else:
+            src_ref = src
+        dst = self.new_buffer(self.box_of(op.result), op.result.type.element_type)  # type: ignore[attr-defined]
+        self.b.emit(t.ReduceOp(op.kind.data, dst.ref, src_ref.ref, src.rows, src.box[-1], src.pitch))
+        if src_ref is not src:
+            self.pool.release(src_ref, False)
+        self.values[op.result] = dst
+
+    def map(self, op: st.MapOp, i: int) -> None:
+        body = op.body.block
+        env: dict[SSAValue, Buffer | float] = {}
+        for arg, x in zip(body.args, op.inputs):
+            env[arg] = self.values[x]
+        uses_left = {v: len(list(v.uses)) for o in body.ops for v in o.results}
+        owned: set[Buffer] = set()  # temporaries of this body (freed when dead)
+        result_box = self.box_of(op.result)
+
+        def operand_done(v: SSAValue) -> None:
+            if v in uses_left:
+                uses_left[v] -= 1
+                if uses_left[v] == 0 and isinstance(env.get(v), Buffer) and env[v] in owned:
+                    buf = env[v]
+                    self.pool.release(buf, False)  # type: ignore[arg-type]
+                    if buf.replicated is not None:  # type: ignore[union-attr]
+                        self.pool.release(buf.replicated, False)  # type: ignore[union-attr]
+
+        for inner in body.ops:
+            if isinstance(inner, st.YieldOp):
+                out = env[inner.values[0]]
+                if not isinstance(out, Buffer):
+                    buf = self.new_buffer(result_box, op.result.type.element_type)  # type: ignore[attr-defined]
+                    self._dup(buf, out)
+                    out = buf
+                elif out not in owned or out.box != result_box:
+                    buf = self.new_buffer(result_box, out.element)
+                    self.vector("adds", buf, [out], 0.0)
+                    out = buf
+                else:
+                    owned.discard(out)
+                self.values[op.result] = out
+                break
+            if isinstance(inner, arith.ConstantOp):
+                env[inner.result] = float(inner.value.value.data)  # type: ignore[union-attr]
+                continue
+            why = body_op_supported(inner)
+            if why is not None:
+                raise TilingError(f"{why} (in a tile.map body)")
+            operands = [env[v] for v in inner.operands]
+            result = self.body_op(inner, operands)
+            env[inner.results[0]] = result
+            if isinstance(result, Buffer):
+                owned.add(result)
+            for v in inner.operands:
+                operand_done(v)
+
+    def body_op(self, op: Operation, operands: list) -> Buffer | float:
+        element = op.results[0].type
+        if not isinstance(element, Float16Type | Float32Type):  # a comparison's i1: a 0/1 mask
+            element = next(x.element for x in operands if isinstance(x, Buffer))
+        if all(not isinstance(x, Buffer) for x in operands):
+            raise TilingError(f"{op.name} of constants only (fold it)")
+        bufs = [x for x in operands if isinstance(x, Buffer)]
+        box = tuple(max(d) for d in zip(*(b.box for b in bufs)))
+        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
+            src = bufs[0]
+            dst = self.new_buffer(src.box, element)
+            self.b.emit(t.CastOp(dst.ref, src.ref, min(dst.count(), src.count())))
+            return dst
+        dst = self.new_buffer(box, element)
+        if type(op) in UNARY:
+            self.vector(UNARY[type(op)], dst, bufs)
+        elif isinstance(op, arith.NegfOp):
+            self.vector("muls", dst, bufs, -1.0)
+        elif type(op) in BINARY:
+            kind = BINARY[type(op)]
+            a, b = operands
+            if isinstance(a, Buffer) and isinstance(b, Buffer):
+                self.vector(kind, dst, [a, b])
+            elif isinstance(b, float):
+                if kind == "sub":
+                    self.vector("adds", dst, [a], -b)
+                elif kind == "div":
+                    self.vector("muls", dst, [a], 1.0 / b)
+                else:
+                    self.vector(SCALAR_FORM[kind], dst, [a], b)
+            else:  # constant first
+                if kind == "sub":  # c - x
+                    self.vector("muls", dst, [b], -1.0)
+                    self.vector("adds", dst, [dst], a)
+                elif kind == "div":  # c / x
+                    self.vector("rec", dst, [b])
+                    if a != 1.0:
+                        self.vector("muls", dst, [dst], a)
+                else:
+                    self.vector(SCALAR_FORM[kind], dst, [b], a)
+        elif isinstance(op, arith.CmpfOp):
+            kind = COMPARE[CMPF_PREDICATES[op.predicate.value.data]]
+            self.vector(kind, dst, [self._materialise(x, box, bufs[0].element) for x in operands])
+        elif isinstance(op, arith.SelectOp):
+            srcs = [self._materialise(x, box, element) for x in operands]
+            self.vector("sel", dst, srcs)
+        else:  # pragma: no cover - body_op_supported filtered the rest
+            raise TilingError(f"{op.name} has no vector instruction")
+        return dst
+
+    def _materialise(self, x, box, element) -> Buffer:
+        if isinstance(x, Buffer):
+            return x
+        buf = self.new_buffer(tuple(1 for _ in box), element)
+        self._dup(buf, x)
+        return buf
+
+    def _dup(self, buf: Buffer, value: float) -> None:
+        self.b.emit(t.DupOp(buf.ref, _buffer_elements(buf.kind, buf.rows, buf.pitch, buf.element), value))
+
+    def replicated(self, buf: Buffer) -> Buffer:
+        """A column with each element over one 32-byte block (brcb)."""
+        if buf.replicated is None:
+            epb = per_block(buf.element)
+            ref = self.pool.take("replicated", buf.rows, epb, buf.element)
+            self.b.vec("brcb", ref, [buf.ref], [buf.rows], [[epb], [1]])
+            buf.replicated = Buffer(ref, buf.box, buf.element, "replicated", epb)
+        return buf.replicated
+
+    def vector(self, kind: str, dst: Buffer, srcs: list[Buffer], scalar: float | None = None) -> None:
+        """dst = kind(srcs) over dst's box, broadcasting srcs along their unit dims."""
+        if all(s.box == dst.box and s.kind == dst.kind for s in srcs):
+            # the same box everywhere: one contiguous run (padded rows included)
+            self.b.vec(kind, dst.ref, [s.ref for s in srcs], [dst.count()], [[1]] * (1 + len(srcs)), scalar)
+            return
+        n = len(dst.box)
+        dims = n if dst.kind == "row" else n - 1  # a compact column: its leading dims only
+        shape = list(dst.box[:dims]) or [1]
+
+        def broadcast_strides(s: Buffer) -> list[int]:
+            ss = s.strides()
+            return [0 if s.box[k] == 1 and dst.box[k] > 1 else ss[k] for k in range(dims)] or [0]
+
+        operands, strides = [], [dst.strides()[:dims] or [1]]
+        for s in srcs:
+            if s.kind == "row" and s.box[-1] == 1 and dst.box[-1] > 1:
+                raise TilingError("a row operand of width 1 cannot broadcast along a row")
+            if dst.kind == "row" and s.kind == "column":
+                s = self.replicated(s)  # read each element's block with block stride 0
+            elif dst.kind == "column" and broadcast_strides(s)[-1] == 0 and shape[-1] > 1:
+                s = self.replicated(s)
+            operands.append(s.ref)
+            strides.append(broadcast_strides(s))
+        self.b.vec(kind, dst.ref, operands, shape, strides, scalar)
+
+
+def expand_kernel(kernel: t.KernelOp) -> int:
+    """Rewrite a tiled structured kernel in place; returns its UB bytes."""
+    tiling = kernel.attributes.get(st.TILING_ATTR)
+    if not isinstance(tiling, st.TilingAttr):
+        raise TilingError("no #tile.tiling (run tile-select-tiling first)")
+    dist = kernel.attributes.get(st.DISTRIBUTION_ATTR)
+    if isinstance(dist, st.DistributionAttr):
+        cores, per_core = dist.cores.data, dist.per_core.data
+    else:
+        cores, per_core = 1, tiling.tiles
+    expansion = KernelExpansion(kernel, tiling.tile_shape, cores, per_core)
+    block = Block()
+    used = expansion.run(block)
+    old = kernel.body.block
+    kernel.body.detach_block(old)
+    kernel.body.add_block(block)
+    old.erase(safe_erase=False)
+    kernel.properties["block_dim"] = IntegerAttr(cores, i64)
+    return used
+
+
+def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool) -> tuple[int, Block]:
+    """Expand `kernel` with tile box `tile` into a detached block (one core
+    running every tile): (UB bytes, the block). Raises TilingError when it
+    cannot be expanded so. The caller erases the block."""
+    tiles = math.prod(d // k for d, k in zip(st.iteration_shape(kernel), tile))
+    expansion = KernelExpansion(kernel, tile, 1, tiles, double_loads)
+    scratch = Block()
+    return expansion.run(scratch), scratch
+
+
+@dataclass(frozen=True)
+class TileExpandStructuredPass(ModulePass):
+    """Expand every tiled structured kernel into loops of buffers, DMA and vector ops."""
+
+    name = "tile-expand-structured"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in list(op.walk()):
+            if isinstance(kernel, t.KernelOp) and st.is_structured(kernel):
+                try:
+                    expand_kernel(kernel)
+                except TilingError as e:
+                    raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None

@@ -1,0 +1,137 @@
+"""tile-legalize-math: rewrite map-body math the vector unit has no
+instruction for into ops it has (tile-expand-structured's table).
+
+* tanh(x) = 1 - 2 / (exp(2x) + 1)        (saturates to +-1 when exp overflows)
+* erf(x): Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7:
+  y = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-x^2), t = 1 / (1 + p |x|);
+  erf(x) = x < 0 ? -y : y
+* powf(x, c) for a constant c: x*x (2), x*x*x (3), sqrt (0.5), rsqrt (-0.5),
+  1/x (-1), x (1), else exp(c ln x) (defined for x > 0, as the vector unit's ln).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from gedialects.tile import structured as st
+
+ERF_P = 0.3275911
+ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+class _Emitter:
+    """Inserts scalar ops before `anchor`."""
+
+    def __init__(self, rewriter: PatternRewriter, anchor: Operation):
+        self.rewriter, self.anchor = rewriter, anchor
+        self.type = anchor.results[0].type
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.rewriter.insert_op(op)
+        return op.results[0]
+
+    def const(self, value: float) -> SSAValue:
+        return self.emit(arith.ConstantOp(FloatAttr(value, self.type)))
+
+    def add(self, a, b):
+        return self.emit(arith.AddfOp(a, b))
+
+    def mul(self, a, b):
+        return self.emit(arith.MulfOp(a, b))
+
+    def div(self, a, b):
+        return self.emit(arith.DivfOp(a, b))
+
+    def exp(self, a):
+        return self.emit(mathd.ExpOp(a))
+
+
+def _in_map_body(op: Operation) -> bool:
+    parent = op.parent_op()
+    return isinstance(parent, st.MapOp)
+
+
+class LegalizeTanh(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mathd.TanhOp, rewriter: PatternRewriter) -> None:
+        if not _in_map_body(op):
+            return
+        e = _Emitter(rewriter, op)
+        ex = e.exp(e.mul(op.operand, e.const(2.0)))
+        frac = e.div(e.const(2.0), e.add(ex, e.const(1.0)))
+        rewriter.replace_op(op, arith.SubfOp(e.const(1.0), frac))
+
+
+class LegalizeErf(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mathd.ErfOp, rewriter: PatternRewriter) -> None:
+        if not _in_map_body(op):
+            return
+        e = _Emitter(rewriter, op)
+        x = op.operand
+        ax = e.emit(mathd.AbsFOp(x))
+        t = e.div(e.const(1.0), e.add(e.mul(ax, e.const(ERF_P)), e.const(1.0)))
+        poly = e.const(ERF_A[4])
+        for a in reversed(ERF_A[:4]):
+            poly = e.add(e.mul(poly, t), e.const(a))
+        poly = e.mul(poly, t)
+        gauss = e.exp(e.emit(arith.NegfOp(e.mul(x, x))))
+        y = e.emit(arith.SubfOp(e.const(1.0), e.mul(poly, gauss)))
+        negative = e.emit(arith.CmpfOp(x, e.const(0.0), "olt"))
+        rewriter.replace_op(op, arith.SelectOp(negative, e.emit(arith.NegfOp(y)), y))
+
+
+class LegalizePowf(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mathd.PowFOp, rewriter: PatternRewriter) -> None:
+        if not _in_map_body(op):
+            return
+        c_op = op.rhs.owner
+        if not isinstance(c_op, arith.ConstantOp):
+            e = _Emitter(rewriter, op)
+            rewriter.replace_op(op, mathd.ExpOp(e.mul(op.rhs, e.emit(mathd.LogOp(op.lhs)))))
+            return
+        c = float(c_op.value.value.data)  # type: ignore[union-attr]
+        x = op.lhs
+        e = _Emitter(rewriter, op)
+        if c == 1.0:
+            rewriter.replace_op(op, [], [x])
+        elif c == 2.0:
+            rewriter.replace_op(op, arith.MulfOp(x, x))
+        elif c == 3.0:
+            rewriter.replace_op(op, arith.MulfOp(e.mul(x, x), x))
+        elif c == 0.5:
+            rewriter.replace_op(op, mathd.SqrtOp(x))
+        elif c == -0.5:
+            rewriter.replace_op(op, mathd.RsqrtOp(x))
+        elif c == -1.0:
+            rewriter.replace_op(op, arith.DivfOp(e.const(1.0), x))
+        else:
+            rewriter.replace_op(op, mathd.ExpOp(e.mul(e.emit(mathd.LogOp(x)), op.rhs)))
+
+
+@dataclass(frozen=True)
+class TileLegalizeMathPass(ModulePass):
+    """Rewrite tanh, erf and powf in tile.map bodies into vector-unit ops."""
+
+    name = "tile-legalize-math"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([LegalizeTanh(), LegalizeErf(), LegalizePowf()], dce_enabled=True),
+            apply_recursively=False,
+        ).rewrite_module(op)

@@ -1,0 +1,54 @@
+"""tile-pipeline-buffers: double-buffer the loads of structured kernels.
+
+When a core runs more than one tile, each load that moves with the tile gets
+`buffers = 2`: tile-expand-structured allocates it twice and marks the tile
+loop `tile.pipeline`, so convert-tile-to-npu alternates the copies and the
+load of tile i+1 overlaps the compute of tile i. A kernel whose doubled
+buffers would not fit in UB keeps single buffers (the footprint is measured
+on the expansion, as tile-select-tiling does)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.tile import ops as t
+from gedialects.tile import structured as st
+from gedialects.tile.transforms.expand_structured import KernelExpansion, TilingError, dry_run
+from target.config import load_target
+
+
+@dataclass(frozen=True)
+class TilePipelineBuffersPass(ModulePass):
+    """Mark the loads of multi-tile cores double-buffered where UB allows."""
+
+    name = "tile-pipeline-buffers"
+    target: str = "davinci-910"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = load_target(self.target)
+        for kernel in op.walk():
+            if not isinstance(kernel, t.KernelOp) or not st.is_structured(kernel):
+                continue
+            tiling = kernel.attributes.get(st.TILING_ATTR)
+            dist = kernel.attributes.get(st.DISTRIBUTION_ATTR)
+            if not isinstance(tiling, st.TilingAttr):
+                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: no #tile.tiling (run tile-select-tiling first)")
+            per_core = dist.per_core.data if isinstance(dist, st.DistributionAttr) else tiling.tiles
+            if per_core < 2:
+                continue
+            try:
+                ub_bytes, body = dry_run(kernel, tiling.tile_shape, double_loads=True)
+            except TilingError as e:
+                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None
+            body.erase(safe_erase=False)
+            if ub_bytes > config.capacity_bytes["ub"]:
+                continue
+            probe = KernelExpansion(kernel, tiling.tile_shape, 1, tiling.tiles)
+            for load in kernel.body.block.ops:
+                if isinstance(load, st.LoadOp) and probe.varies(load.result):
+                    load.properties["buffers"] = IntegerAttr(2, i64)

@@ -1,0 +1,146 @@
+"""tile-select-tiling: choose the tile box of every structured kernel.
+
+Candidates are row-major boxes of the iteration space: whole inner dims, a
+divisor of one dim, 1 outside it (and, for kernels without a reduction,
+divisors of the last dim). A candidate is feasible when the expansion
+(tile-expand-structured) can build it and its buffers, loads counted twice
+for double buffering, fit in UB: the footprint is measured on the expansion
+itself, so a chosen tiling cannot overflow. Among feasible candidates the
+cost model picks the fastest. The cost model is the simulator's: the target
+config's `dma_cycles` and `vector_cycles` of the instructions one tile needs,
+tiles spread over the cores that share HBM, loads overlapped with compute
+when a core runs more than one tile. The choice is recorded on the kernel as
+`tiling = #tile.tiling<tile = [...], grid = [...], ub_bytes = N, cycles = C>`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.npu.isa import REPEAT_BYTES
+from gedialects.tile import ops as t
+from gedialects.tile import structured as st
+from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
+from target.config import TargetConfig, load_target
+
+
+def candidate_tiles(shape: Sequence[int], split_last: bool) -> list[tuple[int, ...]]:
+    n = len(shape)
+    out: list[tuple[int, ...]] = [tuple(shape)]
+    for j in range(n - 1 if not split_last else n):
+        for size in range(1, shape[j] + 1):
+            if shape[j] % size == 0:
+                cand = (1,) * j + (size,) + tuple(shape[j + 1 :])
+                if cand not in out:
+                    out.append(cand)
+    return out
+
+
+@dataclass(frozen=True)
+class TileWork:
+    """What one tile costs: bytes in and out of GM, vector cycles, instructions."""
+
+    bytes_in: int
+    bytes_out: int
+    vector_cycles: int
+    instructions: int
+
+
+def tile_work(body: Block, config: TargetConfig) -> TileWork:
+    """The work of one iteration of the expansion's tile loop (hoisted loads excluded)."""
+    loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
+    ops = list(loop.body.block.walk()) if loop is not None else list(body.walk())
+    bytes_in = bytes_out = vec = instrs = 0
+    for op in ops:
+        if isinstance(op, t.CopyOp):
+            n = math.prod(t.ints(op.shape)) * elem_bytes(op.src.type.element)  # type: ignore[attr-defined]
+            if t.space_of(op.src) == "gm":
+                bytes_in += n
+            else:
+                bytes_out += n
+            instrs += 1
+        elif isinstance(op, t.VecOp | t.ReduceOp | t.CastOp | t.DupOp):
+            ref = op.operands[0]
+            epr = REPEAT_BYTES // elem_bytes(ref.type.element)  # type: ignore[attr-defined]
+            if isinstance(op, t.VecOp):
+                name, elements = "v" + op.op.data, math.prod(t.ints(op.shape))
+            elif isinstance(op, t.ReduceOp):
+                name = f"vreduce_{op.op.data}"
+                elements = op.rows.value.data * op.cols.value.data
+            elif isinstance(op, t.CastOp):
+                name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // 4
+            else:
+                name, elements = "vdup", op.count.value.data
+            repeats = -(-elements // epr)
+            vec += config.vector_cycles(name, repeats)
+            instrs += 1
+    return TileWork(bytes_in, bytes_out, vec, instrs)
+
+
+def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
+    cores = min(tiles, config.vector_cores)
+    per_core = -(-tiles // cores)
+    load = config.dma_cycles("gm_ub", work.bytes_in, cores) if work.bytes_in else 0
+    store = config.dma_cycles("ub_gm", work.bytes_out, cores) if work.bytes_out else 0
+    issue = work.instructions * config.latency_cycles["issue"]
+    if per_core == 1:
+        return load + work.vector_cycles + store + issue
+    # double-buffered: the pipes overlap across tiles; the first load and the last store do not
+    return per_core * (max(load, work.vector_cycles, store) + issue) + load + store
+
+
+def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
+    """The fastest feasible tiling of a structured kernel (raises TilingError if none)."""
+    shape = st.iteration_shape(kernel)
+    has_reduction = any(isinstance(op, st.ReductionOp) for op in kernel.body.block.ops)
+    capacity = config.capacity_bytes["ub"]
+    best: tuple[int, int, st.TilingAttr] | None = None
+    reasons: list[str] = []
+    for tile in candidate_tiles(shape, split_last=not has_reduction):
+        tiles = math.prod(d // k for d, k in zip(shape, tile))
+        double = tiles > config.vector_cores  # some core runs more than one tile
+        try:
+            ub_bytes, body = dry_run(kernel, tile, double)
+        except TilingError as e:
+            reasons.append(str(e))
+            continue
+        work = tile_work(body, config)
+        body.erase(safe_erase=False)
+        if ub_bytes > capacity:
+            reasons.append(f"tile {list(tile)} needs {ub_bytes} bytes of UB, the target has {capacity}")
+            continue
+        cycles = predicted_cycles(work, tiles, config)
+        key = (cycles, -math.prod(tile))
+        if best is None or key < best[:2]:
+            grid = [d // k for d, k in zip(shape, tile)]
+            best = (cycles, -math.prod(tile), st.TilingAttr(tile, grid, ub_bytes, cycles))
+    if best is None:
+        why = reasons[-1] if reasons else "no candidate tile"
+        raise TilingError(f"no tiling of {list(shape)} fits: {why}")
+    return best[2]
+
+
+@dataclass(frozen=True)
+class TileSelectTilingPass(ModulePass):
+    """Choose each structured kernel's tile box (capacities + cost model of `target`)."""
+
+    name = "tile-select-tiling"
+    target: str = "davinci-910"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = load_target(self.target)
+        for kernel in op.walk():
+            if isinstance(kernel, t.KernelOp) and st.is_structured(kernel) and st.TILING_ATTR not in kernel.attributes:
+                try:
+                    kernel.attributes[st.TILING_ATTR] = choose_tiling(kernel, config)
+                except TilingError as e:
+                    raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None

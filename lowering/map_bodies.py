@@ -1,0 +1,182 @@
+"""The scalar computation of each elementwise graph op, as the body of a tile.map.
+
+`ELEMENTWISE[type(op)](builder, op, *args)` emits arith/math ops on fp32
+scalars and returns the result. Ops the vector unit has no instruction for
+(tanh, erf, powf) are left as math ops: tile-legalize-math expands them.
+Adding an elementwise op to the AI core costs one entry here (and, if the
+vector unit lacks an instruction for it, a rewrite in tile-legalize-math).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import FloatAttr, f32
+from xdsl.ir import Block, Operation, SSAValue
+
+from gedialects.graph import ops as g
+from gedialects.graph.tensors import attr_array
+
+
+class ScalarBuilder:
+    """Appends scalar fp32 ops to a map body."""
+
+    def __init__(self, block: Block):
+        self.block = block
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def const(self, value: float) -> SSAValue:
+        return self.emit(arith.ConstantOp(FloatAttr(float(value), f32)))
+
+    def add(self, a, b):
+        return self.emit(arith.AddfOp(a, b))
+
+    def sub(self, a, b):
+        return self.emit(arith.SubfOp(a, b))
+
+    def mul(self, a, b):
+        return self.emit(arith.MulfOp(a, b))
+
+    def div(self, a, b):
+        return self.emit(arith.DivfOp(a, b))
+
+    def max(self, a, b):
+        return self.emit(arith.MaximumfOp(a, b))
+
+    def min(self, a, b):
+        return self.emit(arith.MinimumfOp(a, b))
+
+    def neg(self, a):
+        return self.emit(arith.NegfOp(a))
+
+    def exp(self, a):
+        return self.emit(mathd.ExpOp(a))
+
+    def log(self, a):
+        return self.emit(mathd.LogOp(a))
+
+    def sqrt(self, a):
+        return self.emit(mathd.SqrtOp(a))
+
+    def rsqrt(self, a):
+        return self.emit(mathd.RsqrtOp(a))
+
+    def abs(self, a):
+        return self.emit(mathd.AbsFOp(a))
+
+    def tanh(self, a):
+        return self.emit(mathd.TanhOp(a))
+
+    def erf(self, a):
+        return self.emit(mathd.ErfOp(a))
+
+    def pow(self, a, b):
+        return self.emit(mathd.PowFOp(a, b))
+
+    def compare(self, predicate: str, a, b):
+        return self.emit(arith.CmpfOp(a, b, predicate))
+
+    def select(self, condition, a, b):
+        return self.emit(arith.SelectOp(condition, a, b))
+
+    # composites used by several ops
+    def sigmoid(self, a):
+        return self.div(self.const(1.0), self.add(self.exp(self.neg(a)), self.const(1.0)))
+
+    def hard_sigmoid(self, a, alpha: float, beta: float):
+        return self.max(self.min(self.add(self.mul(a, self.const(alpha)), self.const(beta)), self.const(1.0)),
+                        self.const(0.0))
+
+
+def _gelu(sb: ScalarBuilder, op: g.GeluOp, x):
+    half_x = sb.mul(x, sb.const(0.5))
+    if op.str_("approximate", "none") == "tanh":
+        inner = sb.mul(sb.add(x, sb.mul(sb.mul(sb.mul(x, x), x), sb.const(0.044715))), sb.const(math.sqrt(2 / math.pi)))
+        return sb.mul(half_x, sb.add(sb.tanh(inner), sb.const(1.0)))
+    return sb.mul(half_x, sb.add(sb.erf(sb.mul(x, sb.const(1 / math.sqrt(2)))), sb.const(1.0)))
+
+
+def _leaky_relu(sb: ScalarBuilder, op, x):
+    alpha = op.float_("alpha", 0.01)
+    return sb.select(sb.compare("olt", x, sb.const(0.0)), sb.mul(x, sb.const(alpha)), x)
+
+
+def _clip(sb: ScalarBuilder, op, x):
+    if op.min is not None:
+        x = sb.max(x, sb.const(op.float_("min", 0.0)))
+    if op.max is not None:
+        x = sb.min(x, sb.const(op.float_("max", 0.0)))
+    return x
+
+
+def _softplus(sb: ScalarBuilder, op, x):
+    # max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x|
+    return sb.add(sb.max(x, sb.const(0.0)), sb.log(sb.add(sb.exp(sb.neg(sb.abs(x))), sb.const(1.0))))
+
+
+def _sum(sb: ScalarBuilder, op, *xs):
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = sb.add(acc, x)
+    return acc
+
+
+def _where(sb: ScalarBuilder, op, c, x, y):
+    if not isinstance(c.type, type(f32)):  # a comparison's i1 inside a fusion
+        return sb.select(c, x, y)
+    return sb.select(sb.compare("one", c, sb.const(0.0)), x, y)
+
+
+ELEMENTWISE = {
+    g.AddOp: lambda sb, op, a, b: sb.add(a, b),
+    g.SubOp: lambda sb, op, a, b: sb.sub(a, b),
+    g.MulOp: lambda sb, op, a, b: sb.mul(a, b),
+    g.DivOp: lambda sb, op, a, b: sb.div(a, b),
+    g.MaxOp: lambda sb, op, a, b: sb.max(a, b),
+    g.MinOp: lambda sb, op, a, b: sb.min(a, b),
+    g.PowOp: lambda sb, op, a, b: sb.pow(a, b),
+    g.SumOp: _sum,
+    g.ReluOp: lambda sb, op, a: sb.max(a, sb.const(0.0)),
+    g.LeakyReluOp: _leaky_relu,
+    g.ClipOp: _clip,
+    g.SigmoidOp: lambda sb, op, a: sb.sigmoid(a),
+    g.TanhOp: lambda sb, op, a: sb.tanh(a),
+    g.ErfOp: lambda sb, op, a: sb.erf(a),
+    g.GeluOp: _gelu,
+    g.SqrtOp: lambda sb, op, a: sb.sqrt(a),
+    g.ExpOp: lambda sb, op, a: sb.exp(a),
+    g.LogOp: lambda sb, op, a: sb.log(a),
+    g.NegOp: lambda sb, op, a: sb.neg(a),
+    g.AbsOp: lambda sb, op, a: sb.abs(a),
+    g.ReciprocalOp: lambda sb, op, a: sb.div(sb.const(1.0), a),
+    g.IdentityOp: lambda sb, op, a: a,
+    g.HardSigmoidOp: lambda sb, op, a: sb.hard_sigmoid(a, op.float_("alpha", 0.2), op.float_("beta", 0.5)),
+    g.HardSwishOp: lambda sb, op, a: sb.mul(a, sb.hard_sigmoid(a, 1 / 6, 0.5)),
+    g.SoftplusOp: _softplus,
+    g.WhereOp: _where,
+    g.EqualOp: lambda sb, op, a, b: sb.compare("oeq", a, b),
+    g.LessOp: lambda sb, op, a, b: sb.compare("olt", a, b),
+    g.LessEqualOp: lambda sb, op, a, b: sb.compare("ole", a, b),
+    g.GreaterOp: lambda sb, op, a, b: sb.compare("ogt", a, b),
+    g.GreaterEqualOp: lambda sb, op, a, b: sb.compare("oge", a, b),
+}
+"""Graph op -> its scalar body; the vector family lowers exactly these (and fusions of them)."""
+
+
+def scalar_value(v: SSAValue) -> float | None:
+    """The value of a constant that is one number (broadcast everywhere), else None."""
+    op = v.owner
+    if isinstance(op, g.FillOp):
+        return float(op.value.value.data)
+    if not isinstance(op, g.ConstantOp):
+        return None
+    flat = np.asarray(attr_array(op.value)).reshape(-1)
+    if flat.size and np.all(flat == flat[0]):
+        return float(flat[0])
+    return None

@@ -1,0 +1,65 @@
+// tile-select-tiling: the tile box of each structured kernel, from UB's
+// capacity and the cost model of the target config, recorded as #tile.tiling.
+// RUN: ge-opt %s --split-input-file -p tile-select-tiling | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'tile-select-tiling{target=davinci-910b}' | filecheck %s --check-prefix=B
+
+// Rows are independent: on davinci-910 one row per tile spreads 16 rows over
+// 16 cores; davinci-910b's costs (config) favour one tile on one core.
+// CHECK-LABEL: tile.program "rows"
+// CHECK: tile.kernel "k" attributes {tiling = #tile.tiling<tile = [1, 64], grid = [16, 1], ub_bytes = {{[0-9]+}}, cycles = {{[0-9]+}}>, block_dim = 1 : i64}
+// B-LABEL: tile.program "rows"
+// B: tiling = #tile.tiling<tile = [16, 64], grid = [1, 1]
+tile.program "rows" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<16x64xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 4096 : i64, type = tensor<16x64xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %x = tile.load "x" : tensor<16x64xf32>
+    %m = tile.reduction "max" %x : tensor<16x64xf32> -> tensor<16x1xf32>
+    %y = tile.map ins(%x, %m : tensor<16x64xf32>, tensor<16x1xf32>) -> tensor<16x64xf32> {
+    ^bb0(%a : f32, %b : f32):
+      %d = arith.subf %a, %b : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, "y" : tensor<16x64xf32>
+  }
+}
+
+// -----
+
+// 4096 rows of 2048 floats: a tile must fit the 256 KB UB with its
+// double-buffered load, so the chooser takes fewer rows per tile.
+// CHECK-LABEL: tile.program "big"
+// CHECK: tiling = #tile.tiling<tile = [{{[1-9]}}, 2048], grid = [{{[0-9]+}}, 1], ub_bytes = [[UB:[0-9]+]]
+tile.program "big" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<4096x2048xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 33554432 : i64, type = tensor<4096x2048xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %x = tile.load "x" : tensor<4096x2048xf32>
+    %s = tile.reduction "sum" %x : tensor<4096x2048xf32> -> tensor<4096x1xf32>
+    %y = tile.map ins(%x, %s : tensor<4096x2048xf32>, tensor<4096x1xf32>) -> tensor<4096x2048xf32> {
+    ^bb0(%a : f32, %b : f32):
+      %d = arith.divf %a, %b : f32
+      tile.yield %d : f32
+    }
+    tile.store %y, "y" : tensor<4096x2048xf32>
+  }
+}
+
+// -----
+
+// A kernel that already has a tiling keeps it; loop-level kernels are not touched.
+// CHECK-LABEL: tile.program "kept"
+// CHECK: tiling = #tile.tiling<tile = [4, 64], grid = [4, 1], ub_bytes = 1, cycles = 2>
+// CHECK: tile.kernel "loops" attributes {block_dim = 1 : i64}
+tile.program "kept" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<16x64xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 4096 : i64, type = tensor<16x64xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64, tiling = #tile.tiling<tile = [4, 64], grid = [4, 1], ub_bytes = 1, cycles = 2>} {
+    %x = tile.load "x" : tensor<16x64xf32>
+    tile.store %x, "y" : tensor<16x64xf32>
+  }
+  tile.kernel "loops" attributes {block_dim = 1 : i64} {
+    %u = tile.alloc {shape = array<i64: 64>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
+  }
+}
+
