@@ -107,6 +107,7 @@ TILE_PASSES = {
     "tile-expand-structured": _lazy("gedialects.tile.transforms.expand_structured", "TileExpandStructuredPass"),
     "tile-allocate": _lazy("gedialects.tile.transforms.allocate", "TileAllocatePass"),
     "ge-tile-opt": _lazy("lowering.pipeline", "GeTileOptPass"),
+    "npu-insert-sync": _lazy("gedialects.npu.transforms.insert_sync", "NpuInsertSyncPass"),
 }
 
 

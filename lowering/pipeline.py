@@ -54,6 +54,7 @@ def compile_module(
     from lowering.assign_layouts import AssignLayoutsPass
     from lowering.graph_to_tile import convert
     from lowering.partition import GraphPartitionPass
+    from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
     from lowering.tile_to_npu import ConvertTileToNpuPass
 
     t0 = time.perf_counter()
@@ -84,6 +85,8 @@ def compile_module(
         say(tile_pass.name, module)
     ConvertTileToNpuPass(target=target).apply(ctx, module)
     say("tile-to-npu", module)
+    NpuInsertSyncPass().apply(ctx, module)
+    say("npu-insert-sync", module)
     n = sum(1 for _ in module.walk())
     return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0, memory,
                     stats.ops.get("aicpu", 0))
@@ -198,7 +201,7 @@ class GeGraphOptPass(ModulePass):
 
 @_dataclass(frozen=True)
 class GeLowerPass(ModulePass):
-    """graph-partition, assign-layouts, convert-graph-to-tile, ge-tile-opt, convert-tile-to-npu (graph -> npu program)."""
+    """graph-partition, assign-layouts, convert-graph-to-tile, ge-tile-opt, convert-tile-to-npu, npu-insert-sync (graph -> npu program)."""
 
     name = "ge-lower"
     precision_mode: str = DEFAULT_PRECISION
@@ -209,6 +212,7 @@ class GeLowerPass(ModulePass):
         from lowering.assign_layouts import AssignLayoutsPass
         from lowering.graph_to_tile import ConvertGraphToTilePass
         from lowering.partition import GraphPartitionPass
+        from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
         from lowering.tile_to_npu import ConvertTileToNpuPass
 
         check_precision_mode(self.precision_mode)
@@ -218,6 +222,7 @@ class GeLowerPass(ModulePass):
         ConvertGraphToTilePass(self.precision_mode, self.target).apply(ctx, op)
         GeTileOptPass(self.target).apply(ctx, op)
         ConvertTileToNpuPass(target=self.target).apply(ctx, op)
+        NpuInsertSyncPass().apply(ctx, op)
 
 
 @_dataclass(frozen=True)

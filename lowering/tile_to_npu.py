@@ -11,7 +11,8 @@
   repeats of 256 bytes (<= 255 per instruction) with block/repeat strides
   and masks, the dims mapped to blocks and repeats chosen by a cost estimate;
   fractal loads are split at 255.
-* Synchronisation: `lowering.sync.insert_sync` on every kernel.
+* Synchronisation is npu-insert-sync's (gedialects/npu/transforms/insert_sync.py):
+  dynamic pointers carry the extent of their buffer (`within N`) for it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from gedialects.npu.isa import BLOCKS_PER_REPEAT, DMA_PATHS, MAX_NBURST, MAX_REP
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.allocate import buffer_bytes
-from lowering.sync import insert_sync
 
 Index = int | SSAValue
 
@@ -83,7 +83,6 @@ class KernelTranslator:
         self.env: dict[SSAValue, object] = {}
         self.parity = 0
         self.addr: dict[t.AllocOp, tuple[int, int]] = {}  # address, bytes per copy
-        self.extents: dict[npu.PtrOp, int] = {}
         self.instructions = 0
         self._allocate()
 
@@ -134,10 +133,7 @@ class KernelTranslator:
             end = base + nbytes
         if isinstance(r.dyn, int):
             return self.k.ptr(r.space, static + r.dyn * r.es)
-        p = self.k.ptr(r.space, static, self.imul(r.dyn, r.es))
-        if end is not None:
-            self.extents[p.owner] = end - static  # type: ignore[index]
-        return p
+        return self.k.ptr(r.space, static, self.imul(r.dyn, r.es), None if end is None else end - static)
 
     def emit(self, op: Operation) -> None:
         self.k.emit(op)
@@ -518,7 +514,6 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         with pb.kernel(kop.sym_name.data) as kb:
             tr = KernelTranslator(kop, kb, gm, config)
             tr.run()
-            insert_sync(kb.kernel, tr.extents, dict(config.capacity_bytes))
         for name in ("kind", "absorbed"):
             if name in kop.attributes:
                 kb.kernel.attributes[f"ge.{name}"] = kop.attributes[name]

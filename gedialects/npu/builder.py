@@ -106,11 +106,12 @@ class KernelBuilder:
         return self.emit(npu.BlockNumOp()).results[0]
 
     def ptr(
-        self, space: MemSpace | str, offset: int = 0, dyn: Value | None = None
+        self, space: MemSpace | str, offset: int = 0, dyn: Value | None = None,
+        extent: int | None = None,
     ) -> SSAValue:
-        """A pointer `space[offset + dyn]`."""
+        """A pointer `space[offset + dyn]`, within `extent` bytes of `offset` if given."""
         d = None if dyn is None else self.value(dyn)
-        return self.emit(npu.PtrOp(space, offset, d)).results[0]
+        return self.emit(npu.PtrOp(space, offset, d, extent if d is not None else None)).results[0]
 
     @contextmanager
     def loop(self, lb: Value, ub: Value, step: Value = 1) -> Iterator[SSAValue]:

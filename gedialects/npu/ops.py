@@ -1123,13 +1123,16 @@ class PtrOp(IRDLOperation):
     """A byte address in one memory space: `npu.ptr ub 4096` or, with a
     dynamic part computed by `arith` on index values, `npu.ptr ub 4096 + %off`.
     A static-only address must satisfy the space's alignment; a dynamic one is
-    checked when the simulator runs it."""
+    checked when the simulator runs it. `npu.ptr ub 4096 + %off within 8192`
+    promises that the address stays in [4096, 4096 + 8192) (its buffer), so
+    npu-insert-sync can tell buffers apart without knowing %off."""
 
     name = "npu.ptr"
 
     dyn = opt_operand_def(IndexType)
     space = prop_def(MemSpaceAttr)
     offset = prop_def(IntegerAttr[I64])
+    extent = opt_prop_def(IntegerAttr[I64])
     result = result_def(PtrType)
 
     traits = traits_def(Pure())
@@ -1139,15 +1142,16 @@ class PtrOp(IRDLOperation):
         space: MemSpace | str,
         offset: int = 0,
         dyn: SSAValue | Operation | None = None,
+        extent: int | None = None,
     ):
         space = MemSpace(space)
+        props = {"space": MemSpaceAttr(space), "offset": IntegerAttr(offset, i64)}
+        if extent is not None:
+            props["extent"] = IntegerAttr(extent, i64)
         super().__init__(
             operands=[[dyn] if dyn is not None else []],
             result_types=[PtrType(space)],
-            properties={
-                "space": MemSpaceAttr(space),
-                "offset": IntegerAttr(offset, i64),
-            },
+            properties=props,
         )
 
     @property
@@ -1167,6 +1171,8 @@ class PtrOp(IRDLOperation):
             )
         if offset < 0:
             raise VerifyException(f"npu.ptr: offset must be >= 0, got {offset}")
+        if self.extent is not None and self.extent.value.data < 1:
+            raise VerifyException(f"npu.ptr: extent must be positive, got {self.extent.value.data}")
         align = ALIGNMENT[space]
         if self.dyn is None and offset % align:
             raise VerifyException(
@@ -1179,6 +1185,8 @@ class PtrOp(IRDLOperation):
         if self.dyn is not None:
             printer.print_string(" + ")
             printer.print_operand(self.dyn)
+        if self.extent is not None:
+            printer.print_string(f" within {self.extent.value.data}")
         printer.print_op_attributes(self.attributes)
 
     @classmethod
@@ -1188,8 +1196,9 @@ class PtrOp(IRDLOperation):
         dyn = None
         if parser.parse_optional_punctuation("+") is not None:
             dyn = parser.parse_operand(IndexType())
+        extent = parser.parse_integer() if parser.parse_optional_keyword("within") is not None else None
         attrs = parser.parse_optional_attr_dict()
-        op = cls(space, offset, dyn)
+        op = cls(space, offset, dyn, extent)
         op.attributes.update(attrs)
         return op
 

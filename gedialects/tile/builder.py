@@ -25,6 +25,7 @@ class TileBuilder:
         self.builder = Builder(InsertPoint.at_end(block))
         self.constants_block = constants_block or block
         self._constants: dict[int, SSAValue] = {}
+        self._last_alloc: Operation | None = None
 
     def emit(self, op: Operation) -> Operation:
         self.builder.insert(op)
@@ -102,7 +103,18 @@ class TileBuilder:
 
     # -- references and data -----------------------------------------------
     def alloc(self, space: str, element: Attribute, count: int, buffers: int = 1) -> SSAValue:
-        return self.emit(t.AllocOp(space, element, [count], "ND", buffers)).results[0]
+        """A buffer, declared at the top of the kernel (after the earlier ones)
+        wherever it is first used: buffers live for the whole kernel."""
+        op = t.AllocOp(space, element, [count], "ND", buffers)
+        block = self.constants_block
+        if self._last_alloc is not None:
+            block.insert_op_after(op, self._last_alloc)
+        elif block.first_op is not None:
+            block.insert_op_before(op, block.first_op)
+        else:
+            block.add_op(op)
+        self._last_alloc = op
+        return op.result
 
     def gm(self, tensor: str, element: Attribute) -> SSAValue:
         return self.emit(t.GmOp(tensor, element)).results[0]

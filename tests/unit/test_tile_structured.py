@@ -14,6 +14,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Block, Region
 
+from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
 from gedialects.numerics import assert_close
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
@@ -66,6 +67,7 @@ class Program:
             p.apply(ctx, module)
         self.tiling = self.kernel.attributes.get(st.TILING_ATTR)
         ConvertTileToNpuPass(target=target).apply(ctx, module)
+        NpuInsertSyncPass().apply(ctx, module)
         module.verify()
         return simulate(assemble(module), inputs, target).outputs
 

@@ -24,7 +24,7 @@ from gedialects.npu.vector_ops import (
     markdown_table,
 )
 from gedialects.tile import ops as t
-from lowering.sync import insert_sync
+from gedialects.npu.transforms.insert_sync import insert_sync
 from target import program as P
 from target.assembler import assemble
 from target.config import VECTOR_OP_NAMES, config_from_dict, load_target
@@ -362,6 +362,9 @@ def test_tile_vec_names_lower_to_their_instructions():
     config = load_target("davinci-910")
     allocate_kernel(kernel, config)
     module = lower_program(prog, config)
+    for k in module.walk():
+        if isinstance(k, npu.KernelOp):
+            insert_sync(k)
     names = [op.name for op in module.walk() if isinstance(op, npu.VectorOp)]
     assert names == ["npu.vcmp_le", "npu.vsel", "npu.vmins", "npu.vrec"]
     ins = {k: _data(n, np.float16, positive=False) for k in "abc"}
@@ -377,7 +380,7 @@ def test_tile_vec_names_lower_to_their_instructions():
         ("sel", 2, None, "tile.vec: 'sel' takes 3 source(s)"),
         ("mins", 1, None, "tile.vec: 'mins' needs scalar"),
         ("abs", 1, 1.0, "tile.vec: 'abs' takes no scalar"),
-        ("brcb", 1, None, "tile.vec: unknown op 'brcb'"),
+        ("vbrcb", 1, None, "tile.vec: unknown op 'vbrcb'"),
     ],
 )
 def test_tile_vec_checks_its_vocabulary(op, srcs, scalar, message):

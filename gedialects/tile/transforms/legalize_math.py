@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.builder import InsertPoint
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -41,7 +42,7 @@ class _Emitter:
         self.type = anchor.results[0].type
 
     def emit(self, op: Operation) -> SSAValue:
-        self.rewriter.insert_op(op)
+        self.rewriter.insert(op, InsertPoint.before(self.anchor))
         return op.results[0]
 
     def const(self, value: float) -> SSAValue:
@@ -73,7 +74,7 @@ class LegalizeTanh(RewritePattern):
         e = _Emitter(rewriter, op)
         ex = e.exp(e.mul(op.operand, e.const(2.0)))
         frac = e.div(e.const(2.0), e.add(ex, e.const(1.0)))
-        rewriter.replace_op(op, arith.SubfOp(e.const(1.0), frac))
+        rewriter.replace(op, arith.SubfOp(e.const(1.0), frac))
 
 
 class LegalizeErf(RewritePattern):
@@ -92,7 +93,7 @@ class LegalizeErf(RewritePattern):
         gauss = e.exp(e.emit(arith.NegfOp(e.mul(x, x))))
         y = e.emit(arith.SubfOp(e.const(1.0), e.mul(poly, gauss)))
         negative = e.emit(arith.CmpfOp(x, e.const(0.0), "olt"))
-        rewriter.replace_op(op, arith.SelectOp(negative, e.emit(arith.NegfOp(y)), y))
+        rewriter.replace(op, arith.SelectOp(negative, e.emit(arith.NegfOp(y)), y))
 
 
 class LegalizePowf(RewritePattern):
@@ -103,25 +104,25 @@ class LegalizePowf(RewritePattern):
         c_op = op.rhs.owner
         if not isinstance(c_op, arith.ConstantOp):
             e = _Emitter(rewriter, op)
-            rewriter.replace_op(op, mathd.ExpOp(e.mul(op.rhs, e.emit(mathd.LogOp(op.lhs)))))
+            rewriter.replace(op, mathd.ExpOp(e.mul(op.rhs, e.emit(mathd.LogOp(op.lhs)))))
             return
         c = float(c_op.value.value.data)  # type: ignore[union-attr]
         x = op.lhs
         e = _Emitter(rewriter, op)
         if c == 1.0:
-            rewriter.replace_op(op, [], [x])
+            rewriter.replace(op, [], [x])
         elif c == 2.0:
-            rewriter.replace_op(op, arith.MulfOp(x, x))
+            rewriter.replace(op, arith.MulfOp(x, x))
         elif c == 3.0:
-            rewriter.replace_op(op, arith.MulfOp(e.mul(x, x), x))
+            rewriter.replace(op, arith.MulfOp(e.mul(x, x), x))
         elif c == 0.5:
-            rewriter.replace_op(op, mathd.SqrtOp(x))
+            rewriter.replace(op, mathd.SqrtOp(x))
         elif c == -0.5:
-            rewriter.replace_op(op, mathd.RsqrtOp(x))
+            rewriter.replace(op, mathd.RsqrtOp(x))
         elif c == -1.0:
-            rewriter.replace_op(op, arith.DivfOp(e.const(1.0), x))
+            rewriter.replace(op, arith.DivfOp(e.const(1.0), x))
         else:
-            rewriter.replace_op(op, mathd.ExpOp(e.mul(e.emit(mathd.LogOp(x)), op.rhs)))
+            rewriter.replace(op, mathd.ExpOp(e.mul(e.emit(mathd.LogOp(x)), op.rhs)))
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
-// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu' | filecheck %s --check-prefix=NPU
+// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU
 
 // A pool + relu: NCHW input -> NC1HWC0 transdata on the cube, a max-pool
 // kernel over (C1 slice, band) tiles with ping-pong UB buffers, an

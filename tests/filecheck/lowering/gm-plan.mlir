@@ -4,7 +4,7 @@
 // lifetimes (lowering/gm_plan.py); constants, inputs, outputs follow it.
 // RUN: ge-opt %s -p 'graph-fuse,graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
 // RUN: ge-opt %s -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=BUMP
-// RUN: ge-opt %s -p 'graph-fuse,graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu' | filecheck %s --check-prefix=NPU
+// RUN: ge-opt %s -p 'graph-fuse,graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU
 
 // Four 16 KiB maps (+64 B slack, 512-aligned: 16896 B) in a chain: each is
 // dead two kernels after it is written, so two slots suffice.

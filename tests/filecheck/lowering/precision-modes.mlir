@@ -11,8 +11,8 @@
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=F32
 // RUN: ge-opt %s -p convert-graph-to-tile | filecheck %s --check-prefix=F16
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=force_fp16}' | filecheck %s --check-prefix=F16
-// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu' | filecheck %s --check-prefix=NPU32
-// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=force_fp16},ge-tile-opt,convert-tile-to-npu' | filecheck %s --check-prefix=NPU16
+// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU32
+// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=force_fp16},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU16
 
 // F32-LABEL: tile.program "conv_gemm" attributes {ge.precision_mode = "must_keep_origin_dtype", ge.transdata = 2 : i64}
 // F32-DAG:   tile.tensor {name = "[[W:c_w]]", kind = "constant", {{.*}}type = tensor<1x2x9x1x16x8xf32>

@@ -5,7 +5,7 @@
 // npu.dma on the path's pipe (bursts with gaps), the cube is load_3d (im2col,
 // f32 = C0 8), load_2d (fractals) and mmad (init, then accumulate), the
 // vector unit vrelu with repeats.
-// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s
 
 // CHECK-LABEL: npu.program @conv_relu gm_size
 // CHECK-DAG:   npu.constant "c_w" at {{[0-9]+}} = dense_resource<{{.*}}> : tensor<{{(1x)?}}2x1x1x16x8xf32>

@@ -1,4 +1,4 @@
-"""Synchronisation insertion for npu kernels (one general pass, no op tables).
+"""npu-insert-sync: synchronisation for npu kernels (one general pass, no op tables).
 
 Every npu instruction says which pipe it runs on (`op.pipe()`) and which
 pointers it reads and writes (operand 0 is written); the footprint of each
@@ -19,6 +19,9 @@ touching the union of what it touches):
   pair are merged (one set after the latest producer, one wait before the
   earliest consumer), and as a last resort replaced by a forward pair.
 
+A dynamic pointer's footprint is bounded by its `within` extent (its buffer;
+convert-tile-to-npu writes it), else it reaches to the end of its space.
+A kernel that already has flags is left as it is (hand-synchronised code).
 GM is not analysed: a kernel never writes a GM tensor it reads (the lowering
 guarantees it; the simulator's race detector checks it).
 """
@@ -28,9 +31,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from xdsl.context import Context
 from xdsl.dialects import scf
-from xdsl.dialects.builtin import Float16Type
+from xdsl.dialects.builtin import Float16Type, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
 
 from gedialects.npu import ops as npu
 from gedialects.npu.isa import FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe
@@ -52,7 +57,11 @@ class Access:
     write: bool
 
 
-def _ptr(value: SSAValue, extents: dict, nbytes: int, capacity: dict) -> tuple[MemSpace, int, int] | None:
+UNBOUNDED = 1 << 62
+"""The end of a dynamic pointer without a `within` extent: anywhere past its offset."""
+
+
+def _ptr(value: SSAValue, nbytes: int) -> tuple[MemSpace, int, int] | None:
     op = value.owner
     assert isinstance(op, npu.PtrOp)
     space = op.mem_space
@@ -61,11 +70,10 @@ def _ptr(value: SSAValue, extents: dict, nbytes: int, capacity: dict) -> tuple[M
     lo = op.offset.value.data
     if op.dyn is None:
         return space, lo, lo + nbytes
-    ext = extents.get(op)
-    return space, lo, (lo + ext) if ext is not None else capacity.get(space.value, 1 << 30)
+    return space, lo, lo + op.extent.value.data if op.extent is not None else UNBOUNDED
 
 
-def accesses(op: Operation, extents: dict, capacity: dict) -> list[Access]:
+def accesses(op: Operation) -> list[Access]:
     """What one npu instruction reads and writes on chip."""
     pipe = op.pipe()  # type: ignore[attr-defined]
     f = op.fields()  # type: ignore[attr-defined]
@@ -94,7 +102,7 @@ def accesses(op: Operation, extents: dict, capacity: dict) -> list[Access]:
         spans = op.operand_spans()
     out = []
     for value, nbytes, write in spans:
-        r = _ptr(value, extents, nbytes, capacity)
+        r = _ptr(value, nbytes)
         if r is not None:
             out.append(Access(pipe, r[0], r[1], r[2], write))
     return out
@@ -114,13 +122,13 @@ def _is_instruction(op: Operation) -> bool:
     return isinstance(op, npu.NpuInstruction) and not isinstance(op, npu.FlagOp | npu.PipeBarrierOp)
 
 
-def _collect(block: Block, extents, capacity) -> _Body:
+def _collect(block: Block) -> _Body:
     body = _Body([])
     for op in block.ops:
         if isinstance(op, scf.ForOp):
-            acc = [a for inner in op.walk() if _is_instruction(inner) for a in accesses(inner, extents, capacity)]
+            acc = [a for inner in op.walk() if _is_instruction(inner) for a in accesses(inner)]
         elif _is_instruction(op):
-            acc = accesses(op, extents, capacity)
+            acc = accesses(op)
         else:
             continue
         body.items.append(op)
@@ -140,15 +148,15 @@ def _latest_conflicts(body: _Body, j: int, a: Access, upto: int) -> dict[Pipe, i
     return found
 
 
-def insert_sync(kernel: npu.KernelOp, extents: dict | None = None, capacity: dict | None = None) -> SyncStats:
+def insert_sync(kernel: npu.KernelOp) -> SyncStats:
     """Insert set_flag/wait_flag pairs into `kernel` (in place)."""
     stats = SyncStats()
-    _sync_block(kernel.body.block, None, defaultdict(set), extents or {}, capacity or {}, stats)
+    _sync_block(kernel.body.block, None, defaultdict(set), stats)
     return stats
 
 
-def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, extents, capacity, stats: SyncStats) -> None:
-    body = _collect(block, extents, capacity)
+def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncStats) -> None:
+    body = _collect(block)
     n = len(body.items)
     forward: dict[tuple[Pipe, Pipe], list[int]] = defaultdict(list)
     for j in range(n):
@@ -215,4 +223,15 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, extents, capac
         inner_used[key].add(e)
     for op in body.items:
         if isinstance(op, scf.ForOp):
-            _sync_block(op.body.block, op, inner_used, extents, capacity, stats)
+            _sync_block(op.body.block, op, inner_used, stats)
+
+
+class NpuInsertSyncPass(ModulePass):
+    """Insert set_flag/wait_flag pairs into every npu.kernel (forward and loop-carried dependences)."""
+
+    name = "npu-insert-sync"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for kernel in op.walk():
+            if isinstance(kernel, npu.KernelOp) and not any(isinstance(o, npu.FlagOp) for o in kernel.walk()):
+                insert_sync(kernel)
