@@ -32,7 +32,9 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
     assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == [
         "00-import.mlir", "01-canonicalize.mlir", "02-fuse.mlir",
         "03-plan-memory.mlir", "04-partition.mlir", "05-assign-layouts.mlir", "06-graph-to-tile.mlir",
-        "07-tile-to-npu.mlir",
+        "07-tile-legalize-math.mlir", "08-tile-select-tiling.mlir", "09-tile-distribute.mlir",
+        "10-tile-pipeline-buffers.mlir", "11-tile-expand-structured.mlir", "12-tile-allocate.mlir",
+        "13-tile-to-npu.mlir", "14-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0

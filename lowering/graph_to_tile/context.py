@@ -1,0 +1,178 @@
+"""`LoweringContext`: what the patterns of one function share.
+
+The program being built, where every graph value lives (`values`), the GM
+storages and constants, the storage plan (planning.py), force_fp16 scales,
+fresh names and statistics. Patterns read and extend it; the driver
+(`__init__.py`) places the storages in GM at the end (placement.py)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IntegerAttr, StringAttr, f16, f32, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.graph import ops as g
+from gedialects.graph.tensors import attr_array, contiguous
+from gedialects.location import describe_op
+from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.tile import ops as t
+
+from .builder import TileKernelBuilder
+from .planning import CUBE_CHANNELS, StoragePlan
+from .precision import check_precision_mode
+from .storage import GmStorage, TensorView
+
+
+UB_RESERVE_BYTES = 4096
+"""UB that tile sizing leaves free for a kernel's small buffers (bias,
+per-channel constants) and the alignment of every buffer."""
+
+
+@dataclass
+class LoweringStats:
+    kernels: int = 0
+    transdata: int = 0
+    ops: dict = field(default_factory=dict)
+    """kernels per kind"""
+
+    def count(self, kind: str) -> None:
+        self.kernels += 1
+        self.ops[kind] = self.ops.get(kind, 0) + 1
+
+
+def slices_for(channels: int, c0: int) -> int:
+    """C1 slices of a map of `channels`, with room for whole 16-channel
+    fractals (a cube kernel writes whole fractal columns)."""
+    return -(-channels // CUBE_CHANNELS) * CUBE_CHANNELS // c0
+
+
+class LoweringContext:
+    def __init__(self, fn: func.FuncOp, precision: str, config, name: str = "main"):
+        check_precision_mode(precision)
+        self.fn = fn
+        self.config = config
+        self.fp16 = precision == "force_fp16"
+        self.elem_bytes = 2 if self.fp16 else 4
+        self.elem = f16 if self.fp16 else f32
+        self.c0 = BLOCK_BYTES // self.elem_bytes
+        """channels per C1 slice: one 32-byte block"""
+        self.program = t.ProgramOp(name)
+        self.storages: list[GmStorage] = []
+        self.values: dict[SSAValue, TensorView] = {}
+        self.constants: dict[str, np.ndarray] = {}
+        self.stats = LoweringStats()
+        self.plan = StoragePlan({}, {}, {}, {})
+        self.nonnegative: set[SSAValue] = set()
+        self.folded: set[Operation] = set()
+        """ops lowered as part of another (a channel shuffle folded into a conv)"""
+        self.scales: dict[SSAValue, float] = {}
+        """force_fp16: stored value = value / scale (fp16_scaling.py)"""
+        self._names: set[str] = set()
+
+    # -- names, constants, scales --------------------------------------------
+    def fresh_name(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c in "_." else "_" for c in base) or "t"
+        name, i = base, 1
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    def add_constant(self, base: str, array: np.ndarray, keep_dtype: bool = False) -> str:
+        """A GM constant; floats in the precision mode's type (unless
+        keep_dtype), others as they are. Returns its name."""
+        name = self.fresh_name(base)
+        array = np.asarray(array)
+        dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" and not keep_dtype else array.dtype
+        self.constants[name] = contiguous(array.astype(dt, copy=False))
+        return name
+
+    def scale_of(self, v: SSAValue) -> float:
+        """The power of two v is stored divided by (1 outside force_fp16)."""
+        return self.scales.get(v, 1.0)
+
+    def constant_value(self, v: SSAValue) -> np.ndarray | None:
+        """v's value when a graph constant or fill defines it, else None."""
+        op = v.owner
+        if isinstance(op, g.ConstantOp):
+            return np.asarray(attr_array(op.value))
+        if isinstance(op, g.FillOp):
+            return np.full(g.shape_of(op.output), op.value.value.data, dtype=np.float32)
+        return None
+
+    def stored_element(self, storage: GmStorage | None, v: SSAValue) -> Attribute:
+        """The element type v is stored in GM with: its own for integers and
+        bools, the precision mode's for floats (graph inputs stay fp32)."""
+        if storage is not None and storage.ttype is not None:
+            return storage.ttype.element_type
+        elem = v.type.element_type  # type: ignore[attr-defined]
+        return self.elem if isinstance(elem, AnyFloat) else elem
+
+    # -- kernels -------------------------------------------------------------
+    def cores_for(self, tiles: int) -> int:
+        """Cores to split `tiles` over."""
+        return max(1, min(tiles, self.config.cube_cores))
+
+    def new_kernel(self, op: Operation | None, kind: str, block_dim: int) -> TileKernelBuilder:
+        """A tile.kernel appended to the program, named after the graph op it lowers."""
+        name = self.fresh_name(f"k{self.stats.kernels}_{kind}")
+        kernel = t.KernelOp(name, max(1, block_dim))
+        kernel.attributes["kind"] = StringAttr(kind)
+        absorbed = op.attributes.get("absorbed") or op.properties.get("absorbed") if op is not None else None
+        where = describe_op(op) if op is not None else kind
+        kernel.attributes["source"] = StringAttr(where)
+        if isinstance(absorbed, ArrayAttr):
+            kernel.attributes["absorbed"] = absorbed
+        if op is not None and op.results and self.scale_of(op.results[0]) != 1.0:
+            kernel.attributes["scale_exp"] = IntegerAttr(int(math.log2(self.scale_of(op.results[0]))), i64)
+        self.program.body.block.add_op(kernel)
+        self.stats.count(kind)
+        return TileKernelBuilder(kernel, self.elem)
+
+    # -- storage -------------------------------------------------------------
+    def storage_for(self, v: SSAValue, layout: str, name: str) -> TensorView:
+        """The view of a value about to be produced (allocating its root's storage)."""
+        if v in self.values:
+            return self.values[v]
+        plan = self.plan
+        root, first_slice = plan.aliases.get(v, (v, 0))
+        if root not in self.values:
+            shape = g.shape_of(root)
+            st = GmStorage(plan.outputs.get(root) or self.fresh_name(name), shape=shape)
+            if root in plan.outputs:
+                st.kind = "output"
+            if layout == "NC1HWC0" and len(shape) == 4:
+                n, c, h, w = shape
+                if n != 1:
+                    raise PassFailedException(f"{name}: batch {n}: only batch 1 is lowered")
+                st.layout = "NC1HWC0"
+                st.slices = slices_for(c, self.c0)
+                st.h, st.w = h, w
+                st.halo = plan.halos.get(root, [0, 0, 0, 0])
+                if st.kind == "output" and (h * w != 1 or any(st.halo) or c % self.c0 or self.fp16):
+                    st.kind = "internal"  # finish_outputs adds an NC1HWC0 -> NCHW transdata
+                    st.name = self.fresh_name(name)
+            else:
+                st.layout = "ND"
+                st.elems = math.prod(shape)
+                if st.kind == "output" and self.fp16:
+                    st.kind = "internal"  # finish_outputs adds an fp16 -> fp32 cast kernel
+                    st.name = self.fresh_name(name)
+            self.storages.append(st)
+            self.values[root] = TensorView(st, 0, layout if layout != "FLAT_NC1HWC0" else "NC1HWC0", shape)
+        root_view = self.values[root]
+        view = TensorView(root_view.storage, first_slice, root_view.layout, g.shape_of(v))
+        self.values[v] = view
+        return view
+
+    def temp_map(self, shape: tuple, name: str) -> TensorView:
+        """An internal NC1HWC0 map (no halo) that no graph value names."""
+        _, c, h, w = shape
+        st = GmStorage(self.fresh_name(name), shape=tuple(shape), slices=slices_for(c, self.c0), h=h, w=w)
+        self.storages.append(st)
+        return TensorView(st, 0, "NC1HWC0", tuple(shape))

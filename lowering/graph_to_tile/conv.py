@@ -1,0 +1,261 @@
+"""Convolution on the cube (`lower_conv`), and the conv kernel other
+patterns reuse (`emit_conv`: a channel permutation, LRN's window sum).
+
+x (NC1HWC0) * w (OIHW, constant, packed into FRACTAL_Z at compile time)
+(+ bias, + residual, relu) -> out (NC1HWC0). Per tile (a band of output rows
+x a block of output-channel fractals): the band's input rows and the block's
+weights go GM -> L1 once; per chunk of output pixels and C1 slice of input,
+im2col -> L0A, weights -> L0B, mmad accumulating in L0C; then L0C -> UB, the
+epilogue on the vector unit, UB -> GM.
+
+A channel shuffle right after the conv (reshape -> channel-permuting
+transpose -> reshape back) is folded into it: a permutation of its output
+channels, i.e. of the weight rows (`shuffle_after`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr, f32
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.graph import ops as g
+from gedialects.location import describe_op
+from gedialects.tile import ops as t
+from lowering.legality import AI_CORE, channel_permutation, engine_of
+
+from .builder import Index
+from .context import LoweringContext
+from .conv_tiling import ConvShape, choose_conv_tiling
+from .planning import CUBE_CHANNELS
+from .registry import lowers
+from .storage import TensorView
+
+
+@lowers(g.ConvOp)
+def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
+    x = ctx.values[op.input]
+    if x.layout != "NC1HWC0":
+        raise PassFailedException(f"{describe_op(op)}: input is not NC1HWC0")
+    act = op.str_("activation", "")
+    if act not in ("", "relu"):
+        raise PassFailedException(f"{describe_op(op)}: activation '{act}' not lowered")
+    w = ctx.constant_value(op.weight)
+    if w is None:
+        raise PassFailedException(f"{describe_op(op)}: weights must be constant")
+    bias = ctx.constant_value(op.bias) if op.bias is not None else None
+    res = ctx.values[op.residual] if op.residual is not None else None
+    scale_in, scale_out = ctx.scale_of(op.input), ctx.scale_of(op.output)
+    if scale_in != scale_out:  # force_fp16 range scaling, folded into the weights
+        w = np.asarray(w, np.float32) * (scale_in / scale_out)
+    if bias is not None and scale_out != 1.0:
+        bias = np.asarray(bias, np.float32) / scale_out
+    strides = op.ints("strides", (1, 1))
+    dilations = op.ints("dilations", (1, 1))
+    pads = op.ints("pads", (0, 0, 0, 0))
+    if strides[0] != strides[1] or dilations[0] != dilations[1]:
+        raise PassFailedException(f"{describe_op(op)}: anisotropic stride/dilation not lowered")
+    group = op.int_("group", 1)
+    fold = shuffle_after(ctx, op) if res is None else None
+    if fold is not None:
+        # the channel shuffle after this conv is a permutation of its output
+        # channels: permute the weight rows (groups become one dense,
+        # block-diagonal-permuted conv) and write the shuffled map directly
+        chan, ops, final = fold
+        if group > 1:
+            cout, cin_g = w.shape[:2]
+            cout_g = cout // group
+            dense = np.zeros((cout, cin_g * group) + w.shape[2:], np.float32)
+            for gi in range(group):
+                dense[gi * cout_g:(gi + 1) * cout_g, gi * cin_g:(gi + 1) * cin_g] = w[gi * cout_g:(gi + 1) * cout_g]
+            w, group = dense, 1
+        w = np.asarray(w)[chan]
+        bias = np.asarray(bias).reshape(-1)[chan] if bias is not None else None
+        out = ctx.temp_map(tuple(g.shape_of(op.output)), "conv_shuffled")
+        out.storage.halo = list(ctx.plan.halos.get(ops[1].results[0], [0, 0, 0, 0]))
+        ctx.values[final] = out
+        ctx.folded.update(ops)
+    else:
+        out = ctx.storage_for(op.output, "NC1HWC0", "conv")
+    emit_conv(ctx, op, x, w, bias, res, act, strides[0], dilations[0], pads, out, op.output.name_hint or "conv", group)
+
+
+def shuffle_after(ctx: LoweringContext, op: g.ConvOp):
+    """(channel permutation, [reshape, transpose, reshape], shuffled value)
+    when op's only use is reshape -> channel-permuting transpose -> reshape
+    back to op's shape, none of them a graph output; else None."""
+
+    def only_use(v: SSAValue):
+        uses = list(v.uses)
+        return uses[0].operation if len(uses) == 1 else None
+
+    r1 = only_use(op.output)
+    tr = only_use(r1.results[0]) if isinstance(r1, g.ReshapeOp) else None
+    if isinstance(tr, g.TransposeOp) and engine_of(tr) != AI_CORE:  # graph-partition's call
+        return None
+    r2 = only_use(tr.output) if isinstance(tr, g.TransposeOp) else None
+    if not isinstance(r2, g.ReshapeOp):
+        return None
+    shape = tuple(g.shape_of(op.output))
+    if len(shape) != 4 or tuple(g.shape_of(r2.results[0])) != shape or tr.output in ctx.plan.outputs:
+        return None
+    _, C, H, W = shape
+    chan = channel_permutation(tuple(g.shape_of(tr.input)), tr.ints("perm", ()), C, H, W)
+    return None if chan is None else (chan, [r1, tr, r2], r2.results[0])
+
+
+# ------------------------------------------------------------ the conv kernel
+
+
+def _superblocks(op: Operation, w: np.ndarray, group: int, c0: int) -> tuple[int, np.ndarray]:
+    """Grouped convolution: the groups gathered into superblocks, the fewest
+    groups whose outputs fill whole 16-channel fractals and whose inputs are
+    whole C0 slices (depthwise: 16 channels); each superblock is a dense conv
+    with block-diagonal weights over its own input slices (no split
+    possible: one block-diagonal conv). Returns (superblocks, weights
+    [superblock][block cout][block cin][kh][kw])."""
+    cout, cin_g, kh, kw = w.shape
+    if cout % group:
+        raise PassFailedException(f"{describe_op(op)}: {cout} output channels in {group} groups")
+    cout_g = cout // group
+    superblocks = 1
+    if group > 1:
+        for per_block in range(1, group + 1):
+            if group % per_block == 0 and per_block * cout_g % CUBE_CHANNELS == 0 and per_block * cin_g % c0 == 0:
+                superblocks = group // per_block
+                break
+    groups_per_block = group // superblocks
+    block_cout, block_cin = cout // superblocks, cin_g * groups_per_block
+    if group == 1:
+        return superblocks, w.reshape(1, cout, cin_g, kh, kw)
+    blocks = np.zeros((superblocks, block_cout, block_cin, kh, kw), np.float32)
+    for gi in range(group):
+        b, r = divmod(gi, groups_per_block)
+        blocks[b, r * cout_g:(r + 1) * cout_g, r * cin_g:(r + 1) * cin_g] = w[gi * cout_g:(gi + 1) * cout_g]
+    return superblocks, blocks
+
+
+def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: int) -> np.ndarray:
+    """Weights in the order the cube's L0B wants, per superblock:
+    [superblock][C1 in][kh*kw][N1][16][k0]."""
+    superblocks, block_cout, block_cin, kh, kw = blocks.shape
+    taps = kh * kw
+    packed = np.zeros((superblocks, in_slices * c0, taps, out_fractals * CUBE_CHANNELS), np.float32)
+    packed[:, :block_cin, :, :block_cout] = blocks.reshape(superblocks, block_cout, block_cin, taps).transpose(0, 2, 3, 1)
+    return packed.reshape(superblocks, in_slices, c0, taps, out_fractals, CUBE_CHANNELS).transpose(0, 1, 3, 4, 5, 2)
+
+
+def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray, bias, res: TensorView | None,
+              act: str, s: int, d: int, p, out: TensorView, weight_name: str = "conv", group: int = 1) -> None:
+    """One conv kernel: x (NC1HWC0) * w (OIHW, constant) (+bias, +res, relu) -> out,
+    stride s, dilation d, pads p (ONNX order)."""
+    cout = w.shape[0]
+    kh, kw = w.shape[2], w.shape[3]
+    W = x.shape[3]
+    OH, OW = out.shape[2], out.shape[3]
+    c0, k0 = ctx.c0, ctx.c0  # k0: the K depth of a fractal, one 32-byte block
+    superblocks, blocks = _superblocks(op, w, group, c0)
+    block_cin, block_cout = blocks.shape[2], blocks.shape[1]
+    in_slices = -(-block_cin // c0)
+    out_fractals = -(-block_cout // CUBE_CHANNELS)
+    taps = kh * kw
+    wname = ctx.add_constant(f"{weight_name}_w", _pack_fractal_z(blocks, in_slices, out_fractals, c0))
+    bname = None
+    if bias is not None:
+        padded_bias = np.zeros(superblocks * out_fractals * CUBE_CHANNELS, np.float32)
+        padded_bias[:cout] = bias
+        bname = ctx.add_constant("conv_b", padded_bias)
+    padded_in_w = W + p[1] + p[3]
+    shape = ConvShape(in_slices, out_fractals, kh, kw, OH, OW, s, d, padded_in_w, superblocks, res is not None)
+    tiling = choose_conv_tiling(ctx, op, shape)
+    band_rows, chunk_rows, chunk_m = tiling.band_rows, tiling.chunk_rows, tiling.chunk_m
+    tile_fractals, per_row = tiling.tile_fractals, tiling.chunks_per_row
+    tile_channels = tile_fractals * CUBE_CHANNELS
+    channel_blocks = out_fractals // tile_fractals
+    tiles = OH // band_rows * channel_blocks * superblocks
+    block_dim = ctx.cores_for(tiles)
+    in_rows = (band_rows - 1) * s + d * (kh - 1) + 1  # input rows a band reads
+    kernel = ctx.new_kernel(op, "conv", block_dim)
+    kernel.op.attributes["tiling"] = StringAttr(
+        f"band {band_rows} rows x {tile_channels} channels, chunk {chunk_rows} rows / {chunk_m} m, {per_row} per row")
+    band_elems = in_rows * padded_in_w * c0  # one C1 slice of the band in L1
+    tile_elems = tile_channels * chunk_m  # one chunk of output in L0C / UB
+    w_row = tile_channels * k0  # weight elements of one tap of the tile
+    l1_in = kernel.alloc("l1", in_slices * band_elems, "NC1HWC0")
+    l1_w = kernel.alloc("l1", in_slices * taps * w_row, "FRACTAL_Z")
+    l0a = kernel.alloc("l0a", chunk_m * tiling.part_taps * k0, "ZZ", buffers=2)
+    l0b = kernel.alloc("l0b", tiling.part_taps * w_row, "ZN", buffers=2)
+    l0c = kernel.alloc("l0c", tile_elems, "NZ", elem=f32)
+    ub_out = kernel.alloc("ub", tile_elems, "NZ")
+    ub_res = kernel.alloc("ub", tile_elems, "NZ") if res is not None else None
+    ub_bias = kernel.alloc("ub", tile_channels, "ND") if bname else None
+    in_gm, w_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(wname), kernel.gm(out.storage.name)
+    x_origin = x.origin(c0) - (p[0] * x.storage.padded_w + p[1]) * c0  # the window's (0, 0), in the halo
+    slices_per_fractal = CUBE_CHANNELS // c0
+
+    def accumulate(c1: Index, first: bool, in_offset: Index, qi: int) -> None:
+        """C1 slice c1 of chunk qi of the current rows into L0C, one mmad per K part."""
+        for pi, (r0, part_rows) in enumerate(tiling.row_parts):
+            chunk_in_rows = (chunk_rows - 1) * s + d * (part_rows - 1) + 1
+            params = [chunk_in_rows, padded_in_w, part_rows, kw, s, s, 0, 0, 0, 0, d, d, qi * chunk_m, chunk_m]
+            src = kernel.at(l1_in, r0 * d * padded_in_w * c0, kernel.add(in_offset, kernel.mul(c1, band_elems)))
+            kernel.emit(t.Im2colOp(l0a, src, params))
+            w_l1 = kernel.at(l1_w, r0 * kw * w_row, kernel.mul(c1, taps * w_row))
+            kernel.emit(t.LoadFractalOp(l0b, w_l1, part_rows * kw * tile_fractals))
+            kernel.emit(t.MatmulOp(l0c, l0a, l0b, chunk_m, tile_channels, part_rows * kw * k0, not (first and pi == 0)))
+
+    def gm_tile(view: TensorView, block: Index, oy: Index, m0: int):
+        """(address, strides) of the chunk's tile of a map: [n1][half][rows][cols][c0]."""
+        stride = view.slice_stride(c0)
+        strides = [slices_per_fractal * stride, stride, view.storage.padded_w * c0, c0, 1]
+        offset = kernel.add(kernel.mul(block, tile_fractals * slices_per_fractal * stride),
+                            kernel.mul(oy, view.storage.padded_w * c0))
+        return view.origin(c0) + m0 * c0, offset, strides
+
+    def epilogue(block: Index, oy: Index, qi: int) -> None:
+        """L0C -> UB (in the storage type), + bias, + residual, relu, UB -> GM."""
+        kernel.copy(ub_out, l0c, [tile_elems], [1], [1], cast=ctx.fp16)
+        if ub_bias is not None:
+            kernel.vec("add", ub_out, [ub_out, ub_bias], [tile_fractals, chunk_m, 16],
+                       [[chunk_m * 16, 16, 1], [chunk_m * 16, 16, 1], [16, 0, 1]])
+        rows, m0 = (chunk_rows, 0) if per_row == 1 else (1, qi * chunk_m)
+        cols = OW if per_row == 1 else min(chunk_m, OW - m0)
+        # the tile of out/residual: [n1][half][rows][cols][c0] <-> ub [n1][m][16]
+        shape = [tile_fractals, slices_per_fractal, rows, cols, c0]
+        ub_strides = [chunk_m * 16, c0, OW * 16, 16, 1]
+        if res is not None:
+            start, offset, strides = gm_tile(res, block, oy, m0)
+            kernel.copy(ub_res, kernel.at(kernel.gm(res.storage.name), start, offset), shape, ub_strides, strides)
+            kernel.vec("add", ub_out, [ub_out, ub_res], [tile_elems], [[1], [1], [1]])
+        if act == "relu":
+            kernel.vec("relu", ub_out, [ub_out], [tile_elems], [[1], [1]])
+        start, offset, strides = gm_tile(out, block, oy, m0)
+        kernel.copy(kernel.at(out_gm, start, offset), ub_out, shape, strides, ub_strides)
+
+    with kernel.tiles(tiles, block_dim) as tile:
+        band = kernel.div(tile, channel_blocks * superblocks)
+        block = kernel.rem(tile, channel_blocks * superblocks)  # block of output fractals (over all superblocks)
+        superblock, block_in_sb = ((kernel.div(block, channel_blocks), kernel.rem(block, channel_blocks))
+                                   if superblocks > 1 else (0, block))
+        w_offset = kernel.add(kernel.mul(superblock, in_slices * taps * out_fractals * CUBE_CHANNELS * k0),
+                              kernel.mul(block_in_sb, w_row))
+        kernel.copy(l1_w, kernel.at(w_gm, 0, w_offset), [in_slices * taps, w_row], [w_row, 1],
+                    [out_fractals * CUBE_CHANNELS * k0, 1])
+        x_offset = kernel.add(kernel.mul(band, band_rows * s * x.storage.padded_w * c0),
+                              kernel.mul(superblock, (block_cin // c0) * x.slice_stride(c0)))
+        kernel.copy(
+            l1_in, kernel.at(in_gm, x_origin, x_offset),
+            [in_slices, in_rows, padded_in_w * c0], [band_elems, padded_in_w * c0, 1],
+            [x.slice_stride(c0), x.storage.padded_w * c0, 1],
+        )
+        if ub_bias is not None:
+            kernel.copy(ub_bias, kernel.at(kernel.gm(bname), 0, kernel.mul(block, tile_channels)), [tile_channels], [1], [1])
+        with kernel.loop(0, band_rows // chunk_rows) as chunk:
+            in_offset = kernel.mul(chunk, chunk_rows * s * padded_in_w * c0)
+            oy = kernel.add(kernel.mul(band, band_rows), kernel.mul(chunk, chunk_rows))
+            for qi in range(per_row):
+                accumulate(0, True, in_offset, qi)
+                if in_slices > 1:
+                    with kernel.loop(1, in_slices, 1, pipeline=True) as c1:
+                        accumulate(c1, False, in_offset, qi)
+                epilogue(block, oy, qi)

@@ -1,0 +1,115 @@
+"""Tile sizes of a conv kernel (`choose_conv_tiling`): they fit the buffers
+by construction (L0A/L0B halves, for double buffering; L1; L0C and UB for a
+chunk's result), and among those that fit the cheapest is taken: the larger
+of the GM -> L1 traffic and the cube's cycles (the target's own formulas),
+plus instruction issue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.location import describe_op
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
+
+from .context import UB_RESERVE_BYTES, LoweringContext
+from .planning import CUBE_CHANNELS
+
+F32_BYTES = 4
+"""L0C accumulates in fp32; the epilogue's UB tiles are sized for it."""
+
+CONV_INSTRS_PER_SLICE = 3
+"""Cost model: im2col, load of the weights and mmad per C1 slice of a chunk."""
+CONV_INSTRS_PER_FRACTAL = 8
+"""Cost model: instructions estimated per output-channel fractal of a chunk (epilogue, store)."""
+ISSUE_CYCLES = 2
+"""Cost model: scalar-unit cycles to issue one instruction."""
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """What the tiling of one conv kernel depends on."""
+
+    in_slices: int  # C1 slices of input per superblock
+    out_fractals: int  # 16-channel fractals of output per superblock (N1)
+    kh: int
+    kw: int
+    out_h: int
+    out_w: int
+    stride: int
+    dilation: int
+    padded_in_w: int  # an input row as the window sees it: W plus left and right padding
+    superblocks: int
+    residual: bool
+
+
+@dataclass(frozen=True)
+class ConvTiling:
+    row_parts: list[tuple[int, int]]
+    """K split over kernel rows: (first row, rows) of each part, accumulated in L0C"""
+    part_taps: int  # taps of the largest part (rows x kw)
+    tile_fractals: int  # output-channel fractals per tile (a divisor of N1)
+    chunk_rows: int  # output rows per im2col chunk
+    chunk_m: int  # matrix rows M of a chunk (its pixels, rounded up to 16)
+    chunks_per_row: int  # > 1 when one output row does not fit a chunk
+    band_rows: int  # output rows per tile
+
+
+def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> ConvTiling:
+    """Tile sizes that fit the buffers by construction (L0A/L0B halves for
+    double buffering), picked by cost: the larger of the GM -> L1 traffic and
+    the cube's cycles (the target's own formulas), plus instruction issue."""
+    cap = ctx.config.capacity_bytes
+    c0, es = ctx.c0, ctx.elem_bytes
+    kh, kw, s, d = conv.kh, conv.kw, conv.stride, conv.dilation
+    taps = kh * kw
+    # K split over kernel rows when the whole im2col of one C1 slice does
+    # not fit L0A/L0B (11x11): parts of rows_per_part rows, accumulated in L0C
+    rows_per_part = min(kh, (cap["l0a"] // 2) // (CUBE_CHANNELS * kw * BLOCK_BYTES),
+                        (cap["l0b"] // 2) // (kw * FRACTAL_BYTES))
+    if rows_per_part < 1:
+        raise PassFailedException(f"{describe_op(op)}: one kernel row of {kw} taps does not fit L0A/L0B")
+    nparts = -(-kh // rows_per_part)
+    rows_per_part = -(-kh // nparts)
+    row_parts = [(r0, min(rows_per_part, kh - r0)) for r0 in range(0, kh, rows_per_part)]
+    part_taps = rows_per_part * kw
+    max_m = (cap["l0a"] // 2) // (part_taps * BLOCK_BYTES) // 16 * 16
+    max_tile_fractals = max(1, (cap["l0b"] // 2) // (part_taps * FRACTAL_BYTES))
+    n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.padded_in_w
+    best = None
+    for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
+        ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
+        l0c_rows = cap["l0c"] // (tile_fractals * CUBE_CHANNELS * F32_BYTES)
+        m_cap = min(max_m, ub_rows, l0c_rows) // 16 * 16
+        if m_cap < 16:
+            continue
+        if ow <= m_cap:  # whole output rows per chunk
+            chunkings = [(r, -(-r * ow // 16) * 16, 1) for r in range(1, oh + 1) if oh % r == 0 and r * ow <= m_cap]
+        else:  # a row in several chunks
+            chunkings = [(1, m_cap, -(-ow // m_cap))]
+        for chunk_rows, chunk_m, per_row in chunkings:
+            for band_rows in [m * chunk_rows for m in range(1, oh // chunk_rows + 1) if (oh // chunk_rows) % m == 0]:
+                in_rows = (band_rows - 1) * s + d * (kh - 1) + 1
+                l1 = conv.in_slices * in_rows * in_w * c0 * es + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES
+                if l1 > cap["l1"]:  # the band's input and the block's weights, per tile
+                    continue
+                tiles = oh // band_rows * (n1 // tile_fractals) * conv.superblocks
+                cores = ctx.cores_for(tiles)
+                gm_bytes = l1 * tiles
+                mte2 = ctx.config.dma_cycles("gm_l1", gm_bytes // max(1, cores), cores)
+                chunks = (tiles / cores) * (band_rows // chunk_rows) * per_row
+                cube = chunks * conv.in_slices * nparts * ctx.config.mmad_cycles(
+                    "f16" if ctx.fp16 else "f32", chunk_m, tile_fractals * CUBE_CHANNELS, part_taps * c0)
+                instrs = tiles / cores * (band_rows // chunk_rows) * per_row * (
+                    conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
+                cost = max(mte2, cube) + instrs * ISSUE_CYCLES
+                if best is None or cost < best[0]:
+                    best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows)
+    if best is None:
+        raise PassFailedException(
+            f"{describe_op(op)}: no tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
+            f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
+    _, tile_fractals, chunk_rows, chunk_m, per_row, band_rows = best
+    return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows)

@@ -1,0 +1,195 @@
+"""Ops that move or only reinterpret bytes: views (reshape and friends),
+channel concat, a channel-permuting transpose, and a row copy for AI-CPU
+operands.
+
+* Reshape/flatten are views: NC1HWC0 with H=W=1 is byte-identical to ND; a
+  flatten of a larger map is FLAT_NC1HWC0 (gemm reads it with its weight
+  rows permuted at compile time).
+* A channel concat is a view when planning.py let its producers write their
+  slices in place; otherwise `concat_copy` builds it with two copy kernels.
+* A transpose is lowered only as a channel permutation of a 4-D map (a
+  1x1 conv with a 0/1 matrix on the cube)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.graph import ops as g
+from gedialects.location import describe_op
+from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.tile import ops as t
+from lowering.legality import channel_permutation
+
+from .context import UB_RESERVE_BYTES, LoweringContext
+from .conv import emit_conv
+from .registry import lowers
+from .storage import GmStorage, TensorView
+
+COPY_CHUNK_ELEMS = 8192
+"""Elements per UB buffer of a contiguous copy kernel (double-buffered)."""
+
+
+@lowers(*g.VIEW_OPS)
+def lower_view(ctx: LoweringContext, op: Operation) -> None:
+    """No kernel: the result is a view of the operand's storage."""
+    x = ctx.values[op.operands[0]]
+    out = op.results[0]
+    shape = g.shape_of(out)
+    if x.layout == "NC1HWC0":
+        n, c, h, w = x.shape
+        if len(shape) == 4 and shape[2:] == x.shape[2:] and shape[:2] == x.shape[:2]:
+            layout = "NC1HWC0"
+        elif h * w == 1 and not any(x.storage.halo):
+            layout = "ND"
+        else:
+            layout = "FLAT_NC1HWC0"
+    elif x.layout == "FLAT_NC1HWC0":
+        src = x.flat_src
+        if tuple(shape) == tuple(src.shape):  # back to the map (channel shuffle)
+            ctx.values[out] = src
+            return
+        layout, x = "FLAT_NC1HWC0", src
+    else:
+        layout = x.layout
+    ctx.values[out] = TensorView(x.storage, x.first_slice, layout, shape,
+                                 flat_src=x if layout == "FLAT_NC1HWC0" else None)
+
+
+@lowers(g.ConcatOp)
+def lower_concat(ctx: LoweringContext, op: g.ConcatOp) -> None:
+    for x in op.inputs:
+        if x not in ctx.values:
+            raise PassFailedException(f"{describe_op(op)}: operand not lowered")
+    ctx.storage_for(op.output, "NC1HWC0", "concat")
+    if ctx.plan.concat_copies.get(op):
+        concat_copy(ctx, op, ctx.plan.concat_copies[op])
+
+
+def concat_copy(ctx: LoweringContext, op: g.ConcatOp, copies: list[tuple[SSAValue, int]]) -> None:
+    """A channel concat whose operands cannot all be written in place (an
+    offset that is not a multiple of C0, a graph input, a view, a value
+    placed in another concat): every operand keeps its own map and two
+    copy kernels build the result. A channel offset inside a C0 slice is a
+    lane shift, and the DMA moves whole 32-byte blocks on the UB side but
+    is byte addressed on the GM side, so the shift happens in GM:
+    `concat_gather` writes every operand slice, pixel by pixel, into a
+    pixel-major scratch S[h*w][Cs] at its channel offset (32-byte bursts
+    with a GM gap; a block spilling past an operand's last channel is
+    overwritten by the next operand's first block, written later on the
+    same pipe; one zero block after the last channel clears the
+    spill into the result's padded lanes); `concat_scatter` reads each
+    result slice back as one 32-byte burst per pixel at channel j*C0
+    (any byte offset in GM) and stores it as an NC1HWC0 slice (with the
+    result's halo). Two kernels because a kernel never reads GM it writes
+    (sync.py does not order GM inside a kernel). Cost: the concat's bytes
+    move twice through UB; in-place concat stays the path for aligned
+    operands."""
+    out = ctx.values[op.output]
+    _, Ct, H, W = out.shape
+    c0, es = ctx.c0, ctx.elem_bytes
+    srcs = []
+    for x, channel in copies:
+        view = ctx.values.get(x)
+        if view is None or view.layout != "NC1HWC0" or len(view.shape) != 4 or tuple(view.shape[2:]) != (H, W):
+            raise PassFailedException(f"{describe_op(op)}: concat operand is not a map in NC1HWC0 (not lowered)")
+        srcs.append((view, channel))
+    n_out = -(-Ct // c0)  # result slices that hold channels
+    cs = (n_out + 1) * c0  # scratch pixel stride (elements): room for a spilled block
+    scratch = GmStorage(ctx.fresh_name("concat_scratch"), layout="ND", elems=H * W * cs, shape=(H * W * cs,))
+    ctx.storages.append(scratch)
+    usable = ctx.config.capacity_bytes["ub"] - UB_RESERVE_BYTES
+    rows = [r for r in range(1, H + 1) if H % r == 0 and 3 * r * W * c0 * es <= usable]
+    if not rows:
+        raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
+    want = min(H, ctx.config.cube_cores)  # enough bands for the cores, as large as UB allows
+    band_rows = max([r for r in rows if H // r >= want] or [min(rows)])
+    bands = H // band_rows
+    block_dim = ctx.cores_for(bands)
+    n = band_rows * W * c0
+    # gather: operand slices -> S at their channel offsets
+    kernel = ctx.new_kernel(op, "concat_gather", block_dim)
+    bufs = [kernel.alloc("ub", n, "NC1HWC0") for _ in range(2)]
+    scratch_gm = kernel.gm(scratch.name)
+    zero = None
+    if Ct % c0:
+        zero = kernel.alloc("ub", n, "NC1HWC0")
+        kernel.emit(t.DupOp(zero, n, 0.0))
+    i = 0
+    with kernel.tiles(bands, block_dim) as band:
+        for view, channel in srcs:
+            for sl in range(-(-view.shape[1] // c0)):
+                buf = bufs[i % 2]
+                i += 1
+                src = kernel.at(kernel.gm(view.storage.name), view.origin(c0) + sl * view.slice_stride(c0),
+                                kernel.mul(band, band_rows * view.storage.padded_w * c0))
+                kernel.copy(buf, src, [band_rows, W * c0], [W * c0, 1], [view.storage.padded_w * c0, 1])
+                dst = kernel.at(scratch_gm, channel + sl * c0, kernel.mul(band, band_rows * W * cs))
+                kernel.copy(dst, buf, [band_rows * W, c0], [cs, 1], [c0, 1])
+        if zero is not None:
+            kernel.copy(kernel.at(scratch_gm, Ct, kernel.mul(band, band_rows * W * cs)), zero,
+                        [band_rows * W, c0], [cs, 1], [c0, 1])
+    # scatter: S -> result slices
+    kernel = ctx.new_kernel(op, "concat_scatter", block_dim)
+    bufs = [kernel.alloc("ub", n, "NC1HWC0") for _ in range(2)]
+    scratch_gm = kernel.gm(scratch.name)
+    out_gm = kernel.gm(out.storage.name)
+    with kernel.tiles(bands, block_dim) as band:
+        for j in range(n_out):
+            buf = bufs[j % 2]
+            kernel.copy(buf, kernel.at(scratch_gm, j * c0, kernel.mul(band, band_rows * W * cs)),
+                        [band_rows * W, c0], [c0, 1], [cs, 1])
+            dst = kernel.at(out_gm, out.origin(c0) + j * out.slice_stride(c0),
+                            kernel.mul(band, band_rows * out.storage.padded_w * c0))
+            kernel.copy(dst, buf, [band_rows, W * c0], [out.storage.padded_w * c0, 1], [W * c0, 1])
+
+
+@lowers(g.TransposeOp)
+def lower_transpose(ctx: LoweringContext, op: g.TransposeOp) -> None:
+    """A transpose of a view of a 4-D map that permutes channels only
+    (shufflenet's reshape -> transpose -> reshape channel shuffle): a 1x1
+    convolution with a 0/1 permutation matrix on the cube (exact: one
+    product by 1.0 and sums of zeros per output). The result is a map
+    (with the halo its consumers need) seen through the transposed view."""
+    x = ctx.values[op.input]
+    perm = op.ints("perm", ())
+    src = x.flat_src
+    if x.layout != "FLAT_NC1HWC0" or src is None or len(src.shape) != 4:
+        raise PassFailedException(f"{describe_op(op)}: transpose is only lowered as a channel permutation of a 4-D map")
+    _, C, H, W = src.shape
+    # the input view must split channels only: (1, C-dims..., H, W)
+    chan = channel_permutation(tuple(x.shape), perm, C, H, W)
+    if chan is None:
+        raise PassFailedException(f"{describe_op(op)}: transpose moves spatial dims (not lowered)")
+    permutation = np.zeros((C, C, 1, 1), np.float32)
+    permutation[np.arange(C), chan, 0, 0] = 1.0
+    shuffled = ctx.temp_map((1, C, H, W), "shuffle")
+    shuffled.storage.halo = list(ctx.plan.halos.get(op.output, [0, 0, 0, 0]))
+    emit_conv(ctx, op, src, permutation, None, None, "", 1, 1, (0, 0, 0, 0), shuffled, "shuffle")
+    ctx.values[op.output] = TensorView(shuffled.storage, 0, "FLAT_NC1HWC0", tuple(g.shape_of(op.output)),
+                                       flat_src=shuffled)
+
+
+def row_copy(ctx: LoweringContext, op: Operation, x: TensorView) -> TensorView:
+    """The contiguous row x (a view inside an NC1HWC0 tensor) copied to a
+    tensor of its own: GM -> UB -> GM in 32-byte blocks (the padding
+    lands in the tensors' 64-byte slack)."""
+    n = math.prod(x.shape)
+    st = GmStorage(ctx.fresh_name("row"), layout="ND", elems=n, shape=x.shape)
+    ctx.storages.append(st)
+    per_block = BLOCK_BYTES // ctx.elem_bytes
+    npad = -(-n // per_block) * per_block
+    chunk = min(npad, COPY_CHUNK_ELEMS)
+    kernel = ctx.new_kernel(op, "copy", 1)
+    kernel.op.attributes["source"] = StringAttr(f"{describe_op(op)}: operand row")
+    ub = kernel.alloc("ub", chunk, "ND", buffers=2)
+    src_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(st.name)
+    for c in range(0, npad, chunk):
+        m = min(chunk, npad - c)
+        kernel.copy(ub, kernel.at(src_gm, x.origin(ctx.c0) + c), [m], [1], [1])
+        kernel.copy(kernel.at(out_gm, c), ub, [m], [1], [1])
+    return TensorView(st, 0, "ND", x.shape)

@@ -1,0 +1,96 @@
+"""GM offsets of every tensor of the program (`place`), once all kernels exist.
+
+With a memory plan on the function (graph-plan-memory ran) the internal
+tensors share one arena at GM 0, planned by the planner's strategies on
+their stored sizes and kernel lifetimes (lowering/gm_plan.py); constants,
+inputs and outputs follow it. Without a plan: one bump allocator, no reuse.
+Every tensor takes `gm_plan.slot` bytes (64-byte rounding plus slack)."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, i64
+
+from gedialects.graph.memory import attributes as mem
+from gedialects.graph.tensors import resource_attr, tensor_nbytes
+from gedialects.tile import ops as t
+from lowering import gm_plan
+
+from .context import LoweringContext
+from .planning import CUBE_CHANNELS
+from .storage import GmStorage
+
+DEFAULT_ARENA_ALIGNMENT = 512
+"""Bytes, when the memory plan's summary names no alignment."""
+
+
+def place(ctx: LoweringContext) -> None:
+    offset = 0
+    arena: dict[str, int] = {}
+    if mem.has_plan(ctx.fn):
+        requests = [gm_plan.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), _geometry(st))
+                    for st in ctx.storages if st.kind == "internal"]
+        alignment = int(mem.memory_summary(ctx.fn).get("alignment", DEFAULT_ARENA_ALIGNMENT))
+        arena, summary = gm_plan.plan_arena(ctx.program, requests, alignment)
+        summary["graph_arena_size"] = mem.arena_size(ctx.fn)
+        mem.record_function(ctx.program, summary)  # type: ignore[arg-type]
+        offset = int(summary["arena_size"])
+
+    def take(nbytes: int) -> int:
+        nonlocal offset
+        start = offset
+        offset += gm_plan.slot(nbytes)
+        return start
+
+    block = ctx.program.body.block
+    first = block.first_op
+
+    def declare(op: t.TensorOp) -> None:  # tensors first, in order, before the kernels
+        block.insert_op_before(op, first) if first else block.add_op(op)
+
+    for name, array in ctx.constants.items():
+        start = take(array.nbytes)
+        attr = resource_attr(f"ge_{name}", array)
+        declare(t.TensorOp(properties={
+            "name": StringAttr(name), "kind": StringAttr("constant"), "offset": IntegerAttr(start, i64),
+            "type": attr.type, "layout": StringAttr("ND"), "value": attr}))
+    for st in ctx.storages:
+        # an NC1HWC0 graph output with H*W = 1 (finish_outputs) holds exactly
+        # its NCHW bytes: the slot has the logical type; the channels padded
+        # up to a whole fractal land in the tensor's slack
+        logical = st.kind == "output" and st.ttype is not None
+        if st.layout == "NC1HWC0" and not logical:
+            ttype = TensorType(ctx.elem, [1, st.slices, st.padded_h, st.padded_w, ctx.c0])
+        else:
+            ttype = st.ttype or TensorType(ctx.elem, [st.elems])
+        nbytes = tensor_nbytes(ttype) + st.overread
+        st.offset = arena[st.name] if st.name in arena else take(nbytes)
+        layout = "ND" if logical else st.layout if st.kind == "internal" or st.layout == "NC1HWC0" else "ND"
+        declare(t.TensorOp(properties={
+            "name": StringAttr(st.name), "kind": StringAttr(st.kind), "offset": IntegerAttr(st.offset, i64),
+            "type": ttype, "layout": StringAttr(layout)}))
+
+
+def _stored_bytes(ctx: LoweringContext, st: GmStorage) -> int:
+    if st.layout == "NC1HWC0":
+        return st.slices * st.padded_h * st.padded_w * ctx.c0 * ctx.elem_bytes + st.overread
+    if st.ttype is not None:
+        return tensor_nbytes(st.ttype) + st.overread
+    return st.elems * ctx.elem_bytes + st.overread
+
+
+def _whole_fractals(st: GmStorage) -> bool:
+    """A 4-D map whose channels fill whole 16-channel fractals."""
+    return len(st.shape) == 4 and st.shape[1] % CUBE_CHANNELS == 0
+
+
+def _needs_zero(st: GmStorage) -> bool:
+    """Zero halo, or padded channels a kernel may not write."""
+    return st.layout == "NC1HWC0" and (any(st.halo) or not _whole_fractals(st))
+
+
+def _geometry(st: GmStorage) -> tuple | None:
+    """Maps of one geometry may take turns in a zero slot (halo only: padded
+    channels cannot, a kernel may write them)."""
+    if st.layout != "NC1HWC0" or not _whole_fractals(st):
+        return None
+    return (st.slices, st.padded_h, st.padded_w, tuple(st.halo))

@@ -1,0 +1,42 @@
+"""The conversion patterns of convert-graph-to-tile, by graph op type.
+
+A family module registers one function per op type it lowers:
+
+    @lowers(g.MaxPoolOp, g.AvgPoolOp)
+    def lower_pool(ctx: LoweringContext, op: g.PoolOp) -> None: ...
+
+The driver (`__init__.py`) looks an op's exact type up in `PATTERNS`, after
+the ops that need no kernel and the AI-CPU placement (lowering/legality.py)
+have been dealt with. A pattern emits its kernels into `ctx.program` and
+records where its results live in `ctx.values`. A type registered twice is a
+programming error, caught at import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.ir import Operation
+
+if TYPE_CHECKING:
+    from .context import LoweringContext
+
+Pattern = Callable[["LoweringContext", Operation], None]
+
+PATTERNS: dict[type[Operation], Pattern] = {}
+"""Graph op type -> the pattern that lowers it (filled by the family modules)."""
+
+
+def lowers(*op_types: type[Operation]) -> Callable[[Pattern], Pattern]:
+    """Register the decorated function as the pattern for `op_types`."""
+
+    def register(pattern: Pattern) -> Pattern:
+        for op_type in op_types:
+            if op_type in PATTERNS:
+                raise AssertionError(f"{op_type.__name__} is lowered by both "
+                                     f"{PATTERNS[op_type].__qualname__} and {pattern.__qualname__}")
+            PATTERNS[op_type] = pattern
+        return pattern
+
+    return register

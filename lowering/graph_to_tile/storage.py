@@ -1,0 +1,63 @@
+"""Where graph values live in GM: `GmStorage` (one GM tensor) and
+`TensorView` (a graph value seen in a storage).
+
+An NC1HWC0 storage holds `slices` C1 slices of [padded_h][padded_w][C0]
+elements: the map plus a zero halo (`halo`: top, bottom, left, right) as wide
+as the largest padding a consumer needs. Several values may view one storage:
+the operands of a channel concat written in place start at different slices,
+and reshapes see their operand's bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import TensorType
+
+
+@dataclass
+class GmStorage:
+    """One GM tensor of the program (a tile.tensor once placed)."""
+
+    name: str
+    kind: str = "internal"  # input | output | internal | constant
+    layout: str = "NC1HWC0"  # or ND
+    halo: list[int] = field(default_factory=lambda: [0, 0, 0, 0])  # top bottom left right
+    slices: int = 0  # C1 slices allocated (NC1HWC0)
+    h: int = 0
+    w: int = 0
+    elems: int = 0  # elements (ND)
+    shape: tuple = ()
+    ttype: TensorType | None = None  # the GM slot's type when it is not derived from the fields above
+    offset: int = -1
+    overread: int = 0  # bytes past the stored tensor a kernel reads (whole fractals), reserved in GM
+
+    @property
+    def padded_h(self) -> int:
+        return self.h + self.halo[0] + self.halo[1]
+
+    @property
+    def padded_w(self) -> int:
+        return self.w + self.halo[2] + self.halo[3]
+
+
+@dataclass
+class TensorView:
+    """Where a graph value lives: storage, first C1 slice, format, logical shape.
+
+    `flat_src`: for a FLAT_NC1HWC0 view (a flatten or reshape of a larger
+    map), the map it flattens; readers that need the map's geometry use it."""
+
+    storage: GmStorage
+    first_slice: int
+    layout: str  # NC1HWC0 | ND | NCHW | FLAT_NC1HWC0
+    shape: tuple
+    flat_src: TensorView | None = None
+
+    def slice_stride(self, c0: int) -> int:
+        """Elements from one C1 slice to the next."""
+        return self.storage.padded_h * self.storage.padded_w * c0
+
+    def origin(self, c0: int) -> int:
+        """Element offset of (c1=0, y=0, x=0, c0=0)."""
+        st = self.storage
+        return self.first_slice * st.padded_h * st.padded_w * c0 + (st.halo[0] * st.padded_w + st.halo[2]) * c0

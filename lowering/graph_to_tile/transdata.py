@@ -1,0 +1,184 @@
+"""graph.transdata on the cube: a product with an identity matrix moves
+channels between NCHW rows and NC1HWC0 pixel runs (`lower_transdata`).
+Counted in the `transdata` statistics.
+
+* NCHW fp32 (a graph input or an AI-CPU result) -> NC1HWC0: `transdata_in`.
+* NC1HWC0 -> NCHW/ND (a graph output, or the operand of an AI-CPU task):
+  `transdata_out`."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType, f32
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.graph import ops as g
+from gedialects.location import describe_op
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
+from gedialects.tile import ops as t
+
+from .builder import Index
+from .context import LoweringContext
+from .elementwise import map_kernel
+from .planning import FRACTAL_ELEMS
+from .registry import lowers
+from .storage import GmStorage, TensorView
+
+F32_BYTES = 4
+F32_C0 = BLOCK_BYTES // F32_BYTES
+"""fp32 elements per 32-byte block: transdata_in reads fp32 pixels in columns of 8."""
+MAX_IN_CHUNK = 128
+"""Largest chunk of pixels transdata_in puts through the cube at once."""
+MAX_OUT_CHUNK = 256
+"""Largest chunk of pixels transdata_out takes when one divides the map."""
+OUT_CHUNK = 128
+"""transdata_out's chunk of pixels when none up to MAX_OUT_CHUNK divides the map."""
+
+
+@lowers(g.TransDataOp)
+def lower_transdata(ctx: LoweringContext, op: g.TransDataOp) -> None:
+    src, dst = op.src_format.data, op.dst_format.data
+    x = ctx.values[op.input]
+    if src == "NCHW" and dst == "NC1HWC0" and ctx.stored_element(x.storage, op.input) == f32:
+        return transdata_in(ctx, op, x)  # a graph input, or an AI-CPU result
+    if src in ("NC1HWC0", "FLAT_NC1HWC0") and dst in g.ROW_MAJOR:
+        return transdata_out(ctx, op, x.flat_src if x.flat_src is not None else x)
+    raise PassFailedException(f"{describe_op(op)}: transdata {src} -> {dst} is not lowered "
+                              "(NCHW graph inputs -> NC1HWC0 and NC1HWC0 -> NCHW are)")
+
+
+def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> None:
+    """NCHW fp32 input -> NC1HWC0 on the cube: C = I x B, B = 16 channels
+    x kc pixels of one row gathered as ZN fractals (channel-major). Rows
+    are cut into chunks of kc pixels (a divisor of the width when there
+    is one; else the last chunk of each row is shorter); more than 16
+    channels go in blocks of 16."""
+    n, c, h, w = src.shape
+    if n != 1:
+        raise PassFailedException(f"{describe_op(op)}: batch {n}: only batch 1 is lowered")
+    c0 = ctx.c0
+    cap = ctx.config.capacity_bytes
+    # kc x kc fp32 identity in one L0A half
+    fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * F32_BYTES <= cap["l0a"] // 2]
+    divisors = [kc for kc in fits if w % kc == 0]
+    kc = max(divisors) if divisors else min(max(fits), -(-w // 16) * 16)
+    nfull, tail = divmod(w, kc)
+    dst = ctx.storage_for(op.output, "NC1HWC0", "input_5hd")
+    ctx.stats.transdata += 1
+    block_dim = ctx.cores_for(h * max(nfull, 1))
+    kernel = ctx.new_kernel(op, "transdata", block_dim)
+    identity = np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // F32_C0, F32_C0).transpose(0, 2, 1, 3)  # ZZ
+    ident = ctx.add_constant("identity", identity)
+    ctx.constants[ident] = ctx.constants[ident].astype(np.float32)  # fp32 in both modes
+    l1a = kernel.alloc("l1", kc * kc, "ZZ", elem=f32)
+    l0a = kernel.alloc("l0a", kc * kc, "ZZ", elem=f32)
+    l1b = kernel.alloc("l1", kc * 16, "ZN", elem=f32)
+    l0b = kernel.alloc("l0b", kc * 16, "ZN", elem=f32)
+    l0c = kernel.alloc("l0c", kc * 16, "NZ", elem=f32)
+    ub = kernel.alloc("ub", kc * 16, "NZ")
+    zero = kernel.alloc("ub", kc * 16, "ND", elem=f32)
+    kernel.copy(l1a, kernel.gm(ident, f32), [kc * kc], [1], [1])
+    kernel.emit(t.LoadFractalOp(l0a, l1a, kc * kc * F32_BYTES // FRACTAL_BYTES))
+    kernel.emit(t.DupOp(zero, kc * 16, 0.0))
+    kernel.copy(l1b, zero, [kc * 16], [1], [1])
+    x = kernel.gm(src.storage.name, f32)
+    out = kernel.gm(dst.storage.name)
+    blocks = [(b, min(16, c - b)) for b in range(0, c, 16)]  # (first channel, channels) of 16-channel blocks
+
+    def chunk(row: Index, col: Index, npx: int) -> None:
+        p0 = kernel.add(kernel.mul(row, w), col)
+        pix = kernel.add(kernel.mul(row, dst.storage.padded_w), col)
+        for c_start, cn in blocks:
+            if cn < 16 and len(blocks) > 1:  # stale channels of the previous block
+                kernel.copy(l1b, zero, [kc * 16], [1], [1])
+            # whole 8-pixel columns: a short chunk reads up to 7 pixels
+            # past its row (never written back; the last row's land in
+            # the tensor's slack)
+            kernel.copy(l1b, kernel.at(x, c_start * h * w, p0), [cn, -(-npx // F32_C0), F32_C0],
+                        [F32_C0, 16 * F32_C0, 1], [h * w, F32_C0, 1])
+            kernel.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * F32_BYTES // FRACTAL_BYTES))
+            kernel.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
+            kernel.copy(ub, l0c, [kc * 16], [1], [1], cast=ctx.fp16)
+            base = kernel.at(out, dst.origin(c0) + c_start // c0 * dst.slice_stride(c0), kernel.mul(pix, c0))
+            kernel.copy(base, ub, [-(-cn // c0), npx, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
+
+    if nfull:
+        with kernel.tiles(h * nfull, block_dim) as tile:
+            chunk(kernel.div(tile, nfull), kernel.mul(kernel.rem(tile, nfull), kc), kc)
+    if tail:
+        with kernel.tiles(h, block_dim) as row:
+            chunk(row, nfull * kc, tail)
+
+
+def transdata_out(ctx: LoweringContext, op: g.TransDataOp, x: TensorView) -> None:
+    """NC1HWC0 -> NCHW on the cube: per 16-channel block,
+    C[16 ch, Kn px] = I16 x B, where B's ZN fractals are exactly the
+    NC1HWC0 pixel runs; the NZ result rows are channel rows of NCHW.
+    A graph output comes out as fp32 (the cube accumulates in fp32);
+    an intermediate in the compute precision."""
+    if any(x.storage.halo):  # a padded conv/pool reads it too: pixel runs are rows, copy without the halo
+        flat = ctx.temp_map(x.shape, "no_halo")
+        map_kernel(ctx, op, "strip_halo", [x], flat,
+                   lambda kernel, a, dst, n, _: kernel.vec("adds", dst, [a[0]], [n], [[1], [1]], 0.0))
+        x = flat
+    _, C, H, W = x.shape
+    v = op.output
+    c0, es = ctx.c0, ctx.elem_bytes
+    P = H * W
+    name = ctx.plan.outputs.get(v)
+    st = GmStorage(name or ctx.fresh_name("transdata_nd"), kind="output" if name else "internal",
+                   layout="ND", elems=C * P, shape=tuple(g.shape_of(v)))
+    out_elem = f32 if name else ctx.elem
+    if name:
+        st.ttype = TensorType(f32, g.shape_of(v))
+    ctx.storages.append(st)
+    ctx.values[v] = TensorView(st, 0, "ND", tuple(g.shape_of(v)))
+    ctx.stats.transdata += 1
+    divisors = [d for d in range(16, MAX_OUT_CHUNK + 1, 16) if P % d == 0]
+    if divisors:
+        kn = max(divisors)
+        full, tail = P // kn, 0
+    else:
+        kn = min(OUT_CHUNK, -(-P // 16) * 16)
+        full, tail = divmod(P, kn)
+    ident = ctx.add_constant("identity16", np.eye(16, dtype=np.float32).reshape(16, 16 // c0, c0).transpose(1, 0, 2))
+    channel_blocks = -(-C // 16)
+    block_dim = 1 if tail else ctx.cores_for(full)
+    kernel = ctx.new_kernel(op, "transdata", block_dim)
+    l1a = kernel.alloc("l1", FRACTAL_ELEMS, "ZZ")
+    l0a = kernel.alloc("l0a", FRACTAL_ELEMS, "ZZ")
+    l1b = kernel.alloc("l1", 16 * kn, "ZN", buffers=2)
+    l0b = kernel.alloc("l0b", 16 * kn, "ZN", buffers=2)
+    l0c = kernel.alloc("l0c", 16 * kn, "NZ", elem=f32)
+    ub = kernel.alloc("ub", 16 * kn, "NZ", elem=out_elem, buffers=2)
+    kernel.copy(l1a, kernel.gm(ident), [FRACTAL_ELEMS], [1], [1])
+    kernel.emit(t.LoadFractalOp(l0a, l1a, FRACTAL_ELEMS * es // FRACTAL_BYTES))
+    x_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(st.name, out_elem)
+    slices_per_fractal = 16 // c0
+
+    def chunk(p0: Index, n: int) -> None:
+        npad = -(-n // 16) * 16
+        # the last slice's run is read up to whole 16-pixel fractals
+        x.storage.overread = max(x.storage.overread, (npad - n) * c0 * es)
+        for cb in range(channel_blocks):
+            rows = min(16, C - cb * 16)
+            run = kernel.at(x_gm, x.origin(c0) + cb * slices_per_fractal * x.slice_stride(c0), kernel.mul(p0, c0))
+            kernel.copy(l1b, run, [slices_per_fractal, npad * c0], [npad * c0, 1], [x.slice_stride(c0), 1])
+            kernel.emit(t.LoadFractalOp(l0b, l1b, 16 * npad * es // FRACTAL_BYTES))
+            kernel.emit(t.MatmulOp(l0c, l0a, l0b, 16, npad, 16, False))
+            kernel.copy(ub, l0c, [16 * npad], [1], [1], cast=out_elem != f32)
+            if name and ctx.scale_of(v) != 1.0:  # force_fp16 range scaling undone in fp32
+                kernel.vec("muls", ub, [ub], [16 * npad], [[1], [1]], ctx.scale_of(v))
+            if n == npad:
+                kernel.copy(kernel.at(out_gm, cb * 16 * P, p0), ub, [rows, npad // 16, 16], [P, 16, 1],
+                            [16, FRACTAL_ELEMS, 1])
+            else:  # a partial chunk (run first, so later full chunks overwrite its overhang)
+                for r in range(rows):
+                    kernel.copy(kernel.at(out_gm, cb * 16 * P + r * P, p0), kernel.at(ub, r * 16),
+                                [npad // 16, 16], [16, 1], [FRACTAL_ELEMS, 1])
+
+    if tail:
+        chunk(full * kn, tail)
+    if full:
+        with kernel.tiles(full, block_dim, pipeline=True) as tile:
+            chunk(kernel.mul(tile, kn), kn)
