@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from gedialects.graph.memory.lifetimes import Block, align
 from gedialects.graph.memory.strategies import STRATEGIES, arena_size, plan
 from gedialects.tile import ops as t
+from gedialects.tile import structured as st
 
 log = logging.getLogger("gedialects.lowering")
 
@@ -55,6 +56,12 @@ def slot(nbytes: int) -> int:
     return -(-nbytes // 64) * 64 + 64
 
 
+def tensors_of(kernel: t.KernelOp) -> list[str]:
+    """The GM tensors a kernel references: through tile.gm (loop-level) or
+    tile.load / tile.store (structured, before tile-expand-structured)."""
+    return [op.tensor.data for op in kernel.walk() if isinstance(op, t.GmOp | st.LoadOp | st.StoreOp)]
+
+
 def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
     """Tensor name -> [first, last] index of the kernels (and AI-CPU tasks)
     referencing it."""
@@ -64,7 +71,7 @@ def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
         if isinstance(task, t.AicpuOp):
             names = [a.data for a in (*task.in_names.data, *task.out_names.data)]  # type: ignore[attr-defined]
         else:
-            names = [op.tensor.data for op in task.walk() if isinstance(op, t.GmOp)]
+            names = tensors_of(task)
         for name in names:
             lo, hi = out.get(name, (k, k))
             out[name] = (min(lo, k), max(hi, k))

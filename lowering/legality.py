@@ -452,6 +452,10 @@ def _vector_reduce(op: g.ReduceOp, ctx: Context) -> str | None:
 
 def vector_refusal(op: Operation, ctx: Context) -> str | None:
     """None when the vector family lowers op, else why not."""
+    from lowering.map_bodies import ELEMENTWISE
+
+    if type(op) not in VECTOR_RULES and type(op) not in ELEMENTWISE and not isinstance(op, g.FusionOp):
+        return f"no AI-core kernel for {op.name}"
     for v in (*op.operands, *op.results):
         if not _is_f32(v) and not is_constant(v):
             return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]

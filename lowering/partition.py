@@ -29,7 +29,7 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.remarks import MISSED, Remark
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
-from lowering.legality import AI_CPU, ENGINE_ATTR, REASON_ATTR, Context as LegalityContext, ai_core_refusal
+from lowering.legality import AI_CPU, ENGINE_ATTR, KERNEL_ATTR, REASON_ATTR, VECTOR_KERNEL, Context as LegalityContext, choose_kernel
 
 log = logging.getLogger("gedialects.partition")
 
@@ -51,7 +51,9 @@ def partition(fn: func.FuncOp, precision: str) -> list[tuple[Operation, str]]:
             if op.attributes[ENGINE_ATTR].data == AI_CPU:  # type: ignore[attr-defined]
                 fallbacks.append((op, op.attributes[REASON_ATTR].data))  # type: ignore[attr-defined]
             continue
-        reason = ai_core_refusal(op, ctx)
+        family, reason = choose_kernel(op, ctx)
+        if family == VECTOR_KERNEL:
+            op.attributes[KERNEL_ATTR] = StringAttr(VECTOR_KERNEL)
         if reason is not None:
             op.attributes[ENGINE_ATTR] = StringAttr(AI_CPU)
             op.attributes[REASON_ATTR] = StringAttr(reason)

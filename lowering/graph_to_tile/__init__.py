@@ -18,8 +18,10 @@ The package, one job per module:
   outputs        graph outputs: in place, or copy/cast kernels
   precision      the precision modes
   conv (+ conv_tiling), pool, matmul, softmax, elementwise, data_movement, transdata:
-                 the patterns, one module per op family (imported below:
-                 a new family module is one more line there)
+                 the patterns of 4-D maps, one module per op family (imported
+                 below: a new family module is one more line there)
+  vector         structured vector kernels of row-major tensors (any rank):
+                 elementwise/fusions, softmax, layer_norm, reductions
   aicpu          ops graph-partition placed on the AI CPU
 """
 
@@ -41,7 +43,7 @@ from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import assign_layouts, format_of, is_annotated
 from lowering.fp16_scaling import calibrate, plan_scales
-from lowering.legality import AI_CORE, AI_CPU, engine_of, nonnegative_values
+from lowering.legality import AI_CORE, AI_CPU, VECTOR_KERNEL, engine_of, kernel_of, nonnegative_values
 
 from . import (  # noqa: F401  the family modules: importing one registers its patterns
     conv,
@@ -51,6 +53,7 @@ from . import (  # noqa: F401  the family modules: importing one registers its p
     pool,
     softmax,
     transdata,
+    vector,
 )
 from .aicpu import lower_on_aicpu
 from .context import LoweringContext, LoweringStats
@@ -58,7 +61,7 @@ from .outputs import finish_outputs
 from .placement import place
 from .planning import CUBE_CHANNELS, plan_storage
 from .precision import DEFAULT_PRECISION, PRECISION_MODES, check_precision_mode
-from .registry import PATTERNS, lowers
+from .registry import CNN_FAMILY, PATTERNS, lowers
 from .storage import GmStorage, TensorView
 
 NOT_LOWERED = (g.ConstantOp, g.FillOp, func.ReturnOp)
@@ -105,7 +108,7 @@ def lower_op(ctx: LoweringContext, op: Operation) -> None:
         return
     if engine_of(op) == AI_CPU:
         return lower_on_aicpu(ctx, op)
-    pattern = PATTERNS.get(type(op))
+    pattern = PATTERNS[kernel_of(op) or CNN_FAMILY].get(type(op))
     if pattern is None:
         raise PassFailedException(f"{describe_op(op)}: no lowering to the tile dialect for {op.name}")
     pattern(ctx, op)
@@ -119,8 +122,9 @@ def _bind_inputs(ctx: LoweringContext) -> None:
         st = GmStorage(name, kind="input", layout="ND", elems=math.prod(shape), shape=shape)
         st.ttype = arg.type
         ctx.storages.append(st)
-        core_readers = any(engine_of(u.operation) == AI_CORE and not isinstance(u.operation, func.ReturnOp)
-                           for u in arg.uses)
+        # vector kernels read an fp32 input as it is; the CNN patterns read fp16
+        core_readers = any(engine_of(u.operation) == AI_CORE and kernel_of(u.operation) != VECTOR_KERNEL
+                           and not isinstance(u.operation, func.ReturnOp) for u in arg.uses)
         if len(shape) != 4 and ctx.fp16 and core_readers:
             raise PassFailedException(f"force_fp16: input '{name}' read by an AI-core op needs a cast kernel "
                                       "(not implemented; graph-partition places its readers on the AI CPU)")

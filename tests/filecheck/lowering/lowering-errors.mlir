@@ -5,16 +5,16 @@
 // RUN: not ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=fp8}' 2>&1 | filecheck %s --check-prefix=PRECISION
 // RUN: not ge-opt %s --split-input-file -p 'ge-lower{aicpu_fallback=false}' 2>&1 | filecheck %s --check-prefix=NOFALLBACK
 
-// NOLOWER: error: graph.tanh at loc("t"): no lowering to the tile dialect for graph.tanh
-// NOFALLBACK: error: 1 op(s) have no AI-core kernel and AI-CPU fallback is off (--no-aicpu-fallback): graph.tanh at loc("t"): no AI-core kernel for graph.tanh
+// NOLOWER: error: graph.sin at loc("t"): no lowering to the tile dialect for graph.sin
+// NOFALLBACK: error: 1 op(s) have no AI-core kernel and AI-CPU fallback is off (--no-aicpu-fallback): graph.sin at loc("t"): no AI-core kernel for graph.sin
 // PRECISION:   error: unknown precision mode 'fp8' (expected force_fp16, must_keep_origin_dtype)
 
 // An op without an AI-core kernel: ge-lower places it on the AI CPU
 // (graph-partition); convert-graph-to-tile alone, or ge-lower without the
 // fallback, names it.
 func.func @unsupported(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
-  // expected-remark@+1 {{'graph.tanh' op missed graph-partition at loc("t"): AI_CPU fallback (no AI-core kernel for graph.tanh)}}
-  %y = graph.tanh %x : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("t")
+  // expected-remark@+1 {{'graph.sin' op missed graph-partition at loc("t"): AI_CPU fallback (no AI-core kernel for graph.sin)}}
+  %y = graph.sin %x : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("t")
   func.return %y : tensor<1x16x16x16xf32>
 }
 
@@ -37,7 +37,7 @@ func.func @dynamic(%x: tensor<?x16x16x16xf32> {ge.name = "x"}) -> (tensor<?x16x1
 // places the softmax on the AI CPU, which writes fp32 for the transdata.
 func.func @transdata_of_internal(%x: tensor<1x16x1x1xf32> {ge.name = "x"}) -> (tensor<1x16x1x1xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
-  // expected-remark@+1 {{'graph.softmax' op missed graph-partition at loc("softmax"): AI_CPU fallback (force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata))}}
+  // expected-remark@+1 {{'graph.softmax' op missed graph-partition at loc("softmax"): AI_CPU fallback (force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata); as a vector kernel: force_fp16: the row-major result is read as a map (no fp16 NCHW -> NC1HWC0 transdata on the AI core))}}
   %s = graph.softmax %x {axis = 1 : i64} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> loc("softmax")
   // expected-remark@+2 {{'graph.conv' op assign-layouts: operand #0 NCHW -> NC1HWC0 (graph.transdata)}}
   // expected-remark@+1 {{'graph.conv' op assign-layouts: output transdata folded (byte-identical to NCHW)}}

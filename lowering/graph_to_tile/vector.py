@@ -1,0 +1,225 @@
+"""Vector kernels of row-major tensors: elementwise ops and fusions of any
+rank with numpy broadcasting, softmax / log-softmax, layer_norm, reductions.
+
+Each graph op becomes one *structured* tile.kernel (gedialects/tile/structured.py):
+loads of its operands' GM tensors, tile.map regions holding the scalar
+computation (map_bodies.py), tile.reduction along the last dim, and a store.
+How it is tiled, spread over cores, buffered and turned into instructions is
+decided by the tile passes (tile-select-tiling ... tile-expand-structured).
+
+Dims are collapsed first (adjacent dims every operand broadcasts alike merge),
+so an attention mask [B, 1, 1, S] over scores [B, H, S, S] is a [B, H*S, S]
+iteration with a [B, 1, S] operand.
+
+In force_fp16 the kernel reads fp16 (or the fp32 of a graph input), computes in
+fp32 (the stored values times their power-of-two scale) and writes fp16
+divided by the result's scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, TensorType, f32
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from gedialects.graph import ops as g
+from gedialects.tile import structured as st
+from gedialects.tile.structured import collapse_dims
+from lowering.legality import VECTOR_KERNEL
+from lowering.map_bodies import ELEMENTWISE, ScalarBuilder, scalar_value
+
+from .registry import lowers
+
+
+class VectorKernel:
+    """Builds one structured kernel: operands, maps, reductions, the store."""
+
+    def __init__(self, ctx, op: Operation, kind: str):
+        self.ctx = ctx
+        self.op = op
+        self.builder = ctx.new_kernel(op, kind, 1)
+        self.block = self.builder.op.body.block
+        self.compute = f32
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0]
+
+    def load(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
+        """A tile.load of graph value v (or of a constant's GM copy), viewed as `shape`."""
+        array = self.ctx.constant_value(v)
+        if array is not None:
+            name = self.ctx.add_constant("const", np.broadcast_to(array, g.shape_of(v)).astype(np.float32))
+            element = self.ctx.elem
+        else:
+            view = self.ctx.values[v]
+            name = view.storage.name
+            element = self.ctx.stored_element(view.storage, v)
+        return self.emit(st.LoadOp(name, TensorType(element, list(shape))))
+
+    def map(self, inputs: Sequence[SSAValue], shape: Sequence[int], element: Attribute, body) -> SSAValue:
+        """tile.map over `inputs`; body(ScalarBuilder, *args) returns the element."""
+        block = Block(arg_types=[x.type.element_type for x in inputs])  # type: ignore[attr-defined]
+        sb = ScalarBuilder(block)
+        result = body(sb, *block.args)
+        block.add_op(st.YieldOp([result]))
+        return self.emit(st.MapOp(inputs, TensorType(element, list(shape)), Region(block)))
+
+    def reduce(self, kind: str, x: SSAValue) -> SSAValue:
+        return self.emit(st.ReductionOp(kind, x))
+
+    def store(self, value: SSAValue, v: SSAValue) -> None:
+        view = self.ctx.storage_for(v, "ND", self.op.name.split(".")[-1])
+        self.block.add_op(st.StoreOp(value, view.storage.name))
+
+    # -- precision -----------------------------------------------------------
+    def widen(self, sb: ScalarBuilder, x: SSAValue, v: SSAValue | None) -> SSAValue:
+        """A loaded element as its fp32 value (cast, times its scale)."""
+        if isinstance(x.type, Float16Type):
+            x = sb.emit(arith.ExtFOp(x, f32))
+        scale = self.ctx.scale_of(v) if v is not None and self.ctx.constant_value(v) is None else 1.0
+        return x if scale == 1.0 else sb.mul(x, sb.const(scale))
+
+    def narrow(self, sb: ScalarBuilder, y: SSAValue, v: SSAValue) -> SSAValue:
+        """The fp32 result as stored: divided by its scale, cast to fp16."""
+        scale = self.ctx.scale_of(v)
+        if scale != 1.0:
+            y = sb.mul(y, sb.const(1.0 / scale))
+        if self.ctx.fp16:
+            y = sb.emit(arith.TruncFOp(y, self.ctx.elem))
+        return y
+
+    @property
+    def stored(self) -> Attribute:
+        return self.ctx.elem
+
+
+# ----------------------------------------------------------------- patterns
+
+
+@lowers(*ELEMENTWISE, g.FusionOp, family=VECTOR_KERNEL)
+def elementwise(ctx, op: Operation) -> None:
+    """Any elementwise graph op or graph.fusion: one map."""
+    out = op.results[0]
+    operands = [v for v in op.operands]
+    scalars = {v: scalar_value(v) for v in operands}
+    tensors = [v for v in operands if scalars[v] is None]
+    shape, shapes = collapse_dims(g.shape_of(out), [g.shape_of(v) for v in tensors])
+    k = VectorKernel(ctx, op, "vector")
+    loads = [k.load(v, s) for v, s in zip(tensors, shapes)]
+
+    def body(sb: ScalarBuilder, *args):
+        env = {v: k.widen(sb, a, v) for v, a in zip(tensors, args)}
+        for v, c in scalars.items():
+            if c is not None:
+                env[v] = sb.const(c)
+        return k.narrow(sb, scalar_body(sb, op, [env[v] for v in operands]), out)
+
+    k.store(k.map(loads, shape, k.stored, body), out)
+
+
+def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue]) -> SSAValue:
+    """The fp32 scalar computation of an elementwise op (a fusion: its body)."""
+    if isinstance(op, g.FusionOp):
+        env: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, args))
+        for inner in op.body.block.ops:
+            if isinstance(inner, g.YieldOp):
+                return env[inner.values[0]]
+            if isinstance(inner, g.ConstantOp | g.FillOp):
+                env[inner.results[0]] = sb.const(float(np.asarray(inner_constant(inner)).reshape(-1)[0]))
+                continue
+            env[inner.results[0]] = scalar_body(sb, inner, [env[v] for v in inner.operands])
+        raise AssertionError("graph.fusion body without graph.yield")
+    return ELEMENTWISE[type(op)](sb, op, *args)
+
+
+def inner_constant(op: Operation) -> np.ndarray:
+    from gedialects.graph.tensors import attr_array
+
+    if isinstance(op, g.FillOp):
+        return np.asarray([op.value.value.data])
+    return np.asarray(attr_array(op.value))
+
+
+def _rows(x_shape: Sequence[int], axis: int) -> tuple[int, int]:
+    return math.prod(x_shape[:axis]), math.prod(x_shape[axis:])
+
+
+@lowers(g.SoftmaxOp, g.LogSoftmaxOp, family=VECTOR_KERNEL)
+def softmax(ctx, op: g.SoftmaxOp | g.LogSoftmaxOp) -> None:
+    x = op.input
+    shape = g.shape_of(x)
+    axis = op.int_("axis", -1) % len(shape)
+    rows, cols = _rows(shape, axis)
+    k = VectorKernel(ctx, op, "softmax")
+    xs = k.map([k.load(x, (rows, cols))], (rows, cols), f32, lambda sb, a: k.widen(sb, a, x))
+    m = k.reduce("max", xs)
+    e = k.map([xs, m], (rows, cols), f32, lambda sb, a, b: sb.exp(sb.sub(a, b)))
+    s = k.reduce("sum", e)
+    out = op.results[0]
+    if isinstance(op, g.LogSoftmaxOp):
+        y = k.map([xs, m, s], (rows, cols), k.stored,
+                  lambda sb, a, b, c: k.narrow(sb, sb.sub(sb.sub(a, b), sb.log(c)), out))
+    else:
+        y = k.map([e, s], (rows, cols), k.stored, lambda sb, a, b: k.narrow(sb, sb.div(a, b), out))
+    k.store(y, out)
+
+
+@lowers(g.LayerNormOp, family=VECTOR_KERNEL)
+def layer_norm(ctx, op: g.LayerNormOp) -> None:
+    x = op.input
+    shape = g.shape_of(x)
+    axis = op.int_("axis", -1) % len(shape)
+    rows, cols = _rows(shape, axis)
+    eps = op.float_("epsilon", 1e-5)
+    k = VectorKernel(ctx, op, "layer_norm")
+    ins = [k.load(x, (rows, cols))]
+    feeds = [x]
+    if op.residual is not None:
+        ins.append(k.load(op.residual, (rows, cols)))
+        feeds.append(op.residual)
+
+    def summed(sb, *args):
+        vals = [k.widen(sb, a, v) for a, v in zip(args, feeds)]
+        return vals[0] if len(vals) == 1 else sb.add(vals[0], vals[1])
+
+    xs = k.map(ins, (rows, cols), f32, summed)
+    mean = k.map([k.reduce("sum", xs)], (rows, 1), f32, lambda sb, s: sb.mul(s, sb.const(1.0 / cols)))
+    d = k.map([xs, mean], (rows, cols), f32, lambda sb, a, b: sb.sub(a, b))
+    sq = k.map([d], (rows, cols), f32, lambda sb, a: sb.mul(a, a))
+    rstd = k.map([k.reduce("sum", sq)], (rows, 1), f32,
+                 lambda sb, s: sb.rsqrt(sb.add(sb.mul(s, sb.const(1.0 / cols)), sb.const(eps))))
+    params = [(op.scale, k.load(op.scale, (1, cols)))]
+    if op.bias is not None:
+        params.append((op.bias, k.load(op.bias, (1, cols))))
+    out = op.results[0]
+
+    def normalised(sb, a, r, gamma, beta=None):
+        y = sb.mul(sb.mul(a, r), k.widen(sb, gamma, op.scale))
+        if beta is not None:
+            y = sb.add(y, k.widen(sb, beta, op.bias))
+        return k.narrow(sb, y, out)
+
+    k.store(k.map([d, rstd, *(p for _, p in params)], (rows, cols), k.stored, normalised), out)
+
+
+@lowers(g.ReduceMeanOp, g.ReduceSumOp, g.ReduceMaxOp, family=VECTOR_KERNEL)
+def reduction(ctx, op: g.ReduceOp) -> None:
+    x = op.input
+    shape = g.shape_of(x)
+    axes = sorted(a % len(shape) for a in (op.ints("axes") or range(len(shape))))
+    first = axes[0]
+    rows, cols = _rows(shape, first)
+    kind = "max" if isinstance(op, g.ReduceMaxOp) else "sum"
+    out = op.results[0]
+    k = VectorKernel(ctx, op, "reduce")
+    xs = k.map([k.load(x, (rows, cols))], (rows, cols), f32, lambda sb, a: k.widen(sb, a, x))
+    r = k.reduce(kind, xs)
+    scale = 1.0 / cols if isinstance(op, g.ReduceMeanOp) else 1.0
+    y = k.map([r], (rows, 1), k.stored,
+              lambda sb, a: k.narrow(sb, a if scale == 1.0 else sb.mul(a, sb.const(scale)), out))
+    k.store(y, out)
