@@ -40,7 +40,7 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.location import describe_op, name_loc, node_name
-from lowering.legality import AI_CORE, AI_CPU, VECTOR_KERNEL, engine_of, kernel_of
+from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, engine_of, kernel_of
 
 log = logging.getLogger("gedialects.layouts")
 
@@ -102,7 +102,7 @@ class LayoutAssigner:
     # -- what each op reads and writes ---------------------------------------
     def accepted(self, op: Operation, i: int, v: SSAValue) -> tuple[str, ...] | None:
         """The formats op can read operand i in, preferred first (None: any)."""
-        if engine_of(op) == AI_CPU or kernel_of(op) == VECTOR_KERNEL:  # both read the logical order
+        if engine_of(op) == AI_CPU or kernel_of(op) in STRUCTURED_FAMILIES:  # both read the logical order
             return None if is_constant(v) else (origin(v),)
         if is_constant(v) or isinstance(op, g.VIEW_OPS):
             return None
@@ -125,7 +125,7 @@ class LayoutAssigner:
         return (origin(v),)
 
     def produced(self, op: Operation, res: SSAValue) -> str:
-        if engine_of(op) == AI_CPU or kernel_of(op) == VECTOR_KERNEL:
+        if engine_of(op) == AI_CPU or kernel_of(op) in STRUCTURED_FAMILIES:
             return origin(res)
         if isinstance(op, g.TransDataOp):
             return op.dst_format.data

@@ -319,7 +319,9 @@ def _reads_as_map(op: Operation, v: SSAValue) -> bool:
     if isinstance(op, g.ConcatOp):
         return _rank(op.output) == 4 and op.int_("axis", 0) % 4 == 1
     if isinstance(op, MAP_ELEMENTWISE):
-        return _rank(op.results[0]) == 4 and g.shape_of(v) == g.shape_of(op.results[0])
+        # only if the map kernels take it: otherwise a vector kernel reads the logical order
+        return (_rank(op.results[0]) == 4 and g.shape_of(v) == g.shape_of(op.results[0])
+                and _elementwise(op, None) is None)  # type: ignore[arg-type]
     return False
 
 
@@ -382,24 +384,21 @@ def _rows_fit_blocks(width: int, v: SSAValue, ctx: Context) -> str | None:
 
 
 def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
-    from lowering.map_bodies import ELEMENTWISE, scalar_value
+    from lowering.map_bodies import ELEMENTWISE, fusion_tensor_constants, scalar_value
 
     out = op.results[0]
+    operands = [v for v in op.operands if not (is_constant(v) and scalar_value(v) is not None)]
     if isinstance(op, g.FusionOp):
         if len(op.results) != 1:
             return "a multi-output fusion is not lowered"
         for inner in op.body.block.ops:
-            if isinstance(inner, g.YieldOp):
-                continue
-            if isinstance(inner, g.ConstantOp | g.FillOp):
-                if scalar_value(inner.results[0]) is None:
-                    return "a fusion body constant that is not one number"
+            if isinstance(inner, g.YieldOp | g.ConstantOp | g.FillOp):
                 continue
             if type(inner) not in ELEMENTWISE:
                 return f"{inner.name} has no vector kernel"
+        operands += fusion_tensor_constants(op)  # loaded like operands
     elif type(op) not in ELEMENTWISE:
         return f"no AI-core kernel for {op.name}"
-    operands = [v for v in op.operands if not (is_constant(v) and scalar_value(v) is not None)]
     shape = g.shape_of(out)
     for v in operands:
         if not shapes.is_static(g.shape_of(v)) or len(g.shape_of(v)) > len(shape):
@@ -410,8 +409,23 @@ def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
     if (why := _rows_fit_blocks(collapsed[-1], out, ctx)) is not None:
         return why
     for v, s in zip(operands, operand_shapes):
-        if s[-1] != 1 and (why := _rows_fit_blocks(s[-1], v, ctx)) is not None:
+        if s[-1] != 1:
+            why = _rows_fit_blocks(s[-1], v, ctx)
+        elif collapsed[-1] != 1:  # a column: its elements move as one contiguous run
+            why = _column_fits_blocks(math.prod(s), v, ctx, "broadcast operand")
+        else:
+            why = None
+        if why is not None:
             return why
+    return None
+
+
+def _column_fits_blocks(n: int, v: SSAValue, ctx: Context, what: str) -> str | None:
+    """A column value (one element per row) is loaded or stored as one run of
+    n elements: whole 32-byte blocks (a DMA burst is whole blocks on the UB side)."""
+    if n * _stored_bytes(v, ctx) % 32:
+        return (f"a {what} of {n} elements along rows is not a whole number of 32-byte blocks "
+                f"(the vector kernels move such columns in whole blocks)")
     return None
 
 
@@ -444,10 +458,22 @@ def _vector_reduce(op: g.ReduceOp, ctx: Context) -> str | None:
     if axes != list(range(axes[0], len(s))):
         return f"reduction over axes {tuple(axes)} of {shapes.fmt(s)}: only trailing axes are lowered"
     rows = math.prod(s[: axes[0]])
-    es = 2 if ctx.fp16 else 4
-    if rows * es % 32 and rows * es > 32:
-        return f"{rows} reduced rows are not a whole number of 32-byte blocks"
-    return _rows_fit_blocks(math.prod(s[axes[0] :]), op.input, ctx)
+    if (why := _rows_fit_blocks(math.prod(s[axes[0] :]), op.input, ctx)) is not None:
+        return why
+    if math.prod(s[axes[0] :]) != 1:  # the result is a column, stored as one run of `rows`
+        return _column_fits_blocks(rows, op.results[0], ctx, "reduction result")
+    return None
+
+
+@vector_rule(g.TransposeOp)
+def _vector_transpose(op: g.TransposeOp, ctx: Context) -> str | None:
+    s = g.shape_of(op.input)
+    perm = [p % len(s) for p in op.ints("perm", ())] or list(range(len(s)))[::-1]
+    if perm[-1] != len(s) - 1:
+        return f"graph.transpose perm {tuple(perm)} moves the innermost dim (DMA moves whole rows)"
+    if is_constant(op.input):
+        return "a transpose of a constant (fold it)"
+    return _rows_fit_blocks(s[-1], op.input, ctx) or _rows_fit_blocks(s[-1], op.results[0], ctx)
 
 
 def vector_refusal(op: Operation, ctx: Context) -> str | None:
@@ -468,12 +494,61 @@ def vector_refusal(op: Operation, ctx: Context) -> str | None:
     return why
 
 
+# ----------------------------------------------------------------- the cube family
+# graph.matmul / graph.gemm of row-major tensors the CNN gemm refuses
+# (lowering/graph_to_tile/cube.py): any M, N in whole 16x16 fractals and K in
+# whole 32-byte blocks, batch dims broadcast, either operand from GM.
+
+CUBE_KERNEL = "cube"
+STRUCTURED_FAMILIES = (VECTOR_KERNEL, CUBE_KERNEL)
+"""Kernel families built as structured tile kernels: they read and write row-major (logical) tensors."""
+
+
+def cube_refusal(op: Operation, ctx: Context) -> str | None:
+    """None when the cube family lowers op, else why not."""
+    if not isinstance(op, g.MatMulOp | g.GemmOp):
+        return f"no AI-core kernel for {op.name}"
+    for v in (*op.operands, *op.results):
+        if not _is_f32(v):
+            return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
+        if not shapes.is_static(g.shape_of(v)):
+            return "dynamic shape"
+    a, b = op.operands[0], op.operands[1]
+    sa, sb = g.shape_of(a), g.shape_of(b)
+    if len(sa) < 2 or len(sb) < 2:
+        return "a 1-D matmul operand is not lowered on the cube"
+    gemm = isinstance(op, g.GemmOp)
+    if gemm and op.int_("trans_a", 0):
+        return "trans_a not lowered"
+    trans_b = gemm and bool(op.int_("trans_b", 0))
+    m, k, n = sa[-2], sa[-1], sb[-2] if trans_b else sb[-1]
+    k0 = 32 // (2 if ctx.fp16 else 4)
+    if m % 16 or n % 16:
+        return f"a {m}x{n} product is not whole 16x16 fractals"
+    if k % k0:
+        return f"contraction length {k} is not whole {k0}-element blocks"
+    for v in (a, b):
+        if v in ctx.fp32_inputs or v in ctx.fp32_maps:
+            return "force_fp16: an fp32 graph input as a matmul operand (the cube reads fp16)"
+    if not is_constant(b) and not trans_b and not ctx.fp16:
+        return "an fp32 row-major right operand that is no weight (load_2d transposes fp16 fractals only)"
+    bias = op.operands[2] if len(op.operands) > 2 else None
+    if bias is not None:
+        sbias = g.shape_of(bias)
+        if len(sbias) > len(g.shape_of(op.results[0])) or (sbias and sbias[-1] not in (1, n)) or (sbias and sbias[-1] == 1 and n > 1):
+            return f"bias {shapes.fmt(sbias)} is not a row of {n}"
+    return _fp16_row_result_read_as_map(op, ctx)
+
+
 def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     """(family, None) for the patterns that lower op, or (None, reason)."""
     why = ai_core_refusal(op, ctx)
     if why is None:
         return "cnn", None
-    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConcatOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GemmOp, g.MatMulOp)):
+    if isinstance(op, g.GemmOp | g.MatMulOp):
+        cube_why = cube_refusal(op, ctx)
+        return (CUBE_KERNEL, None) if cube_why is None else (None, f"{why}; on the cube: {cube_why}")
+    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConcatOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp)):
         return None, why
     vector_why = vector_refusal(op, ctx)
     if vector_why is None:

@@ -95,16 +95,19 @@ class ScalarBuilder:
 
 
 def _gelu(sb: ScalarBuilder, op: g.GeluOp, x):
+    return _gelu_of(sb, x, op.str_("approximate", "none"))
+
+
+def _gelu_of(sb: ScalarBuilder, x, approximate: str):
     half_x = sb.mul(x, sb.const(0.5))
-    if op.str_("approximate", "none") == "tanh":
+    if approximate == "tanh":
         inner = sb.mul(sb.add(x, sb.mul(sb.mul(sb.mul(x, x), x), sb.const(0.044715))), sb.const(math.sqrt(2 / math.pi)))
         return sb.mul(half_x, sb.add(sb.tanh(inner), sb.const(1.0)))
     return sb.mul(half_x, sb.add(sb.erf(sb.mul(x, sb.const(1 / math.sqrt(2)))), sb.const(1.0)))
 
 
 def _leaky_relu(sb: ScalarBuilder, op, x):
-    alpha = op.float_("alpha", 0.01)
-    return sb.select(sb.compare("olt", x, sb.const(0.0)), sb.mul(x, sb.const(alpha)), x)
+    return activation_body(sb, "leaky_relu", [op.float_("alpha", 0.01)], x)
 
 
 def _clip(sb: ScalarBuilder, op, x):
@@ -180,3 +183,32 @@ def scalar_value(v: SSAValue) -> float | None:
     if flat.size and np.all(flat == flat[0]):
         return float(flat[0])
     return None
+
+
+def activation_body(sb: ScalarBuilder, kind: str, params, x: SSAValue) -> SSAValue:
+    """A fused conv/matmul/gemm epilogue (graph.ops.ACTIVATIONS) on x."""
+    if not kind:
+        return x
+    if kind == "relu":
+        return sb.max(x, sb.const(0.0))
+    if kind == "leaky_relu":
+        alpha = params[0] if params else 0.01
+        return sb.select(sb.compare("olt", x, sb.const(0.0)), sb.mul(x, sb.const(alpha)), x)
+    if kind == "clip":
+        return sb.min(sb.max(x, sb.const(params[0])), sb.const(params[1]))
+    if kind == "sigmoid":
+        return sb.sigmoid(x)
+    if kind == "tanh":
+        return sb.tanh(x)
+    if kind == "gelu":
+        return _gelu_of(sb, x, "tanh" if params and params[0] else "none")
+    raise ValueError(f"unknown activation {kind}")
+
+
+def fusion_tensor_constants(op: Operation) -> list[SSAValue]:
+    """The constants of a graph.fusion body that are not one number (graph-fuse
+    clones small constants into the body): the kernel loads them like operands."""
+    if not isinstance(op, g.FusionOp):
+        return []
+    return [inner.results[0] for inner in op.body.block.ops
+            if isinstance(inner, g.ConstantOp) and scalar_value(inner.results[0]) is None]

@@ -29,7 +29,7 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.remarks import MISSED, Remark
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
-from lowering.legality import AI_CPU, ENGINE_ATTR, KERNEL_ATTR, REASON_ATTR, VECTOR_KERNEL, Context as LegalityContext, choose_kernel
+from lowering.legality import AI_CPU, ENGINE_ATTR, KERNEL_ATTR, REASON_ATTR, STRUCTURED_FAMILIES, Context as LegalityContext, choose_kernel
 
 log = logging.getLogger("gedialects.partition")
 
@@ -52,8 +52,8 @@ def partition(fn: func.FuncOp, precision: str) -> list[tuple[Operation, str]]:
                 fallbacks.append((op, op.attributes[REASON_ATTR].data))  # type: ignore[attr-defined]
             continue
         family, reason = choose_kernel(op, ctx)
-        if family == VECTOR_KERNEL:
-            op.attributes[KERNEL_ATTR] = StringAttr(VECTOR_KERNEL)
+        if family in STRUCTURED_FAMILIES:
+            op.attributes[KERNEL_ATTR] = StringAttr(family)
         if reason is not None:
             op.attributes[ENGINE_ATTR] = StringAttr(AI_CPU)
             op.attributes[REASON_ATTR] = StringAttr(reason)

@@ -107,7 +107,7 @@ def tile_passes(target: str) -> list:
         TileSelectTilingPass(target=target),
         TileDistributePass(target=target),
         TilePipelineBuffersPass(target=target),
-        TileExpandStructuredPass(),
+        TileExpandStructuredPass(target=target),
         TileAllocatePass(target=target),
     ]
 

@@ -206,7 +206,8 @@ class KernelTranslator:
             per = 512 // dst.es
             for s in range(0, count, MAX_REPEAT):
                 n = min(MAX_REPEAT, count - s)
-                self.emit(npu.Load2dOp(self.ptr(dst, s * per), self.ptr(src, s * stride * per), repeat=n, src_stride=stride))
+                self.emit(npu.Load2dOp(self.ptr(dst, s * per), self.ptr(src, s * stride * per), repeat=n, src_stride=stride,
+                                       transpose=op.transpose is not None))
         elif isinstance(op, t.ReduceOp):
             self.reduce(op)
         elif isinstance(op, t.CastOp):

@@ -14,6 +14,7 @@ Tile = Dialect(
         ops.CopyOp, ops.Im2colOp, ops.LoadFractalOp, ops.MatmulOp, ops.VecOp, ops.ReduceOp, ops.CastOp,
         ops.DupOp, ops.AicpuOp, ops.AicpuReturnOp,
         structured.LoadOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
+        structured.BatchMatmulOp,
     ],
     [ops.RefType, structured.TilingAttr, structured.DistributionAttr],
 )

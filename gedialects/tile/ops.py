@@ -341,20 +341,23 @@ class Im2colOp(TileOp):
 
 @irdl_op_definition
 class LoadFractalOp(TileOp):
-    """`count` 512-byte fractals from L1 (every `src_stride`-th) into L0A/L0B."""
+    """`count` 512-byte fractals from L1 (every `src_stride`-th) into L0A/L0B;
+    `transpose` transposes each 16x16 fp16 fractal (a row-major panel of B
+    becomes the ZN order L0B wants)."""
 
     name = "tile.load_fractal"
     dst = operand_def(RefType)
     src = operand_def(RefType)
     count = prop_def(IntegerAttr)
     src_stride = prop_def(IntegerAttr)
+    transpose = opt_prop_def(UnitAttr)
     assembly_format = "$dst `,` $src attr-dict `:` type($dst) `,` type($src)"
 
-    def __init__(self, dst, src, count: int, src_stride: int = 1):
-        super().__init__(
-            operands=[dst, src],
-            properties={"count": IntegerAttr(count, i64), "src_stride": IntegerAttr(src_stride, i64)},
-        )
+    def __init__(self, dst, src, count: int, src_stride: int = 1, transpose: bool = False):
+        props = {"count": IntegerAttr(count, i64), "src_stride": IntegerAttr(src_stride, i64)}
+        if transpose:
+            props["transpose"] = UnitAttr()
+        super().__init__(operands=[dst, src], properties=props)
 
 
 # ------------------------------------------------------------ compute

@@ -22,6 +22,8 @@ manner of linalg on tensors; the tile passes decide *how*:
   (ranks aligned on the right). The region is a chain of `arith` / `math`
   scalar ops ending in `tile.yield`: a fused elementwise chain.
 * `tile.reduction` folds the last dim (`sum` or `max`) and keeps it as 1.
+* `tile.batch_matmul` is a (batched) product on the cube, in fp32; maps after
+  it are its epilogue (bias, activation), applied in UB.
 
 The iteration space of such a kernel is the shape of what it stores; every
 value is that shape or broadcasts to it. `tile-select-tiling` chooses a tile
@@ -36,7 +38,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntAttr, IntegerAttr, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, i64
 from xdsl.ir import Attribute, Block, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     irdl_attr_definition,
@@ -207,24 +209,53 @@ DISTRIBUTION_ATTR = "distribution"
 
 @irdl_op_definition
 class LoadOp(TileOp):
-    """The GM tensor `tensor`, read as a row-major tensor of the result type.
-    `buffers = 2` (tile-pipeline-buffers) double-buffers its tiles."""
+    """The GM tensor `tensor`, read as a row-major tensor of the result type;
+    with `perm`, read as transpose(t, perm) of a row-major t (the innermost
+    dim stays innermost: DMA moves rows). `buffers = 2`
+    (tile-pipeline-buffers) double-buffers its tiles."""
 
     name = "tile.load"
     tensor = prop_def(StringAttr)
+    perm = opt_prop_def(DenseArrayBase)
     buffers = opt_prop_def(IntegerAttr)
     result = result_def(TensorType)
     assembly_format = "$tensor attr-dict `:` type($result)"
 
-    def __init__(self, tensor: str, type: TensorType):
-        super().__init__(properties={"tensor": StringAttr(tensor)}, result_types=[type])
+    def __init__(self, tensor: str, type: TensorType, perm: Sequence[int] | None = None):
+        props: dict[str, Attribute] = {"tensor": StringAttr(tensor)}
+        if perm is not None:
+            props["perm"] = DenseArrayBase.from_list(i64, list(perm))
+        super().__init__(properties=props, result_types=[type])
 
     def buffer_count(self) -> int:
         return 1 if self.buffers is None else self.buffers.value.data
 
+    def permutation(self) -> tuple[int, ...]:
+        n = len(shape_of(self.result))
+        return tuple(range(n)) if self.perm is None else tuple(int(p) for p in self.perm.get_values())
+
+    def gm_strides(self) -> tuple[int, ...]:
+        """Element strides in GM of each dim of the result."""
+        perm = self.permutation()
+        out = shape_of(self.result)
+        source = [0] * len(out)
+        for k, p in enumerate(perm):
+            source[p] = out[k]
+        strides, step = [0] * len(source), 1
+        for k in range(len(source) - 1, -1, -1):
+            strides[k] = step
+            step *= source[k]
+        return tuple(strides[p] for p in perm)
+
     def verify_(self) -> None:
         if self.buffers is not None and self.buffers.value.data not in (1, 2):
             raise VerifyException("tile.load: buffers must be 1 or 2")
+        if self.perm is not None:
+            perm = self.permutation()
+            if sorted(perm) != list(range(len(shape_of(self.result)))):
+                raise VerifyException(f"tile.load: perm {list(perm)} is not a permutation of the result's dims")
+            if perm[-1] != len(perm) - 1:
+                raise VerifyException("tile.load: perm keeps the innermost dim innermost (DMA moves rows)")
 
 
 @irdl_op_definition
@@ -314,7 +345,53 @@ class ReductionOp(TileOp):
             raise VerifyException("tile.reduction: result and input have the same element type")
 
 
-STRUCTURED_OPS = (LoadOp, StoreOp, MapOp, ReductionOp)
+@irdl_op_definition
+class BatchMatmulOp(TileOp):
+    """result[..., m, n] = sum_k a[..., m, k] * b[..., k, n] on the cube, in fp32;
+    batch dims broadcast. With `transpose_b`, `b` holds b^T ([..., n, k]):
+    its rows are the columns of the product (a weight stored transposed, or
+    the keys of attention). Both operands are tile.loads: the cube reads them
+    from GM into L1, not through UB."""
+
+    name = "tile.batch_matmul"
+    a = operand_def(TensorType)
+    b = operand_def(TensorType)
+    transpose_b = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = "$a `,` $b attr-dict `:` type($a) `,` type($b) `->` type($result)"
+
+    def __init__(self, a: SSAValue, b: SSAValue, transpose_b: bool = False):
+        sa, sb = shape_of(a), shape_of(b)
+        n = sb[-2] if transpose_b else sb[-1]
+        batch = _broadcast(sa[:-2], sb[:-2])
+        props = {"transpose_b": UnitAttr()} if transpose_b else {}
+        super().__init__(operands=[a, b], properties=props,
+                         result_types=[TensorType(f32, [*batch, sa[-2], n])])
+
+    def contraction(self) -> tuple[int, int, int]:
+        """(M, N, K)."""
+        sa, sb = shape_of(self.a), shape_of(self.b)
+        n = sb[-2] if self.transpose_b is not None else sb[-1]
+        return sa[-2], n, sa[-1]
+
+    def verify_(self) -> None:
+        sa, sb = shape_of(self.a), shape_of(self.b)
+        if len(sa) < 2 or len(sb) < 2:
+            raise VerifyException("tile.batch_matmul: operands have rank >= 2")
+        k_b = sb[-1] if self.transpose_b is not None else sb[-2]
+        if sa[-1] != k_b:
+            raise VerifyException(f"tile.batch_matmul: contraction sizes differ ({sa[-1]} vs {k_b})")
+        if not isinstance(self.a.owner, LoadOp) or not isinstance(self.b.owner, LoadOp):
+            raise VerifyException("tile.batch_matmul: both operands are tile.load results (the cube reads GM)")
+
+
+def _broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(max(x, y) for x, y in zip(a, b))
+
+
+STRUCTURED_OPS = (LoadOp, StoreOp, MapOp, ReductionOp, BatchMatmulOp)
 
 
 def is_structured(kernel: KernelOp) -> bool:
@@ -323,15 +400,14 @@ def is_structured(kernel: KernelOp) -> bool:
 
 
 def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:
-    """The shape every value of a structured kernel broadcasts to."""
+    """The shape of what a structured kernel stores: every value but the
+    operands of a batch_matmul broadcasts to it."""
     shape: tuple[int, ...] = ()
+    cube_operands = {v for op in kernel.body.block.ops if isinstance(op, BatchMatmulOp) for v in op.operands}
     for op in kernel.body.block.ops:
         for v in (*op.operands, *op.results):
-            if isinstance(v.type, TensorType):
-                s = shape_of(v)
-                rank = max(len(shape), len(s))
-                a, b = (1,) * (rank - len(shape)) + shape, (1,) * (rank - len(s)) + s
-                shape = tuple(max(x, y) for x, y in zip(a, b))
+            if isinstance(v.type, TensorType) and v not in cube_operands:
+                shape = _broadcast(shape, shape_of(v))
     return shape
 
 
@@ -340,6 +416,6 @@ def new_map_body(element_types: Sequence[Attribute]) -> Block:
 
 
 __all__ = [
-    "LoadOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "TilingAttr", "DistributionAttr",
+    "LoadOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "BatchMatmulOp", "TilingAttr", "DistributionAttr",
     "STRUCTURED_OPS", "is_structured", "iteration_shape", "IntegerAttr", "i64",
 ]

@@ -30,7 +30,7 @@ from gedialects.graph import ops as g
 from gedialects.tile import structured as st
 from gedialects.tile.structured import collapse_dims
 from lowering.legality import VECTOR_KERNEL
-from lowering.map_bodies import ELEMENTWISE, ScalarBuilder, scalar_value
+from lowering.map_bodies import ELEMENTWISE, ScalarBuilder, fusion_tensor_constants, scalar_value
 
 from .registry import lowers
 
@@ -107,7 +107,8 @@ def elementwise(ctx, op: Operation) -> None:
     out = op.results[0]
     operands = [v for v in op.operands]
     scalars = {v: scalar_value(v) for v in operands}
-    tensors = [v for v in operands if scalars[v] is None]
+    # the fusion body's tensor constants are loaded like operands
+    tensors = [v for v in operands if scalars[v] is None] + fusion_tensor_constants(op)
     shape, shapes = collapse_dims(g.shape_of(out), [g.shape_of(v) for v in tensors])
     k = VectorKernel(ctx, op, "vector")
     loads = [k.load(v, s) for v, s in zip(tensors, shapes)]
@@ -117,20 +118,25 @@ def elementwise(ctx, op: Operation) -> None:
         for v, c in scalars.items():
             if c is not None:
                 env[v] = sb.const(c)
-        return k.narrow(sb, scalar_body(sb, op, [env[v] for v in operands]), out)
+        return k.narrow(sb, scalar_body(sb, op, [env[v] for v in operands], env), out)
 
     k.store(k.map(loads, shape, k.stored, body), out)
 
 
-def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue]) -> SSAValue:
-    """The fp32 scalar computation of an elementwise op (a fusion: its body)."""
+def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue],
+                loaded: dict[SSAValue, SSAValue] | None = None) -> SSAValue:
+    """The fp32 scalar computation of an elementwise op (a fusion: its body;
+    `loaded`: the elements of its body constants the kernel loads)."""
     if isinstance(op, g.FusionOp):
         env: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, args))
         for inner in op.body.block.ops:
             if isinstance(inner, g.YieldOp):
                 return env[inner.values[0]]
             if isinstance(inner, g.ConstantOp | g.FillOp):
-                env[inner.results[0]] = sb.const(float(np.asarray(inner_constant(inner)).reshape(-1)[0]))
+                if loaded is not None and inner.results[0] in loaded:
+                    env[inner.results[0]] = loaded[inner.results[0]]
+                else:
+                    env[inner.results[0]] = sb.const(float(np.asarray(inner_constant(inner)).reshape(-1)[0]))
                 continue
             env[inner.results[0]] = scalar_body(sb, inner, [env[v] for v in inner.operands])
         raise AssertionError("graph.fusion body without graph.yield")
@@ -222,4 +228,19 @@ def reduction(ctx, op: g.ReduceOp) -> None:
     scale = 1.0 / cols if isinstance(op, g.ReduceMeanOp) else 1.0
     y = k.map([r], (rows, 1), k.stored,
               lambda sb, a: k.narrow(sb, a if scale == 1.0 else sb.mul(a, sb.const(scale)), out))
+    k.store(y, out)
+
+
+@lowers(g.TransposeOp, family=VECTOR_KERNEL)
+def transpose(ctx, op: g.TransposeOp) -> None:
+    """A transpose that keeps the innermost dim: a load through permuted GM
+    strides (DMA rows with gaps), stored row-major."""
+    x, out = op.input, op.results[0]
+    perm = [p % len(g.shape_of(x)) for p in op.ints("perm", ())] or list(range(len(g.shape_of(x))))[::-1]
+    k = VectorKernel(ctx, op, "transpose")
+    view = ctx.values[x]
+    element = ctx.stored_element(view.storage, x)
+    y = k.emit(st.LoadOp(view.storage.name, TensorType(element, list(g.shape_of(out))), perm))
+    if ctx.scale_of(x) != ctx.scale_of(out) or element != k.stored:
+        y = k.map([y], g.shape_of(out), k.stored, lambda sb, a: k.narrow(sb, k.widen(sb, a, x), out))
     k.store(y, out)

@@ -175,3 +175,34 @@ def test_candidate_tiles_divide_the_iteration_space():
         assert all(d % k == 0 for d, k in zip((6, 4, 8), tile))
     assert (6, 4, 8) in candidate_tiles((6, 4, 8), split_last=False)
     assert all(tile[-1] == 8 for tile in candidate_tiles((6, 4, 8), split_last=False))
+
+
+@pytest.mark.parametrize("transpose_b,dtype", [(True, np.float32), (True, np.float16), (False, np.float16)])
+def test_batch_matmul_on_the_cube_with_a_bias_epilogue(transpose_b, dtype):
+    """[2, 32, 48] x [2, 48, 64] (+ bias, tanh), both operands from GM; K split when asked."""
+    from xdsl.dialects.builtin import f16
+
+    rng = _rng(4)
+    elem = f16 if dtype == np.float16 else f32
+    a = (rng.standard_normal((2, 32, 48)) / 4).astype(dtype)
+    b = (rng.standard_normal((2, 48, 64)) / 4).astype(dtype)
+    bias = rng.standard_normal((1, 64)).astype(np.float32)
+    p = Program()
+    for name, arr in (("a", a), ("b", b.transpose(0, 2, 1) if transpose_b else b)):
+        ty = TensorType(elem, list(arr.shape))
+        p.prog.body.block.add_op(t.TensorOp.create(properties={
+            "name": st.StringAttr(name), "kind": st.StringAttr("input"), "offset": st.IntegerAttr(p.offset, st.i64),
+            "type": ty, "layout": st.StringAttr("ND")}))
+        p.offset += -(-arr.nbytes // 64) * 64 + 64
+    p.tensor("bias", (1, 64), "input")
+    p.tensor("y", (2, 32, 64), "output")
+    la = p.emit(st.LoadOp("a", TensorType(elem, [2, 32, 48])))
+    lb = p.emit(st.LoadOp("b", TensorType(elem, [2, 64, 48] if transpose_b else [2, 48, 64])))
+    r = p.emit(st.BatchMatmulOp(la, lb, transpose_b))
+    y = p.map([r, p.load("bias", (1, 64))], (2, 32, 64), lambda sb, c, d: sb.tanh(sb.add(c, d)))
+    p.emit(st.StoreOp(y, "y"))
+    ins = {"a": a, "b": np.ascontiguousarray(b.transpose(0, 2, 1)) if transpose_b else b, "bias": bias}
+    got = p.run(ins)["y"].reshape(2, 32, 64)
+    want = np.tanh(a.astype(np.float64) @ b.astype(np.float64) + bias)
+    assert_close(got, want, "must_keep_origin_dtype" if dtype == np.float32 else "force_fp16")
+    assert p.tiling.tile_shape[0] == 1 and p.tiling.tile_shape[1] % 16 == 0

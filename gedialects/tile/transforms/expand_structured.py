@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, TensorType, i64
+from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, TensorType, f32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
@@ -167,11 +167,13 @@ class KernelExpansion:
     """Expands one structured kernel with a given tile box."""
 
     def __init__(self, kernel: t.KernelOp, tile: Sequence[int], cores: int, per_core: int,
-                 double_loads: bool | None = None):
+                 double_loads: bool | None = None, capacities: dict[str, int] | None = None):
         """`double_loads`: double-buffer every load that moves with the tile
-        (None: as each tile.load's `buffers` says)."""
+        (None: as each tile.load's `buffers` says). `capacities`: bytes per
+        on-chip space, to split a matmul's K so its L0 operands fit."""
         self.kernel = kernel
         self.double_loads = double_loads
+        self.capacities = capacities or {}
         self.shape = st.iteration_shape(kernel)
         self.tile = tuple(tile)
         if len(self.tile) != len(self.shape):
@@ -185,6 +187,8 @@ class KernelExpansion:
         self.per_core = per_core
         ops = list(kernel.body.block.ops)
         self.ops = [op for op in ops if isinstance(op, st.STRUCTURED_OPS)]
+        self.cube_operands = {v for op in self.ops if isinstance(op, st.BatchMatmulOp) for v in op.operands}
+        self.cube_bytes: dict[str, int] = {}
         elements = [v.type.element_type for op in self.ops for v in (*op.operands, *op.results)
                     if isinstance(v.type, TensorType)]
         for op in self.ops:
@@ -220,12 +224,13 @@ class KernelExpansion:
         self.values: dict[SSAValue, Buffer] = {}
         self.last_use = self._last_uses()
         double = {
-            op.result for op in self.ops if isinstance(op, st.LoadOp) and (
+            op.result for op in self.ops if isinstance(op, st.LoadOp) and op.result not in self.cube_operands and (
                 op.buffer_count() == 2 if self.double_loads is None else self.double_loads and self.varies(op.result)
             )
         }
         self.double = double
-        invariant = [op for op in self.ops if isinstance(op, st.LoadOp) and not self.varies(op.result)]
+        invariant = [op for op in self.ops if isinstance(op, st.LoadOp) and not self.varies(op.result)
+                     and op.result not in self.cube_operands]
         for op in invariant:
             self.load(op, None)
         pipeline = bool(double) and self.per_core > 1
@@ -235,7 +240,10 @@ class KernelExpansion:
                 if op in invariant:
                     continue
                 if isinstance(op, st.LoadOp):
-                    self.load(op, coords)
+                    if op.result not in self.cube_operands:  # the cube reads its operands itself
+                        self.load(op, coords)
+                elif isinstance(op, st.BatchMatmulOp):
+                    self.matmul(op, coords)
                 elif isinstance(op, st.StoreOp):
                     self.store(op, coords)
                 elif isinstance(op, st.MapOp):
@@ -268,24 +276,30 @@ class KernelExpansion:
             inner *= g
         return coords[::-1]
 
-    def gm_offset(self, v: SSAValue, coords: list[Index] | None) -> Index:
+    def gm_offset(self, v: SSAValue, coords: list[Index] | None, load: bool) -> Index:
         if coords is None:
             return 0
         s = self.aligned(st.shape_of(v))
-        stride, offset = 1, 0
-        for k in range(len(s) - 1, -1, -1):
+        strides = self.gm_strides(v, load)
+        offset: Index = 0
+        for k in range(len(s)):
             if s[k] != 1 and self.grid[k] > 1:
-                offset = self.b.add(offset, self.b.mul(coords[k], self.tile[k] * stride))
-            stride *= s[k]
+                offset = self.b.add(offset, self.b.mul(coords[k], self.tile[k] * strides[k]))
         return offset
 
-    @staticmethod
-    def gm_strides(shape: Sequence[int]) -> list[int]:
-        out, step = [], 1
-        for d in reversed(shape):
-            out.append(step)
-            step *= d
-        return out[::-1]
+    def gm_strides(self, v: SSAValue, load: bool) -> list[int]:
+        """GM element strides of v's dims, aligned to the iteration's rank:
+        row-major where v is stored, a transposing load's permuted strides
+        where it is read."""
+        if load and isinstance(v.owner, st.LoadOp):
+            own = list(v.owner.gm_strides())
+        else:
+            own, step = [], 1
+            for d in reversed(st.shape_of(v)):
+                own.append(step)
+                step *= d
+            own = own[::-1]
+        return [0] * (len(self.shape) - len(own)) + own
 
     def new_buffer(self, box: tuple[int, ...], element: Attribute, buffers: int = 1) -> Buffer:
         if self.is_column(box):
@@ -300,19 +314,19 @@ class KernelExpansion:
         v = op.result
         box, element = self.box_of(v), v.type.element_type  # type: ignore[attr-defined]
         buf = self.new_buffer(box, element, 2 if v in self.double else 1)
-        src = self.b.at(self.b.gm(op.tensor.data, element), self.gm_offset(v, coords))
+        src = self.b.at(self.b.gm(op.tensor.data, element), self.gm_offset(v, coords, load=True))
         self._dma(buf, src, v, load=True)
         self.values[v] = buf
 
     def store(self, op: st.StoreOp, coords) -> None:
         v = op.value
         buf = self.values[v]
-        dst = self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(v, coords))
+        dst = self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(v, coords, load=False))
         self._dma(buf, dst, v, load=False)
 
     def _dma(self, buf: Buffer, gm: SSAValue, v: SSAValue, load: bool) -> None:
         es = elem_bytes(buf.element)
-        gstrides = self.gm_strides(self.aligned(st.shape_of(v)))
+        gstrides = self.gm_strides(v, load)
         if buf.kind == "column":
             # one element per row: the rows must be one contiguous GM run
             if not self._contiguous_rows(v, buf.box):
@@ -335,6 +349,8 @@ class KernelExpansion:
             self.b.copy(gm, buf.ref, shape, g_strides, ub_strides)
 
     def _contiguous_rows(self, v: SSAValue, box: Sequence[int]) -> bool:
+        if isinstance(v.owner, st.LoadOp) and v.owner.perm is not None:
+            return False
         s = self.aligned(st.shape_of(v))[:-1]
         b = box[:-1]
         # contiguous iff, after the first partial dim (from the inside), all outer box dims are 1
@@ -342,6 +358,90 @@ class KernelExpansion:
         while k >= 0 and b[k] == s[k]:
             k -= 1
         return all(x == 1 for x in b[:k])
+
+    # -- the cube ------------------------------------------------------------------
+    def cube_alloc(self, space: str, element: Attribute, count: int) -> SSAValue:
+        self.cube_bytes[space] = self.cube_bytes.get(space, 0) + _round_up(count * elem_bytes(element), 512)
+        return self.b.alloc(space, element, count)
+
+    def operand_offset(self, v: SSAValue, coords, row_dim: int | None, rows: int) -> Index:
+        """GM element offset of operand v's batch (broadcast dims read batch 0)
+        plus `rows` rows (or columns) along its dim `row_dim` for this tile."""
+        shape = st.shape_of(v)
+        n = len(self.shape)
+        offset: Index = 0
+        step = shape[-1] * shape[-2]
+        for k in range(len(shape) - 3, -1, -1):
+            d = shape[k]
+            kk = k + (n - len(shape))
+            if d != 1 and self.grid[kk] > 1:
+                offset = self.b.add(offset, self.b.mul(coords[kk], step))
+            step *= d
+        if row_dim is not None and self.grid[row_dim] > 1:
+            offset = self.b.add(offset, self.b.mul(coords[row_dim], rows))
+        return offset
+
+    def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> int:
+        """The longest run of K (a divisor, whole k0 blocks) whose A and B
+        panels fit L0A and L0B."""
+        cap_a, cap_b = self.capacities.get("l0a"), self.capacities.get("l0b")
+        best = k0
+        for kt in range(k0, k + 1, k0):
+            if k % kt:
+                continue
+            if (cap_a is None or m * kt * es <= cap_a) and (cap_b is None or kt * n * es <= cap_b):
+                best = kt
+        return best
+
+    def matmul(self, op: st.BatchMatmulOp, coords) -> None:
+        """One output tile [mt, nt] on the cube: GM -> L1 (fractal order),
+        L1 -> L0A / L0B, mmad over K (accumulating), L0C -> UB rows."""
+        n = len(self.shape)
+        if any(self.tile[k] != 1 for k in range(n - 2)):
+            raise TilingError("a matmul tile covers one matrix of the batch")
+        mt, nt = self.tile[-2], self.tile[-1]
+        if mt % FRACTAL or nt % FRACTAL:
+            raise TilingError(f"matmul tile {mt}x{nt} is not whole 16x16 fractals")
+        m, n_, k = op.contraction()
+        a, b = op.a, op.b
+        element = a.type.element_type  # type: ignore[attr-defined]
+        es = elem_bytes(element)
+        k0 = BLOCK_BYTES // es
+        if k % k0:
+            raise TilingError(f"contraction length {k} is not whole {k0}-element blocks")
+        transpose_b = op.transpose_b is not None
+        if not transpose_b and es != 2:
+            raise TilingError("a row-major right operand needs fp16 (load_2d transposes 16x16 fp16 fractals)")
+        kt = self.k_chunk(mt, nt, k, k0, es)
+        m1, n1, k1 = mt // FRACTAL, nt // FRACTAL, kt // k0
+        l1a, l1b = self.cube_alloc("l1", element, mt * kt), self.cube_alloc("l1", element, kt * nt)
+        l0a, l0b = self.cube_alloc("l0a", element, mt * kt), self.cube_alloc("l0b", element, kt * nt)
+        l0c = self.cube_alloc("l0c", f32, mt * nt)
+        for space in ("l1", "l0a", "l0b", "l0c"):
+            cap = self.capacities.get(space)
+            if cap is not None and self.cube_bytes[space] > cap:
+                raise TilingError(f"matmul tile {mt}x{nt} needs {self.cube_bytes[space]} bytes of {space}, the target has {cap}")
+        a_gm = self.b.gm(a.owner.tensor.data, element)  # type: ignore[union-attr]
+        b_gm = self.b.gm(b.owner.tensor.data, element)  # type: ignore[union-attr]
+        a_base = self.operand_offset(a, coords, n - 2, mt * k)
+        b_base = self.operand_offset(b, coords, n - 1, nt * k if transpose_b else nt)
+        for kc in range(0, k, kt):
+            # A rows -> ZZ fractals (m1, k1): 16 rows of k0 elements each
+            self.b.copy(l1a, self.b.at(a_gm, a_base, kc), [m1, k1, FRACTAL, k0],
+                        [k1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [FRACTAL * k, k0, k, 1])
+            if transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
+                self.b.copy(l1b, self.b.at(b_gm, b_base, kc), [k1, n1, FRACTAL, k0],
+                            [n1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [k0, FRACTAL * k, k, 1])
+            else:  # rows of b -> 16x16 fractals (k1, n1), transposed on the way to L0B
+                self.b.copy(l1b, self.b.at(b_gm, b_base, kc * n_), [k1, n1, FRACTAL, FRACTAL],
+                            [n1 * FRACTAL * FRACTAL, FRACTAL * FRACTAL, FRACTAL, 1], [FRACTAL * n_, FRACTAL, n_, 1])
+            self.b.emit(t.LoadFractalOp(l0a, l1a, m1 * k1))
+            self.b.emit(t.LoadFractalOp(l0b, l1b, k1 * n1, transpose=not transpose_b))
+            self.b.emit(t.MatmulOp(l0c, l0a, l0b, mt, nt, kt, accumulate=kc > 0))
+        out = self.new_buffer(self.box_of(op.result), f32)
+        # L0C holds NZ fractals (n1, m, 16): one burst of 16 accumulators per row
+        self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mt * FRACTAL, FRACTAL, 1])
+        self.values[op.result] = out
 
     # -- compute -------------------------------------------------------------------
     def reduction(self, op: st.ReductionOp, i: int) -> None:
@@ -503,7 +603,7 @@ class KernelExpansion:
         self.b.vec(kind, dst.ref, operands, shape, strides, scalar)
 
 
-def expand_kernel(kernel: t.KernelOp) -> int:
+def expand_kernel(kernel: t.KernelOp, capacities: dict[str, int] | None = None) -> int:
     """Rewrite a tiled structured kernel in place; returns its UB bytes."""
     tiling = kernel.attributes.get(st.TILING_ATTR)
     if not isinstance(tiling, st.TilingAttr):
@@ -513,7 +613,7 @@ def expand_kernel(kernel: t.KernelOp) -> int:
         cores, per_core = dist.cores.data, dist.per_core.data
     else:
         cores, per_core = 1, tiling.tiles
-    expansion = KernelExpansion(kernel, tiling.tile_shape, cores, per_core)
+    expansion = KernelExpansion(kernel, tiling.tile_shape, cores, per_core, capacities=capacities)
     block = Block()
     used = expansion.run(block)
     old = kernel.body.block
@@ -524,26 +624,32 @@ def expand_kernel(kernel: t.KernelOp) -> int:
     return used
 
 
-def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool) -> tuple[int, Block]:
+def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
+            capacities: dict[str, int] | None = None) -> tuple[int, Block]:
     """Expand `kernel` with tile box `tile` into a detached block (one core
     running every tile): (UB bytes, the block). Raises TilingError when it
-    cannot be expanded so. The caller erases the block."""
+    cannot be expanded so (or its cube buffers exceed `capacities`). The
+    caller erases the block."""
     tiles = math.prod(d // k for d, k in zip(st.iteration_shape(kernel), tile))
-    expansion = KernelExpansion(kernel, tile, 1, tiles, double_loads)
+    expansion = KernelExpansion(kernel, tile, 1, tiles, double_loads, capacities)
     scratch = Block()
     return expansion.run(scratch), scratch
 
 
 @dataclass(frozen=True)
 class TileExpandStructuredPass(ModulePass):
-    """Expand every tiled structured kernel into loops of buffers, DMA and vector ops."""
+    """Expand every tiled structured kernel into loops of buffers, DMA, cube and vector ops."""
 
     name = "tile-expand-structured"
+    target: str = "davinci-910"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from target.config import load_target
+
+        capacities = dict(load_target(self.target).capacity_bytes)
         for kernel in list(op.walk()):
             if isinstance(kernel, t.KernelOp) and st.is_structured(kernel):
                 try:
-                    expand_kernel(kernel)
+                    expand_kernel(kernel, capacities)
                 except TilingError as e:
                     raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None

@@ -42,7 +42,7 @@ class TilePipelineBuffersPass(ModulePass):
             if per_core < 2:
                 continue
             try:
-                ub_bytes, body = dry_run(kernel, tiling.tile_shape, double_loads=True)
+                ub_bytes, body = dry_run(kernel, tiling.tile_shape, True, dict(config.capacity_bytes))
             except TilingError as e:
                 raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None
             body.erase(safe_erase=False)

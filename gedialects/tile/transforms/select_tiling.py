@@ -2,7 +2,8 @@
 
 Candidates are row-major boxes of the iteration space: whole inner dims, a
 divisor of one dim, 1 outside it (and, for kernels without a reduction,
-divisors of the last dim). A candidate is feasible when the expansion
+divisors of the last dim); a matmul kernel's are [1.., mt, nt] in whole
+16x16 fractals, its K split so the L0 operands fit. A candidate is feasible when the expansion
 (tile-expand-structured) can build it and its buffers, loads counted twice
 for double buffering, fit in UB: the footprint is measured on the expansion
 itself, so a chosen tiling cannot overflow. Among feasible candidates the
@@ -26,11 +27,19 @@ from xdsl.ir import Block
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.npu.isa import REPEAT_BYTES
+from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
 from target.config import TargetConfig, load_target
+
+
+def matmul_tiles(shape: Sequence[int]) -> list[tuple[int, ...]]:
+    """Tiles of a matmul kernel: one matrix of the batch, whole 16x16 fractals."""
+    m, n = shape[-2], shape[-1]
+    rows = [d for d in range(FRACTAL, m + 1, FRACTAL) if m % d == 0]
+    cols = [d for d in range(FRACTAL, n + 1, FRACTAL) if n % d == 0]
+    return [(1,) * (len(shape) - 2) + (r, c) for r in rows for c in cols]
 
 
 def candidate_tiles(shape: Sequence[int], split_last: bool) -> list[tuple[int, ...]]:
@@ -47,11 +56,12 @@ def candidate_tiles(shape: Sequence[int], split_last: bool) -> list[tuple[int, .
 
 @dataclass(frozen=True)
 class TileWork:
-    """What one tile costs: bytes in and out of GM, vector cycles, instructions."""
+    """What one tile costs: bytes in and out of GM, vector and cube cycles, instructions."""
 
     bytes_in: int
     bytes_out: int
     vector_cycles: int
+    cube_cycles: int
     instructions: int
 
 
@@ -59,9 +69,15 @@ def tile_work(body: Block, config: TargetConfig) -> TileWork:
     """The work of one iteration of the expansion's tile loop (hoisted loads excluded)."""
     loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
     ops = list(loop.body.block.walk()) if loop is not None else list(body.walk())
-    bytes_in = bytes_out = vec = instrs = 0
+    bytes_in = bytes_out = vec = cube = instrs = 0
     for op in ops:
-        if isinstance(op, t.CopyOp):
+        if isinstance(op, t.MatmulOp):
+            dtype = "f16" if elem_bytes(op.a.type.element) == 2 else "f32"  # type: ignore[attr-defined]
+            cube += config.mmad_cycles(dtype, op.m.value.data, op.n.value.data, op.k.value.data)
+            instrs += 1
+        elif isinstance(op, t.CopyOp) and t.space_of(op.src) != "gm" and t.space_of(op.dst) != "gm":
+            instrs += 1  # on-chip moves (L0C -> UB) ride on other pipes
+        elif isinstance(op, t.CopyOp):
             n = math.prod(t.ints(op.shape)) * elem_bytes(op.src.type.element)  # type: ignore[attr-defined]
             if t.space_of(op.src) == "gm":
                 bytes_in += n
@@ -83,7 +99,7 @@ def tile_work(body: Block, config: TargetConfig) -> TileWork:
             repeats = -(-elements // epr)
             vec += config.vector_cycles(name, repeats)
             instrs += 1
-    return TileWork(bytes_in, bytes_out, vec, instrs)
+    return TileWork(bytes_in, bytes_out, vec, cube, instrs)
 
 
 def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
@@ -93,9 +109,9 @@ def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
     store = config.dma_cycles("ub_gm", work.bytes_out, cores) if work.bytes_out else 0
     issue = work.instructions * config.latency_cycles["issue"]
     if per_core == 1:
-        return load + work.vector_cycles + store + issue
+        return load + work.cube_cycles + work.vector_cycles + store + issue
     # double-buffered: the pipes overlap across tiles; the first load and the last store do not
-    return per_core * (max(load, work.vector_cycles, store) + issue) + load + store
+    return per_core * (max(load, work.cube_cycles, work.vector_cycles, store) + issue) + load + store
 
 
 def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
@@ -105,11 +121,13 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
     capacity = config.capacity_bytes["ub"]
     best: tuple[int, int, st.TilingAttr] | None = None
     reasons: list[str] = []
-    for tile in candidate_tiles(shape, split_last=not has_reduction):
+    has_matmul = any(isinstance(op, st.BatchMatmulOp) for op in kernel.body.block.ops)
+    candidates = matmul_tiles(shape) if has_matmul else candidate_tiles(shape, split_last=not has_reduction)
+    for tile in candidates:
         tiles = math.prod(d // k for d, k in zip(shape, tile))
         double = tiles > config.vector_cores  # some core runs more than one tile
         try:
-            ub_bytes, body = dry_run(kernel, tile, double)
+            ub_bytes, body = dry_run(kernel, tile, double, dict(config.capacity_bytes))
         except TilingError as e:
             reasons.append(str(e))
             continue
