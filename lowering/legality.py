@@ -527,9 +527,6 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         return f"a {m}x{n} product is not whole 16x16 fractals"
     if k % k0:
         return f"contraction length {k} is not whole {k0}-element blocks"
-    for v in (a, b):
-        if v in ctx.fp32_inputs or v in ctx.fp32_maps:
-            return "force_fp16: an fp32 graph input as a matmul operand (the cube reads fp16)"
     if not is_constant(b) and not trans_b and not ctx.fp16:
         return "an fp32 row-major right operand that is no weight (load_2d transposes fp16 fractals only)"
     bias = op.operands[2] if len(op.operands) > 2 else None

@@ -44,7 +44,7 @@ from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import assign_layouts, format_of, is_annotated
 from lowering.fp16_scaling import calibrate, plan_scales
-from lowering.legality import AI_CORE, AI_CPU, CUBE_KERNEL, engine_of, kernel_of, nonnegative_values
+from lowering.legality import AI_CORE, AI_CPU, engine_of, kernel_of, nonnegative_values
 
 from . import (  # noqa: F401  the family modules: importing one registers its patterns
     conv,
@@ -124,8 +124,8 @@ def _bind_inputs(ctx: LoweringContext) -> None:
         st = GmStorage(name, kind="input", layout="ND", elems=math.prod(shape), shape=shape)
         st.ttype = arg.type
         ctx.storages.append(st)
-        # vector kernels read an fp32 input as it is; the CNN patterns and the cube read fp16
-        core_readers = any(engine_of(u.operation) == AI_CORE and kernel_of(u.operation) in (None, CUBE_KERNEL)
+        # structured kernels read an fp32 input as it is (the cube through a cast kernel)
+        core_readers = any(engine_of(u.operation) == AI_CORE and kernel_of(u.operation) is None
                            and not isinstance(u.operation, func.ReturnOp) for u in arg.uses)
         if len(shape) != 4 and ctx.fp16 and core_readers:
             raise PassFailedException(f"force_fp16: input '{name}' read by an AI-core op needs a cast kernel "

@@ -170,6 +170,12 @@ class LoweringContext:
         self.values[v] = view
         return view
 
+    def temp_rows(self, shape: tuple, name: str) -> GmStorage:
+        """An internal row-major (ND) tensor that no graph value names."""
+        st = GmStorage(self.fresh_name(name), layout="ND", elems=math.prod(shape), shape=tuple(shape))
+        self.storages.append(st)
+        return st
+
     def temp_map(self, shape: tuple, name: str) -> TensorView:
         """An internal NC1HWC0 map (no halo) that no graph value names."""
         _, c, h, w = shape

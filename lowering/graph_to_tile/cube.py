@@ -9,13 +9,15 @@ force_fp16 the scales of the operands and of the result, before the store.
 A constant right operand (a weight) is stored transposed, [.., N, K], so
 its rows are the fractal columns L0B wants in either precision; an
 activation is read as it is: row-major [.., K, N] (fp16: load_2d transposes
-its fractals) or, for a gemm with trans_b, [.., N, K].
+its fractals) or, for a gemm with trans_b, [.., N, K]. In force_fp16 an fp32
+graph input gets a cast kernel first (the cube reads fp16).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects.builtin import TensorType, f32
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
@@ -35,8 +37,9 @@ def lower_matmul(ctx, op: Operation) -> None:
     trans_b = gemm and bool(op.int_("trans_b", 0))
     alpha = op.float_("alpha", 1.0) if gemm else 1.0
     beta = op.float_("beta", 1.0) if gemm else 1.0
+    a_cast, b_cast = _fp16_copy(ctx, op, a), _fp16_copy(ctx, op, b)  # cast kernels run first
     k = VectorKernel(ctx, op, "matmul")
-    la = k.load(a, g.shape_of(a))
+    la = k.emit(st.LoadOp(a_cast, TensorType(ctx.elem, list(g.shape_of(a))))) if a_cast else k.load(a, g.shape_of(a))
     weight = ctx.constant_value(b)
     if weight is not None:
         w = np.asarray(weight, dtype=np.float32)
@@ -45,7 +48,7 @@ def lower_matmul(ctx, op: Operation) -> None:
         lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape))))
         transpose_b, b_scale = True, 1.0
     else:
-        lb = k.load(b, g.shape_of(b))
+        lb = k.emit(st.LoadOp(b_cast, TensorType(ctx.elem, list(g.shape_of(b))))) if b_cast else k.load(b, g.shape_of(b))
         transpose_b, b_scale = trans_b, ctx.scale_of(b)
     product = k.emit(st.BatchMatmulOp(la, lb, transpose_b))
     scale = alpha * ctx.scale_of(a) * b_scale
@@ -64,3 +67,25 @@ def lower_matmul(ctx, op: Operation) -> None:
         return k.narrow(sb, activation_body(sb, act, params, y), out)
 
     k.store(k.map(inputs, shape, k.stored, epilogue), out)
+
+
+def _fp16_copy(ctx, op: Operation, v) -> str | None:
+    """In force_fp16 the cube reads fp16: an fp32 graph input gets a cast
+    kernel (stored value / its scale) into a GM tensor of its own; its name,
+    or None when v is stored in the compute type already."""
+    if ctx.constant_value(v) is not None or v not in ctx.values:
+        return None
+    view = ctx.values[v]
+    if ctx.stored_element(view.storage, v) == ctx.elem:
+        return None
+    shape = g.shape_of(v)
+    copy = ctx.temp_rows(shape, f"{view.storage.name}_fp16")
+    k = VectorKernel(ctx, op, "cast")
+    scale = ctx.scale_of(v)
+
+    def body(sb, x):
+        y = x if scale == 1.0 else sb.mul(x, sb.const(1.0 / scale))
+        return sb.emit(arith.TruncFOp(y, ctx.elem))
+
+    k.block.add_op(st.StoreOp(k.map([k.load(v, shape)], shape, ctx.elem, body), copy.name))
+    return copy.name

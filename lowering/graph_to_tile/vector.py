@@ -107,8 +107,9 @@ def elementwise(ctx, op: Operation) -> None:
     out = op.results[0]
     operands = [v for v in op.operands]
     scalars = {v: scalar_value(v) for v in operands}
-    # the fusion body's tensor constants are loaded like operands
-    tensors = [v for v in operands if scalars[v] is None] + fusion_tensor_constants(op)
+    # each tensor loaded once (x * x reads x once); a fusion body's tensor
+    # constants are loaded like operands
+    tensors = list(dict.fromkeys(v for v in operands if scalars[v] is None)) + fusion_tensor_constants(op)
     shape, shapes = collapse_dims(g.shape_of(out), [g.shape_of(v) for v in tensors])
     k = VectorKernel(ctx, op, "vector")
     loads = [k.load(v, s) for v, s in zip(tensors, shapes)]

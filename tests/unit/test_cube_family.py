@@ -1,0 +1,118 @@
+"""The cube family (lowering/graph_to_tile/cube.py) and transposing loads on
+the npu backend, against onnxruntime, in both precision modes: linear layers
+of any M (weights stored transposed), batched products of two activations
+(attention scores and context), gemm with trans_b, bias and activation
+epilogues, head split/merge transposes. Each case asserts where its ops ran."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from gedialects.frontend.onnx_import import import_model
+from gedialects.numerics import assert_close
+from gedialects.zoo import onnxruntime_outputs
+from lowering.pipeline import compile_module, run_compiled
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+MODES = ("force_fp16", "must_keep_origin_dtype")
+
+
+def _model(nodes, feeds, inits=None, outputs=("y",)):
+    graph = helper.make_graph(
+        nodes, "cube",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in feeds.items()],
+        [helper.make_empty_tensor_value_info(o) for o in outputs],
+        [numpy_helper.from_array(np.asarray(v, dtype=np.float32), n) for n, v in (inits or {}).items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def _run(model, feeds, precision):
+    compiled = compile_module(import_model(model), precision)
+    got = run_compiled(compiled, feeds).outputs
+    want = onnxruntime_outputs(model, feeds)
+    for name, w in want.items():
+        assert np.std(w) > 1e-3, "a constant output proves nothing"
+        assert_close(np.asarray(got[name]).reshape(w.shape), w, precision, err_msg=name)
+    return compiled
+
+
+def _rand(*shape, scale=1.0, seed=0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_linear_layer_of_many_rows_with_bias_and_gelu(precision):
+    x = _rand(1, 32, 64)
+    w, b = _rand(64, 48, scale=0.125, seed=1), _rand(48, seed=2)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Add", ["t", "b"], ["u"]),
+             helper.make_node("Gelu", ["u"], ["y"], domain="")]
+    model = _model(nodes, {"x": x}, {"w": w, "b": b})
+    model.opset_import[0].version = 20  # Gelu
+    compiled = _run(model, {"x": x}, precision)
+    assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_gemm_with_trans_b_and_beta(precision):
+    x = _rand(16, 64)
+    w, c = _rand(32, 64, scale=0.125, seed=3), _rand(32, seed=4)
+    model = _model([helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)], {"x": x},
+                   {"w": w, "c": c})
+    compiled = _run(model, {"x": x}, precision)
+    assert compiled.kernel_kinds.get("matmul") == 1
+
+
+def _attention(q, k, v):
+    nodes = [
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["q", "kt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "v"], ["y"]),
+    ]
+    return _model(nodes, {"q": q, "k": k, "v": v})
+
+
+def test_attention_products_run_on_the_cube_in_fp16():
+    q, k, v = (_rand(1, 2, 16, 16, scale=0.5, seed=s) for s in (5, 6, 7))
+    compiled = _run(_attention(q, k, v), {"q": q, "k": k, "v": v}, "force_fp16")
+    assert compiled.kernel_kinds.get("matmul") == 2 and compiled.kernel_kinds.get("softmax") == 1
+    # the key transpose moves the innermost dim: it stays on the AI CPU
+    assert compiled.kernel_kinds.get("aicpu") == 1
+
+
+def test_fp32_row_major_activation_right_operand_falls_back_with_its_reason():
+    q, k, v = (_rand(1, 2, 16, 16, scale=0.5, seed=s) for s in (5, 6, 7))
+    model = _attention(q, k, v)
+    compiled = _run(model, {"q": q, "k": k, "v": v}, "must_keep_origin_dtype")
+    assert compiled.kernel_kinds.get("aicpu") == 3  # the key transpose and both products
+    from gedialects.frontend.onnx_import import import_model as imp
+    from lowering.partition import GraphPartitionPass
+    from xdsl.context import Context
+
+    module = imp(model)
+    GraphPartitionPass("must_keep_origin_dtype").apply(Context(), module)
+    reasons = [op.attributes["ge.reason"].data for op in module.walk() if op.name == "graph.matmul"]
+    assert all("load_2d transposes fp16 fractals only" in r for r in reasons)
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_head_split_and_merge_transposes(precision):
+    x = _rand(2, 16, 4, 16)
+    nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Relu", ["t"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["y"], perm=[0, 2, 1, 3])]
+    compiled = _run(_model(nodes, {"x": x}), {"x": x}, precision)
+    assert compiled.kernel_kinds.get("transpose") == 2 and "aicpu" not in compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_unaligned_product_stays_on_the_ai_cpu(precision):
+    x, w = _rand(10, 24), _rand(24, 20, seed=8)
+    compiled = _run(_model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x}, {"w": w}), {"x": x}, precision)
+    assert compiled.kernel_kinds.get("aicpu") == 1
