@@ -1,0 +1,45 @@
+// convert-graph-to-tile's cube family: a matmul of row-major tensors becomes
+// one structured kernel: both operands loaded, a tile.batch_matmul, one
+// epilogue map (bias, activation, scales) and the store; a weight is stored
+// transposed ([N, K]) so its rows are the columns of the product.
+// RUN: ge-opt %s --split-input-file -p 'graph-partition{precision_mode=must_keep_origin_dtype},assign-layouts,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-partition,assign-layouts,convert-graph-to-tile' | filecheck %s --check-prefix=FP16
+
+// CHECK-LABEL: tile.program "linear"
+// CHECK:       tile.tensor {name = "weight_t", kind = "constant", {{.*}}type = tensor<48x64xf32>
+// CHECK:       tile.kernel "k0_matmul" attributes {kind = "matmul"
+// CHECK-NEXT:    %[[X:.*]] = tile.load "x" : tensor<2x32x64xf32>
+// CHECK-NEXT:    %[[W:.*]] = tile.load "weight_t" : tensor<48x64xf32>
+// CHECK-NEXT:    %[[P:.*]] = tile.batch_matmul %[[X]], %[[W]] {transpose_b} : tensor<2x32x64xf32>, tensor<48x64xf32> -> tensor<2x32x48xf32>
+// CHECK-NEXT:    %[[B:.*]] = tile.load "{{.*}}" : tensor<48xf32>
+// CHECK-NEXT:    %[[Y:.*]] = tile.map ins(%[[P]], %[[B]] : tensor<2x32x48xf32>, tensor<48xf32>) -> tensor<2x32x48xf32>
+// CHECK:           arith.addf
+// CHECK:           arith.maximumf
+// CHECK:         tile.store %[[Y]], "y"
+// In force_fp16 the fp32 graph input is cast first; the epilogue ends in fp16.
+// FP16-LABEL: tile.program "linear"
+// FP16:       tile.kernel "k0_cast"
+// FP16:         arith.truncf
+// FP16:       tile.kernel "k1_matmul"
+// FP16:         tile.batch_matmul {{.*}} : tensor<2x32x64xf16>, tensor<48x64xf16> -> tensor<2x32x48xf32>
+// FP16:         arith.truncf
+func.func @linear(%x: tensor<2x32x64xf32> {ge.name = "x"}) -> (tensor<2x32x48xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.125 : tensor<64x48xf32>
+  %b = graph.fill 0.5 : tensor<48xf32>
+  %y = graph.matmul %x, %w, %b {activation = "relu"} : (tensor<2x32x64xf32>, tensor<64x48xf32>, tensor<48xf32>) -> tensor<2x32x48xf32>
+  func.return %y : tensor<2x32x48xf32>
+}
+
+// -----
+
+// Two activations (attention context): the right operand is read row-major.
+// In fp32 only fp16 fractals can be transposed on the way to L0B: the product
+// stays on the AI CPU; in force_fp16 it runs on the cube.
+// CHECK-LABEL: tile.program "context"
+// CHECK:       tile.aicpu "k{{[0-9]+}}_aicpu_matmul"
+// FP16-LABEL: tile.program "context"
+// FP16:       tile.batch_matmul %{{.*}}, %{{.*}} : tensor<1x2x16x16xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf32>
+func.func @context(%p: tensor<1x2x16x16xf32> {ge.name = "p"}, %v: tensor<1x2x16x32xf32> {ge.name = "v"}) -> (tensor<1x2x16x32xf32> {ge.name = "y"}) {
+  %y = graph.matmul %p, %v : (tensor<1x2x16x16xf32>, tensor<1x2x16x32xf32>) -> tensor<1x2x16x32xf32>
+  func.return %y : tensor<1x2x16x32xf32>
+}
