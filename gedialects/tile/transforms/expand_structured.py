@@ -37,7 +37,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, MAX_STRIDE
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
@@ -357,7 +357,7 @@ class KernelExpansion:
         k = len(s) - 1
         while k >= 0 and b[k] == s[k]:
             k -= 1
-        return all(x == 1 for x in b[:k])
+        return k < 0 or all(x == 1 for x in b[:k])  # k < 0: the whole tensor (b[:-1] is not "none")
 
     # -- the cube ------------------------------------------------------------------
     def cube_alloc(self, space: str, element: Attribute, count: int) -> SSAValue:
@@ -448,17 +448,41 @@ class KernelExpansion:
         src = self.values[op.input]
         if src.kind != "row":
             raise TilingError("a reduction reads a row value")
-        if self.last_use.get(op.input, -1) > i or op.input in self.double or not self.varies(op.input):
+        if src.rows > 1 and src.pitch > self._reduce_pitch_limit(src.element):
+            src_ref = self._fold_long_rows(op.kind.data, src)
+        elif self.last_use.get(op.input, -1) > i or op.input in self.double or not self.varies(op.input):
             copy = self.new_buffer(src.box, src.element)
             self.b.vec("adds", copy.ref, [src.ref], [src.count()], [[1], [1]], 0.0)
             src_ref = copy
         else:
             src_ref = src
         dst = self.new_buffer(self.box_of(op.result), op.result.type.element_type)  # type: ignore[attr-defined]
-        self.b.emit(t.ReduceOp(op.kind.data, dst.ref, src_ref.ref, src.rows, src.box[-1], src.pitch))
+        self.b.emit(t.ReduceOp(op.kind.data, dst.ref, src_ref.ref, src.rows, src_ref.box[-1], src_ref.pitch))
         if src_ref is not src:
             self.pool.release(src_ref, False)
         self.values[op.result] = dst
+
+    def _reduce_pitch_limit(self, element: Attribute) -> int:
+        """The longest row pitch (elements, a multiple of the pitch unit) a
+        tile.reduce of several rows takes: one repeat per row, rows at most
+        MAX_STRIDE blocks apart (beyond it the npu lowering reduces row by row
+        and writes each row's result at an unaligned UB address)."""
+        limit = MAX_STRIDE * per_block(element)
+        return limit - limit % self.pitch_unit
+
+    def _fold_long_rows(self, kind: str, src: Buffer) -> Buffer:
+        """Rows wider than the reduce pitch limit: add (or max) each row's
+        chunks onto its first into a buffer of narrower rows; src is kept."""
+        cols, limit = src.box[-1], self._reduce_pitch_limit(src.element)
+        width = _round_up(-(-cols // -(-cols // limit)), self.pitch_unit)  # <= limit
+        folded = self.new_buffer(src.box[:-1] + (width,), src.element)
+        lead = list(src.box[:-1])
+        self.b.vec("adds", folded.ref, [src.ref], lead + [width], [folded.strides(), src.strides()], 0.0)
+        for start in range(width, cols, width):
+            n = min(width, cols - start)
+            self.b.vec("add" if kind == "sum" else "max", folded.ref, [folded.ref, self.b.at(src.ref, offset=start)],
+                       lead + [n], [folded.strides(), folded.strides(), src.strides()])
+        return folded
 
     def map(self, op: st.MapOp, i: int) -> None:
         body = op.body.block

@@ -1,0 +1,326 @@
+// The vector kernel family of convert-graph-to-tile (lowering/graph_to_tile/vector.py):
+// row-major ops become structured tile kernels -- tile.load of every operand
+// (dims collapsed), tile.map bodies of scalar arith/math, tile.reduction along
+// the last dim, tile.store -- one behaviour per chunk. In force_fp16 (prefix
+// FP16) a kernel reads fp16 (extf), computes in fp32 times the stored scale
+// and stores fp16 (truncf).
+// RUN: ge-opt %s --split-input-file -p 'graph-partition{precision_mode=must_keep_origin_dtype},assign-layouts,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-partition{precision_mode=force_fp16},assign-layouts,convert-graph-to-tile{precision_mode=force_fp16}' | filecheck %s --check-prefix=FP16
+
+// An attention mask [B, 1, 1, S] over scores [B, H, S, S]: H and the first S
+// merge, so the iteration is [B, H*S, S] with a [B, 1, S] operand.
+
+// CHECK-LABEL: tile.program "attention_mask"
+// CHECK:       tile.kernel "k0_vector" attributes {kind = "vector", source = "graph.add at loc(\22mask\22)"
+// CHECK-NEXT:    %[[S:[0-9a-z_]+]] = tile.load "s" : tensor<2x64x16xf32>
+// CHECK-NEXT:    %[[M:[0-9a-z_]+]] = tile.load "m" : tensor<2x1x16xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[S]], %[[M]] : tensor<2x64x16xf32>, tensor<2x1x16xf32>) -> tensor<2x64x16xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32, %[[B:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      %[[SUM:[0-9a-z_]+]] = arith.addf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      tile.yield %[[SUM]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.store %[[Y]], "y" : tensor<2x64x16xf32>
+// CHECK-NEXT:  }
+func.func @attention_mask(%s: tensor<2x4x16x16xf32> {ge.name = "s"}, %m: tensor<2x1x1x16xf32> {ge.name = "m"}) -> (tensor<2x4x16x16xf32> {ge.name = "y"}) {
+  %y = graph.add %s, %m : (tensor<2x4x16x16xf32>, tensor<2x1x1x16xf32>) -> tensor<2x4x16x16xf32> loc("mask")
+  func.return %y : tensor<2x4x16x16xf32>
+}
+
+// -----
+
+// A per-head factor [1, H, 1, 1]: the trailing S*S merge into rows, the
+// factor is a column [1, H, 1].
+
+// CHECK-LABEL: tile.program "per_head"
+// CHECK:         %[[S:[0-9a-z_]+]] = tile.load "s" : tensor<2x16x128xf32>
+// CHECK-NEXT:    %[[H:[0-9a-z_]+]] = tile.load "h" : tensor<1x16x1xf32>
+// CHECK-NEXT:    tile.map ins(%[[S]], %[[H]] : tensor<2x16x128xf32>, tensor<1x16x1xf32>) -> tensor<2x16x128xf32>
+// CHECK:           arith.mulf
+// CHECK:         tile.store %{{.*}}, "y" : tensor<2x16x128xf32>
+func.func @per_head(%s: tensor<2x16x8x16xf32> {ge.name = "s"}, %h: tensor<1x16x1x1xf32> {ge.name = "h"}) -> (tensor<2x16x8x16xf32> {ge.name = "y"}) {
+  %y = graph.mul %s, %h : (tensor<2x16x8x16xf32>, tensor<1x16x1x1xf32>) -> tensor<2x16x8x16xf32> loc("scale")
+  func.return %y : tensor<2x16x8x16xf32>
+}
+
+// -----
+
+// A one-number constant first (3 - x) is an arith.constant of the body, not a
+// load; same-shape operands collapse to one dim.
+
+// CHECK-LABEL: tile.program "constant_first"
+// CHECK-NOT:     kind = "constant"
+// CHECK:         %[[X:[0-9a-z_]+]] = tile.load "x" : tensor<128xf32>
+// CHECK-NEXT:    tile.map ins(%[[X]] : tensor<128xf32>) -> tensor<128xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      %[[C:[0-9a-z_]+]] = arith.constant 3.000000e+00 : f32
+// CHECK-NEXT:      %[[D:[0-9a-z_]+]] = arith.subf %[[C]], %[[A]] : f32
+// CHECK-NEXT:      tile.yield %[[D]] : f32
+func.func @constant_first(%x: tensor<4x32xf32> {ge.name = "x"}) -> (tensor<4x32xf32> {ge.name = "y"}) {
+  %c = graph.fill 3.0 : tensor<f32>
+  %y = graph.sub %c, %x : (tensor<f32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc("rsub")
+  func.return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// A constant that is not one number gets a GM copy and is loaded.
+
+// CHECK-LABEL: tile.program "tensor_constant"
+// CHECK:         tile.tensor {name = "[[K:const[0-9_]*]]", kind = "constant", {{.*}}type = tensor<8x1xf32>
+// CHECK:         %[[X:[0-9a-z_]+]] = tile.load "x" : tensor<8x32xf32>
+// CHECK-NEXT:    %[[C:[0-9a-z_]+]] = tile.load "[[K]]" : tensor<8x1xf32>
+// CHECK-NEXT:    tile.map ins(%[[X]], %[[C]] : tensor<8x32xf32>, tensor<8x1xf32>)
+// CHECK:           arith.divf
+func.func @tensor_constant(%x: tensor<8x32xf32> {ge.name = "x"}) -> (tensor<8x32xf32> {ge.name = "y"}) {
+  %c = graph.constant dense<[[1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0], [8.0]]> : tensor<8x1xf32>
+  %y = graph.div %x, %c : (tensor<8x32xf32>, tensor<8x1xf32>) -> tensor<8x32xf32> loc("div")
+  func.return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// x * x loads x once.
+
+// CHECK-LABEL: tile.program "square"
+// CHECK:         %[[X:[0-9a-z_]+]] = tile.load "x" : tensor<128xf32>
+// CHECK-NOT:     tile.load
+// CHECK:         ^bb0(%[[A:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      arith.mulf %[[A]], %[[A]] : f32
+func.func @square(%x: tensor<4x32xf32> {ge.name = "x"}) -> (tensor<4x32xf32> {ge.name = "y"}) {
+  %y = graph.mul %x, %x : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32> loc("sq")
+  func.return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// A graph.fusion is one map: its body op by op (the sigmoid as 1 / (exp(-s) + 1));
+// its one-number fill becomes a body constant, its tensor constant a load.
+
+// CHECK-LABEL: tile.program "fusion"
+// CHECK:         tile.tensor {name = "[[K:const[0-9_]*]]", kind = "constant", {{.*}}type = tensor<8x1xf32>
+// CHECK:       tile.kernel "k0_vector" attributes {kind = "vector", source = "graph.fusion at loc(\22gate\22)"
+// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.load "x" : tensor<2x8x32xf32>
+// CHECK-NEXT:    %[[W:[0-9a-z_]+]] = tile.load "w" : tensor<1x1x32xf32>
+// CHECK-NEXT:    %[[C:[0-9a-z_]+]] = tile.load "[[K]]" : tensor<1x8x1xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[X]], %[[W]], %[[C]] : {{.*}}) -> tensor<2x8x32xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32, %[[B:[0-9a-z_]+]]: f32, %[[D:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      %[[MUL:[0-9a-z_]+]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[ADD:[0-9a-z_]+]] = arith.addf %[[MUL]], %[[D]] : f32
+// CHECK-NEXT:      %[[ONE:[0-9a-z_]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[NEG:[0-9a-z_]+]] = arith.negf %[[ADD]] : f32
+// CHECK-NEXT:      %[[EXP:[0-9a-z_]+]] = math.exp %[[NEG]] : f32
+// CHECK-NEXT:      %[[ONE2:[0-9a-z_]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:      %[[DEN:[0-9a-z_]+]] = arith.addf %[[EXP]], %[[ONE2]] : f32
+// CHECK-NEXT:      %[[SIG:[0-9a-z_]+]] = arith.divf %[[ONE]], %[[DEN]] : f32
+// CHECK-NEXT:      %[[HALF:[0-9a-z_]+]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:      %[[OUT:[0-9a-z_]+]] = arith.mulf %[[SIG]], %[[HALF]] : f32
+// CHECK-NEXT:      tile.yield %[[OUT]] : f32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    tile.store %[[Y]], "y" : tensor<2x8x32xf32>
+func.func @fusion(%x: tensor<2x8x32xf32> {ge.name = "x"}, %w: tensor<32xf32> {ge.name = "w"}) -> (tensor<2x8x32xf32> {ge.name = "y"}) {
+  %y = graph.fusion %x, %w : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32> {
+  ^bb0(%a: tensor<2x8x32xf32>, %b: tensor<32xf32>):
+    %m = graph.mul %a, %b : (tensor<2x8x32xf32>, tensor<32xf32>) -> tensor<2x8x32xf32>
+    %k = graph.constant dense<[[1.0], [2.0], [3.0], [4.0], [5.0], [6.0], [7.0], [8.0]]> : tensor<8x1xf32>
+    %s = graph.add %m, %k : (tensor<2x8x32xf32>, tensor<8x1xf32>) -> tensor<2x8x32xf32>
+    %g = graph.sigmoid %s : (tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+    %h = graph.fill 0.5 : tensor<f32>
+    %r = graph.mul %g, %h : (tensor<2x8x32xf32>, tensor<f32>) -> tensor<2x8x32xf32>
+    graph.yield %r : tensor<2x8x32xf32>
+  } loc("gate")
+  func.return %y : tensor<2x8x32xf32>
+}
+
+// -----
+
+// tanh and powf stay math ops (tile-legalize-math expands them), one kernel each.
+
+// CHECK-LABEL: tile.program "tanh_pow"
+// CHECK:       tile.kernel "k0_vector" attributes {kind = "vector", source = "graph.tanh at loc(\22tanh\22)"
+// CHECK:           math.tanh %{{.*}} : f32
+// CHECK:       tile.kernel "k1_vector" attributes {kind = "vector", source = "graph.pow at loc(\22pow\22)"
+// CHECK:           %[[E:[0-9a-z_]+]] = arith.constant 3.000000e+00 : f32
+// CHECK-NEXT:      math.powf %{{.*}}, %[[E]] : f32
+func.func @tanh_pow(%x: tensor<4x32xf32> {ge.name = "x"}) -> (tensor<4x32xf32> {ge.name = "y"}) {
+  %e = graph.fill 3.0 : tensor<f32>
+  %t = graph.tanh %x : (tensor<4x32xf32>) -> tensor<4x32xf32> loc("tanh")
+  %y = graph.pow %t, %e : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32> loc("pow")
+  func.return %y : tensor<4x32xf32>
+}
+
+// -----
+
+// Softmax over the last axis of [1, H, S, S]: rows [H*S, S]; max, exp(x - max),
+// sum, divide.
+
+// CHECK-LABEL: tile.program "softmax"
+// CHECK:       tile.kernel "k0_softmax" attributes {kind = "softmax", source = "graph.softmax at loc(\22sm\22)"
+// CHECK-NEXT:    %[[L:[0-9a-z_]+]] = tile.load "x" : tensor<64x16xf32>
+// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.map ins(%[[L]] : tensor<64x16xf32>) -> tensor<64x16xf32>
+// CHECK:         %[[MAX:[0-9a-z_]+]] = tile.reduction "max" %[[X]] : tensor<64x16xf32> -> tensor<64x1xf32>
+// CHECK-NEXT:    %[[E:[0-9a-z_]+]] = tile.map ins(%[[X]], %[[MAX]] : tensor<64x16xf32>, tensor<64x1xf32>) -> tensor<64x16xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32, %[[B:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      %[[D:[0-9a-z_]+]] = arith.subf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[EXP:[0-9a-z_]+]] = math.exp %[[D]] : f32
+// CHECK-NEXT:      tile.yield %[[EXP]] : f32
+// CHECK:         %[[SUM:[0-9a-z_]+]] = tile.reduction "sum" %[[E]] : tensor<64x16xf32> -> tensor<64x1xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[E]], %[[SUM]] : tensor<64x16xf32>, tensor<64x1xf32>) -> tensor<64x16xf32>
+// CHECK:           arith.divf
+// CHECK:         tile.store %[[Y]], "y" : tensor<64x16xf32>
+func.func @softmax(%x: tensor<1x4x16x16xf32> {ge.name = "x"}) -> (tensor<1x4x16x16xf32> {ge.name = "y"}) {
+  %y = graph.softmax %x {axis = -1 : i64} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> loc("sm")
+  func.return %y : tensor<1x4x16x16xf32>
+}
+
+// -----
+
+// Log-softmax along the last non-unit axis (trailing 1s dropped): x - max - log(sum).
+
+// CHECK-LABEL: tile.program "log_softmax"
+// CHECK:         %[[L:[0-9a-z_]+]] = tile.load "x" : tensor<2x48xf32>
+// CHECK:         %[[MAX:[0-9a-z_]+]] = tile.reduction "max" %[[X:[0-9a-z_]+]] : tensor<2x48xf32> -> tensor<2x1xf32>
+// CHECK:         %[[SUM:[0-9a-z_]+]] = tile.reduction "sum" %{{.*}} : tensor<2x48xf32> -> tensor<2x1xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[X]], %[[MAX]], %[[SUM]] : {{.*}}) -> tensor<2x48xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32, %[[B:[0-9a-z_]+]]: f32, %[[C:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      %[[D:[0-9a-z_]+]] = arith.subf %[[A]], %[[B]] : f32
+// CHECK-NEXT:      %[[LOG:[0-9a-z_]+]] = math.log %[[C]] : f32
+// CHECK-NEXT:      %[[R:[0-9a-z_]+]] = arith.subf %[[D]], %[[LOG]] : f32
+// CHECK-NEXT:      tile.yield %[[R]] : f32
+// CHECK:         tile.store %[[Y]], "y" : tensor<2x48xf32>
+func.func @log_softmax(%x: tensor<1x2x48x1xf32> {ge.name = "x"}) -> (tensor<1x2x48x1xf32> {ge.name = "y"}) {
+  %y = graph.log_softmax %x {axis = 2 : i64} : (tensor<1x2x48x1xf32>) -> tensor<1x2x48x1xf32> loc("lsm")
+  func.return %y : tensor<1x2x48x1xf32>
+}
+
+// -----
+
+// layer_norm with a residual and a bias: x + h, mean (sum x 1/64), centred,
+// variance, rsqrt(var + eps); gamma and beta loaded as [1, 64] rows.
+
+// CHECK-LABEL: tile.program "layer_norm"
+// CHECK:       tile.kernel "k0_layer_norm" attributes {kind = "layer_norm", source = "graph.layer_norm at loc(\22ln\22)"
+// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.load "x" : tensor<16x64xf32>
+// CHECK-NEXT:    %[[H:[0-9a-z_]+]] = tile.load "h" : tensor<16x64xf32>
+// CHECK-NEXT:    %[[R:[0-9a-z_]+]] = tile.map ins(%[[X]], %[[H]] : tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
+// CHECK:           arith.addf
+// CHECK:         %[[S1:[0-9a-z_]+]] = tile.reduction "sum" %[[R]] : tensor<16x64xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[MEAN:[0-9a-z_]+]] = tile.map ins(%[[S1]] : tensor<16x1xf32>) -> tensor<16x1xf32>
+// CHECK:           arith.constant 1.562500e-02 : f32
+// CHECK:         %[[D:[0-9a-z_]+]] = tile.map ins(%[[R]], %[[MEAN]] : tensor<16x64xf32>, tensor<16x1xf32>) -> tensor<16x64xf32>
+// CHECK:           arith.subf
+// CHECK:         %[[SQ:[0-9a-z_]+]] = tile.map ins(%[[D]] : tensor<16x64xf32>) -> tensor<16x64xf32>
+// CHECK:         %[[S2:[0-9a-z_]+]] = tile.reduction "sum" %[[SQ]] : tensor<16x64xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[RSTD:[0-9a-z_]+]] = tile.map ins(%[[S2]] : tensor<16x1xf32>) -> tensor<16x1xf32>
+// CHECK:           arith.constant 1.000000e-12 : f32
+// CHECK:           math.rsqrt
+// CHECK:         %[[G:[0-9a-z_]+]] = tile.load "{{const[0-9_]*}}" : tensor<1x64xf32>
+// CHECK-NEXT:    %[[B:[0-9a-z_]+]] = tile.load "{{const[0-9_]*}}" : tensor<1x64xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[D]], %[[RSTD]], %[[G]], %[[B]] : {{.*}}) -> tensor<16x64xf32>
+// CHECK:         tile.store %[[Y]], "y" : tensor<16x64xf32>
+
+// FP16-LABEL: tile.program "layer_norm"
+// FP16:         %[[R:[0-9a-z_]+]] = tile.map ins({{.*}}) -> tensor<16x64xf32> {
+// FP16-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32, %[[B:[0-9a-z_]+]]: f32):
+// FP16-NEXT:      arith.addf %[[A]], %[[B]] : f32
+// FP16:         %[[G:[0-9a-z_]+]] = tile.load "{{const[0-9_]*}}" : tensor<1x64xf16>
+// FP16-NEXT:    %[[BETA:[0-9a-z_]+]] = tile.load "{{const[0-9_]*}}" : tensor<1x64xf16>
+// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins({{.*}}) -> tensor<16x64xf16> {
+// FP16-NEXT:    ^bb0(%[[D:[0-9a-z_]+]]: f32, %[[RS:[0-9a-z_]+]]: f32, %[[GA:[0-9a-z_]+]]: f16, %[[BE:[0-9a-z_]+]]: f16):
+// FP16-NEXT:      %[[N:[0-9a-z_]+]] = arith.mulf %[[D]], %[[RS]] : f32
+// FP16-NEXT:      %[[GW:[0-9a-z_]+]] = arith.extf %[[GA]] : f16 to f32
+// FP16-NEXT:      %[[NG:[0-9a-z_]+]] = arith.mulf %[[N]], %[[GW]] : f32
+// FP16-NEXT:      %[[BW:[0-9a-z_]+]] = arith.extf %[[BE]] : f16 to f32
+// FP16-NEXT:      %[[NB:[0-9a-z_]+]] = arith.addf %[[NG]], %[[BW]] : f32
+// FP16-NEXT:      %[[T:[0-9a-z_]+]] = arith.truncf %[[NB]] : f32 to f16
+// FP16-NEXT:      tile.yield %[[T]] : f16
+// FP16:         tile.store %[[Y]], "{{.*}}" : tensor<16x64xf16>
+func.func @layer_norm(%x: tensor<2x8x64xf32> {ge.name = "x"}, %h: tensor<2x8x64xf32> {ge.name = "h"}) -> (tensor<2x8x64xf32> {ge.name = "y"}) {
+  %g = graph.fill 1.5 : tensor<64xf32>
+  %b = graph.fill 0.25 : tensor<64xf32>
+  %y = graph.layer_norm %x, %g bias(%b : tensor<64xf32>) residual(%h : tensor<2x8x64xf32>) {axis = -1 : i64, epsilon = 1.000000e-12 : f32} : tensor<2x8x64xf32>, tensor<64xf32> -> tensor<2x8x64xf32> loc("ln")
+  func.return %y : tensor<2x8x64xf32>
+}
+
+// -----
+
+// reduce_mean over the last two axes: rows [2*8, 4*16], a sum times 1/64,
+// stored as a column (keepdims 0 is the same GM data).
+
+// CHECK-LABEL: tile.program "reduce_mean"
+// CHECK:       tile.kernel "k0_reduce" attributes {kind = "reduce", source = "graph.reduce_mean at loc(\22mean\22)"
+// CHECK-NEXT:    %[[L:[0-9a-z_]+]] = tile.load "x" : tensor<16x64xf32>
+// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.map ins(%[[L]] : tensor<16x64xf32>) -> tensor<16x64xf32>
+// CHECK:         %[[S:[0-9a-z_]+]] = tile.reduction "sum" %[[X]] : tensor<16x64xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[S]] : tensor<16x1xf32>) -> tensor<16x1xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      %[[K:[0-9a-z_]+]] = arith.constant 1.562500e-02 : f32
+// CHECK-NEXT:      %[[M:[0-9a-z_]+]] = arith.mulf %[[A]], %[[K]] : f32
+// CHECK-NEXT:      tile.yield %[[M]] : f32
+// CHECK:         tile.store %[[Y]], "y" : tensor<16x1xf32>
+func.func @reduce_mean(%x: tensor<2x8x4x16xf32> {ge.name = "x"}) -> (tensor<2x8xf32> {ge.name = "y"}) {
+  %y = graph.reduce_mean %x {keepdims = 0 : i64, axes = array<i64: 2, 3>} : (tensor<2x8x4x16xf32>) -> tensor<2x8xf32> loc("mean")
+  func.return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// reduce_max over the last axis, keepdims 1: a max reduction, no scaling.
+
+// CHECK-LABEL: tile.program "reduce_max"
+// CHECK:         %[[R:[0-9a-z_]+]] = tile.reduction "max" %{{.*}} : tensor<16x64xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[R]] : tensor<16x1xf32>) -> tensor<16x1xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      tile.yield %[[A]] : f32
+// CHECK:         tile.store %[[Y]], "y" : tensor<16x1xf32>
+func.func @reduce_max(%x: tensor<2x8x64xf32> {ge.name = "x"}) -> (tensor<2x8x1xf32> {ge.name = "y"}) {
+  %y = graph.reduce_max %x {keepdims = 1 : i64, axes = array<i64: -1>} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32> loc("max")
+  func.return %y : tensor<2x8x1xf32>
+}
+
+// -----
+
+// force_fp16: a cube result stored divided by 2^3 (its calibrated range is
+// beyond 2^8) is read as extf x 8, the bias added in fp32, the sum stored
+// x 1/8 as fp16 (the graph output is multiplied back by the cast kernel).
+
+// FP16-LABEL: tile.program "scaled_bias"
+// FP16:       tile.kernel "k1_matmul" attributes {{{.*}}scale_exp = 3 : i64
+// FP16:       tile.kernel "k2_vector" attributes {kind = "vector", source = "graph.add at loc(\22bias\22)", scale_exp = 3 : i64
+// FP16-NEXT:    %[[G:[0-9a-z_]+]] = tile.load "gemm" : tensor<1024xf16>
+// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[G]] : tensor<1024xf16>) -> tensor<1024xf16> {
+// FP16-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f16):
+// FP16-NEXT:      %[[W:[0-9a-z_]+]] = arith.extf %[[A]] : f16 to f32
+// FP16-NEXT:      %[[S:[0-9a-z_]+]] = arith.constant 8.000000e+00 : f32
+// FP16-NEXT:      %[[V:[0-9a-z_]+]] = arith.mulf %[[W]], %[[S]] : f32
+// FP16-NEXT:      %[[B:[0-9a-z_]+]] = arith.constant 2.000000e+00 : f32
+// FP16-NEXT:      %[[SUM:[0-9a-z_]+]] = arith.addf %[[V]], %[[B]] : f32
+// FP16-NEXT:      %[[INV:[0-9a-z_]+]] = arith.constant 1.250000e-01 : f32
+// FP16-NEXT:      %[[STORED:[0-9a-z_]+]] = arith.mulf %[[SUM]], %[[INV]] : f32
+// FP16-NEXT:      %[[T:[0-9a-z_]+]] = arith.truncf %[[STORED]] : f32 to f16
+// FP16-NEXT:      tile.yield %[[T]] : f16
+// FP16-NEXT:    }
+// FP16-NEXT:    tile.store %[[Y]], "{{.*}}" : tensor<1024xf16>
+// FP16:       tile.kernel "k3_cast"
+func.func @scaled_bias(%x: tensor<16x64xf32> {ge.name = "x"}) -> (tensor<16x64xf32> {ge.name = "y"}) {
+  %w = graph.fill 40.0 : tensor<64x64xf32>
+  %two = graph.fill 2.0 : tensor<f32>
+  %r = graph.relu %x : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("relu")
+  %g = graph.gemm %r, %w : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32> loc("fc")
+  %y = graph.add %g, %two : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf32> loc("bias")
+  func.return %y : tensor<16x64xf32>
+}
+
+// -----
+
+// Refused by the vector family: softmax along a middle axis and a [4, 1]
+// column (16 bytes) go to the AI CPU, saying why.
+
+// CHECK-LABEL: tile.program "refused"
+// CHECK:       tile.aicpu "k0_aicpu_softmax" attributes {{{.*}}reason = "{{.*}}as a vector kernel: softmax along axis 1 of 2x16x32 is not along the last non-unit dim"
+// CHECK:       tile.aicpu "k1_aicpu_add" attributes {{{.*}}reason = "{{.*}}as a vector kernel: a broadcast operand of 4 elements along rows is not a whole number of 32-byte blocks
+// CHECK-NOT:   tile.kernel
+func.func @refused(%x: tensor<2x16x32xf32> {ge.name = "x"}, %c: tensor<4x1xf32> {ge.name = "c"}, %z: tensor<4x32xf32> {ge.name = "z"}) -> (tensor<2x16x32xf32> {ge.name = "y"}, tensor<4x32xf32> {ge.name = "w"}) {
+  %y = graph.softmax %x {axis = 1 : i64} : (tensor<2x16x32xf32>) -> tensor<2x16x32xf32> loc("middle")
+  %w = graph.add %z, %c : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32> loc("short")
+  func.return %y, %w : tensor<2x16x32xf32>, tensor<4x32xf32>
+}
