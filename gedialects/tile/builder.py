@@ -65,7 +65,7 @@ class TileBuilder:
             return 0
         return self._binary(arith.MuliOp, lambda x, y: x * y, a, b)
 
-    def floordiv(self, a: Index, b: int) -> Index:
+    def div(self, a: Index, b: int) -> Index:
         return a if b == 1 else self._binary(arith.FloorDivSIOp, lambda x, y: x // y, a, b)
 
     def rem(self, a: Index, b: int) -> Index:
@@ -74,11 +74,16 @@ class TileBuilder:
     def min(self, a: Index, b: Index) -> Index:
         return self._binary(arith.MinSIOp, min, a, b)
 
+    def block_idx(self) -> SSAValue:
+        return self.emit(t.BlockIdxOp()).results[0]
+
     # -- structure ---------------------------------------------------------
     @contextmanager
-    def loop(self, lower: Index, upper: Index, pipeline: bool = False) -> Iterator[SSAValue]:
+    def loop(self, lower: Index, upper: Index, step: int = 1, pipeline: bool = False) -> Iterator[SSAValue]:
+        """An scf.for; the body is built inside the `with`, the induction
+        variable is what it yields. `pipeline`: ping-pong its double buffers."""
         body = Block(arg_types=[IndexType()])
-        op = scf.ForOp(self.value(lower), self.value(upper), self.value(1), [], body)
+        op = scf.ForOp(self.value(lower), self.value(upper), self.value(step), [], body)
         if pipeline:
             op.attributes[PIPELINE_ATTR] = StringAttr("ping-pong")
         self.emit(op)
@@ -96,9 +101,9 @@ class TileBuilder:
         if cores == 1:
             lower, upper = 0, count
         else:
-            lower = self.mul(self.emit(t.BlockIdxOp()).results[0], per_core)
+            lower = self.mul(self.block_idx(), per_core)
             upper = self.min(self.add(lower, per_core), count)
-        with self.loop(lower, upper, pipeline) as tile:
+        with self.loop(lower, upper, 1, pipeline) as tile:
             yield tile
 
     # -- references and data -----------------------------------------------
@@ -127,8 +132,8 @@ class TileBuilder:
         return self.emit(t.AtOp(ref, offset, dynamic)).results[0]
 
     def copy(self, dst: SSAValue, src: SSAValue, shape: Sequence[int], dst_strides: Sequence[int],
-             src_strides: Sequence[int]) -> None:
-        self.emit(t.CopyOp(dst, src, shape, dst_strides, src_strides))
+             src_strides: Sequence[int], cast: bool = False) -> None:
+        self.emit(t.CopyOp(dst, src, shape, dst_strides, src_strides, cast))
 
     def vec(self, op: str, dst: SSAValue, srcs: Sequence[SSAValue], shape: Sequence[int],
             strides: Sequence[Sequence[int]], scalar: float | None = None) -> None:

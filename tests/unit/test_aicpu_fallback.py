@@ -118,7 +118,8 @@ def test_remarks_name_every_fallback(caplog):
     assert lines == [
         "'graph.sin' op missed graph-partition at loc(\"sin\"): AI_CPU fallback (no AI-core kernel for graph.sin)",
         "'graph.transpose' op missed graph-partition at loc(\"tr\"): AI_CPU fallback "
-        "(graph.transpose perm (1, 0) not lowered (only a channel shuffle of a 4-D map))",
+        "(graph.transpose perm (1, 0) not lowered (only a channel shuffle of a 4-D map); as a vector kernel: "
+        "graph.transpose perm (1, 0) moves the innermost dim (DMA moves whole rows))",
     ]
 
 

@@ -272,7 +272,7 @@ class KernelExpansion:
         coords: list[Index] = []
         inner = 1
         for g in reversed(self.grid):
-            coords.append(self.b.rem(self.b.floordiv(tile_index, inner), g) if g > 1 else 0)
+            coords.append(self.b.rem(self.b.div(tile_index, inner), g) if g > 1 else 0)
             inner *= g
         return coords[::-1]
 
