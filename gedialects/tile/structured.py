@@ -39,7 +39,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, i64
-from xdsl.ir import Attribute, Block, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
@@ -54,7 +54,7 @@ from xdsl.irdl import (
 )
 from xdsl.dialects.builtin import ArrayAttr
 from xdsl.traits import HasParent, IsTerminator
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from gedialects.tile.ops import KernelOp, TileOp
 
@@ -397,6 +397,19 @@ STRUCTURED_OPS = (LoadOp, StoreOp, MapOp, ReductionOp, BatchMatmulOp)
 def is_structured(kernel: KernelOp) -> bool:
     """A kernel written with structured ops (not yet expanded into loops)."""
     return any(isinstance(op, STRUCTURED_OPS) for op in kernel.body.block.ops)
+
+
+def tiled_kernels(module: Operation):
+    """(kernel, its #tile.tiling) for every structured kernel under `module`;
+    a kernel without a tiling is a PassFailedException naming the pass to run first."""
+    for kernel in module.walk():
+        if isinstance(kernel, KernelOp) and is_structured(kernel):
+            tiling = kernel.attributes.get(TILING_ATTR)
+            if not isinstance(tiling, TilingAttr):
+                raise PassFailedException(
+                    f"tile.kernel {kernel.sym_name.data}: no #tile.tiling (run tile-select-tiling first)"
+                )
+            yield kernel, tiling
 
 
 def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from target.config import load_target
 
@@ -33,12 +31,7 @@ class TileDistributePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_target(self.target)
-        for kernel in op.walk():
-            if not isinstance(kernel, t.KernelOp) or not st.is_structured(kernel):
-                continue
-            tiling = kernel.attributes.get(st.TILING_ATTR)
-            if not isinstance(tiling, st.TilingAttr):
-                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: no #tile.tiling (run tile-select-tiling first)")
+        for kernel, tiling in st.tiled_kernels(op):
             dist = distribute(tiling.tiles, config.vector_cores)
             kernel.attributes[st.DISTRIBUTION_ATTR] = dist
             kernel.properties["block_dim"] = IntegerAttr(dist.cores.data, i64)

@@ -627,11 +627,8 @@ class KernelExpansion:
         self.b.vec(kind, dst.ref, operands, shape, strides, scalar)
 
 
-def expand_kernel(kernel: t.KernelOp, capacities: dict[str, int] | None = None) -> int:
+def expand_kernel(kernel: t.KernelOp, tiling: st.TilingAttr, capacities: dict[str, int] | None = None) -> int:
     """Rewrite a tiled structured kernel in place; returns its UB bytes."""
-    tiling = kernel.attributes.get(st.TILING_ATTR)
-    if not isinstance(tiling, st.TilingAttr):
-        raise TilingError("no #tile.tiling (run tile-select-tiling first)")
     dist = kernel.attributes.get(st.DISTRIBUTION_ATTR)
     if isinstance(dist, st.DistributionAttr):
         cores, per_core = dist.cores.data, dist.per_core.data
@@ -671,9 +668,8 @@ class TileExpandStructuredPass(ModulePass):
         from target.config import load_target
 
         capacities = dict(load_target(self.target).capacity_bytes)
-        for kernel in list(op.walk()):
-            if isinstance(kernel, t.KernelOp) and st.is_structured(kernel):
-                try:
-                    expand_kernel(kernel, capacities)
-                except TilingError as e:
-                    raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None
+        for kernel, tiling in list(st.tiled_kernels(op)):
+            try:
+                expand_kernel(kernel, tiling, capacities)
+            except TilingError as e:
+                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None

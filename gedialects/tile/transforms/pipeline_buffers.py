@@ -16,7 +16,6 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.transforms.expand_structured import KernelExpansion, TilingError, dry_run
 from target.config import load_target
@@ -31,13 +30,8 @@ class TilePipelineBuffersPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_target(self.target)
-        for kernel in op.walk():
-            if not isinstance(kernel, t.KernelOp) or not st.is_structured(kernel):
-                continue
-            tiling = kernel.attributes.get(st.TILING_ATTR)
+        for kernel, tiling in st.tiled_kernels(op):
             dist = kernel.attributes.get(st.DISTRIBUTION_ATTR)
-            if not isinstance(tiling, st.TilingAttr):
-                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: no #tile.tiling (run tile-select-tiling first)")
             per_core = dist.per_core.data if isinstance(dist, st.DistributionAttr) else tiling.tiles
             if per_core < 2:
                 continue
