@@ -1,9 +1,12 @@
 """The whole way down: ONNX/graph module -> tile -> npu, in memory.
 
-`compile_module(module, ...)` runs graph-canonicalize, graph-fuse (unless
-`fuse=False`), graph-plan-memory (unless `plan_memory=False`),
-assign-layouts, convert-graph-to-tile and convert-tile-to-npu on one module and returns a
-`Compiled` record (the npu module and what each stage reported). With a
+`compile_module(module, ...)` runs the stages of `graph_stages`
+(graph-canonicalize, graph-fuse unless `fuse=False`, graph-plan-memory unless
+`plan_memory=False`) and `lower_stages` (graph-partition, assign-layouts,
+convert-graph-to-tile, the tile passes, convert-tile-to-npu, npu-insert-sync)
+on one module and returns a `Compiled` record (the npu module and what each
+stage reported): the one definition of the pipeline, which the named passes
+below run too. With a
 memory plan the lowering puts its intermediates in one reused GM arena
 (lowering/gm_plan.py); `Compiled.memory` is that arena's summary.
 The named pipelines `ge-graph-opt`, `ge-lower` and `ge-compile` in
@@ -14,6 +17,7 @@ stages for ge-opt.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -50,46 +54,67 @@ def compile_module(
     """`dump(stage, module)`, when given, is called after every stage.
     `calibration`: named inputs for force_fp16's range scaling.
     `aicpu_fallback=False`: an op without an AI-core kernel is an error."""
-    from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
-    from lowering.assign_layouts import AssignLayoutsPass
-    from lowering.graph_to_tile import convert
-    from lowering.partition import GraphPartitionPass
-    from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
-    from lowering.tile_to_npu import ConvertTileToNpuPass
-
     t0 = time.perf_counter()
     ctx = Context()
     say = dump or (lambda stage, m: None)
-    GraphCanonicalizePass().apply(ctx, module)
-    say("canonicalize", module)
-    if fuse:
-        from gedialects.graph.transforms.fuse import GraphFusePass
-
-        GraphFusePass(switch_file=fusion_switch_file).apply(ctx, module)
-        say("fuse", module)
-    if plan_memory:
-        from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
-
-        GraphPlanMemoryPass().apply(ctx, module)
-        say("plan-memory", module)
-    check_static_inputs(module)
-    GraphPartitionPass(precision, aicpu_fallback).apply(ctx, module)
-    say("partition", module)
-    AssignLayoutsPass().apply(ctx, module)
-    say("assign-layouts", module)
-    stats = convert(module, precision, target, calibration)
-    memory = program_memory(module)
-    say("graph-to-tile", module)
-    for tile_pass in tile_passes(target):
-        tile_pass.apply(ctx, module)
-        say(tile_pass.name, module)
-    ConvertTileToNpuPass(target=target).apply(ctx, module)
-    say("tile-to-npu", module)
-    NpuInsertSyncPass().apply(ctx, module)
-    say("npu-insert-sync", module)
+    record: dict = {}
+    for name, run in graph_stages(fuse, plan_memory, fusion_switch_file) + lower_stages(
+        precision, target, aicpu_fallback, calibration, record
+    ):
+        run(ctx, module)
+        if name is not None:
+            say(name, module)
+    stats = record["stats"]
     n = sum(1 for _ in module.walk())
-    return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0, memory,
-                    stats.ops.get("aicpu", 0))
+    return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0,
+                    record["memory"], stats.ops.get("aicpu", 0))
+
+
+Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]
+"""(name of its IR dump or None, what it runs)."""
+
+
+def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file: str = "") -> list[Stage]:
+    """The graph level: graph-canonicalize, graph-fuse, graph-plan-memory (the `ge-graph-opt` pipeline)."""
+    from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
+    from gedialects.graph.transforms.fuse import GraphFusePass
+    from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
+
+    stages: list[Stage] = [("canonicalize", GraphCanonicalizePass().apply)]
+    if fuse:
+        stages.append(("fuse", GraphFusePass(switch_file=fusion_switch_file).apply))
+    if plan_memory:
+        stages.append(("plan-memory", GraphPlanMemoryPass().apply))
+    return stages
+
+
+def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910", aicpu_fallback: bool = True,
+                 calibration=None, record: dict | None = None) -> list[Stage]:
+    """graph -> npu (the `ge-lower` pipeline): static-shape check, graph-partition,
+    assign-layouts, convert-graph-to-tile (its statistics and GM arena summary
+    go to `record`), the tile passes, convert-tile-to-npu, npu-insert-sync."""
+    from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
+    from lowering.assign_layouts import AssignLayoutsPass
+    from lowering.graph_to_tile import convert
+    from lowering.partition import GraphPartitionPass
+    from lowering.tile_to_npu import ConvertTileToNpuPass
+
+    record = {} if record is None else record
+    check_precision_mode(precision)
+
+    def graph_to_tile(ctx: Context, module: ModuleOp) -> None:
+        record["stats"] = convert(module, precision, target, calibration)
+        record["memory"] = program_memory(module)
+
+    return [
+        (None, lambda ctx, module: check_static_inputs(module)),
+        ("partition", GraphPartitionPass(precision, aicpu_fallback).apply),
+        ("assign-layouts", AssignLayoutsPass().apply),
+        ("graph-to-tile", graph_to_tile),
+        *((p.name, p.apply) for p in tile_passes(target)),
+        ("tile-to-npu", ConvertTileToNpuPass(target=target).apply),
+        ("npu-insert-sync", NpuInsertSyncPass().apply),
+    ]
 
 
 def tile_passes(target: str) -> list:
@@ -188,15 +213,8 @@ class GeGraphOptPass(ModulePass):
     plan_memory: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
-        from gedialects.graph.transforms.fuse import GraphFusePass
-        from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
-
-        GraphCanonicalizePass().apply(ctx, op)
-        if self.fuse:
-            GraphFusePass().apply(ctx, op)
-        if self.plan_memory:
-            GraphPlanMemoryPass().apply(ctx, op)
+        for _, run in graph_stages(self.fuse, self.plan_memory):
+            run(ctx, op)
 
 
 @_dataclass(frozen=True)
@@ -209,20 +227,8 @@ class GeLowerPass(ModulePass):
     aicpu_fallback: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from lowering.assign_layouts import AssignLayoutsPass
-        from lowering.graph_to_tile import ConvertGraphToTilePass
-        from lowering.partition import GraphPartitionPass
-        from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
-        from lowering.tile_to_npu import ConvertTileToNpuPass
-
-        check_precision_mode(self.precision_mode)
-        check_static_inputs(op)
-        GraphPartitionPass(self.precision_mode, self.aicpu_fallback).apply(ctx, op)
-        AssignLayoutsPass().apply(ctx, op)
-        ConvertGraphToTilePass(self.precision_mode, self.target).apply(ctx, op)
-        GeTileOptPass(self.target).apply(ctx, op)
-        ConvertTileToNpuPass(target=self.target).apply(ctx, op)
-        NpuInsertSyncPass().apply(ctx, op)
+        for _, run in lower_stages(self.precision_mode, self.target, self.aicpu_fallback):
+            run(ctx, op)
 
 
 @_dataclass(frozen=True)
