@@ -527,6 +527,8 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         return f"a {m}x{n} product is not whole 16x16 fractals"
     if k % k0:
         return f"contraction length {k} is not whole {k0}-element blocks"
+    if keys_transpose(b) is not None:
+        trans_b = True  # the product reads the transpose's source as b^T
     if not is_constant(b) and not trans_b and not ctx.fp16:
         return "an fp32 row-major right operand that is no weight (load_2d transposes fp16 fractals only)"
     bias = op.operands[2] if len(op.operands) > 2 else None
@@ -537,6 +539,23 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
     return _fp16_row_result_read_as_map(op, ctx)
 
 
+def keys_transpose(v: SSAValue) -> SSAValue | None:
+    """The source of v when v is a transpose that swaps the last two dims and
+    only products read it, as their right operand (attention's keys): the cube
+    reads the source as b^T and the transpose makes no kernel."""
+    op = v.owner
+    if not isinstance(op, g.TransposeOp) or is_constant(op.input):
+        return None
+    n = len(g.shape_of(op.input))
+    perm = [p % n for p in op.ints("perm", ())] or list(range(n))[::-1]
+    if n < 2 or perm != list(range(n - 2)) + [n - 1, n - 2]:
+        return None
+    users = [u.operation for u in v.uses]
+    if not users or any(not isinstance(u, g.MatMulOp) or u.operands[0] is v or u.operands[1] is not v for u in users):
+        return None
+    return op.input
+
+
 def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     """(family, None) for the patterns that lower op, or (None, reason)."""
     why = ai_core_refusal(op, ctx)
@@ -545,6 +564,12 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     if isinstance(op, g.GemmOp | g.MatMulOp):
         cube_why = cube_refusal(op, ctx)
         return (CUBE_KERNEL, None) if cube_why is None else (None, f"{why}; on the cube: {cube_why}")
+    if isinstance(op, g.TransposeOp) and keys_transpose(op.output) is not None:
+        users = [u.operation for u in op.output.uses]
+        refusals = [r for r in (cube_refusal(u, ctx) for u in users) if r is not None]
+        if not refusals:
+            return CUBE_KERNEL, None  # folded into the products that read it
+        why = f"{why}; read by a product that the cube refuses: {refusals[0]}"
     if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConcatOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp)):
         return None, why
     vector_why = vector_refusal(op, ctx)

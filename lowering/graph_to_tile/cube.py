@@ -9,7 +9,8 @@ force_fp16 the scales of the operands and of the result, before the store.
 A constant right operand (a weight) is stored transposed, [.., N, K], so
 its rows are the fractal columns L0B wants in either precision; an
 activation is read as it is: row-major [.., K, N] (fp16: load_2d transposes
-its fractals) or, for a gemm with trans_b, [.., N, K]. In force_fp16 an fp32
+its fractals) or, for a gemm with trans_b or the transpose of attention's
+keys (folded: no kernel), [.., N, K]. In force_fp16 an fp32
 graph input gets a cast kernel first (the cube reads fp16).
 """
 
@@ -37,7 +38,8 @@ def lower_matmul(ctx, op: Operation) -> None:
     trans_b = gemm and bool(op.int_("trans_b", 0))
     alpha = op.float_("alpha", 1.0) if gemm else 1.0
     beta = op.float_("beta", 1.0) if gemm else 1.0
-    a_cast, b_cast = _fp16_copy(ctx, op, a), _fp16_copy(ctx, op, b)  # cast kernels run first
+    b_source = ctx.transposed_views.get(b, b)
+    a_cast, b_cast = _fp16_copy(ctx, op, a), _fp16_copy(ctx, op, b_source)  # cast kernels run first
     k = VectorKernel(ctx, op, "matmul")
     la = k.emit(st.LoadOp(a_cast, TensorType(ctx.elem, list(g.shape_of(a))))) if a_cast else k.load(a, g.shape_of(a))
     weight = ctx.constant_value(b)
@@ -48,8 +50,11 @@ def lower_matmul(ctx, op: Operation) -> None:
         lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape))))
         transpose_b, b_scale = True, 1.0
     else:
-        lb = k.emit(st.LoadOp(b_cast, TensorType(ctx.elem, list(g.shape_of(b))))) if b_cast else k.load(b, g.shape_of(b))
-        transpose_b, b_scale = trans_b, ctx.scale_of(b)
+        lb = (k.emit(st.LoadOp(b_cast, TensorType(ctx.elem, list(g.shape_of(b_source))))) if b_cast
+              else k.load(b_source, g.shape_of(b_source)))
+        transpose_b, b_scale = trans_b, ctx.scale_of(b_source)
+        if b in ctx.transposed_views:  # attention's keys: read the transpose's source as b^T
+            transpose_b = True
     product = k.emit(st.BatchMatmulOp(la, lb, transpose_b))
     scale = alpha * ctx.scale_of(a) * b_scale
     out = op.results[0]
@@ -89,3 +94,11 @@ def _fp16_copy(ctx, op: Operation, v) -> str | None:
 
     k.block.add_op(st.StoreOp(k.map([k.load(v, shape)], shape, ctx.elem, body), copy.name))
     return copy.name
+
+
+@lowers(g.TransposeOp, family=CUBE_KERNEL)
+def fold_keys_transpose(ctx, op: g.TransposeOp) -> None:
+    """A transpose of the last two dims that only products read as their
+    right operand (legality.keys_transpose): no kernel; the products read
+    its source as b^T."""
+    ctx.transposed_views[op.output] = op.input
