@@ -527,7 +527,8 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         return f"a {m}x{n} product is not whole 16x16 fractals"
     if k % k0:
         return f"contraction length {k} is not whole {k0}-element blocks"
-    if keys_transpose(b) is not None:
+    perm = foldable_transpose(b)
+    if perm is not None and perm[-1] != len(perm) - 1:
         trans_b = True  # the product reads the transpose's source as b^T
     if not is_constant(b) and not trans_b and not ctx.fp16:
         return "an fp32 row-major right operand that is no weight (load_2d transposes fp16 fractals only)"
@@ -539,21 +540,27 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
     return _fp16_row_result_read_as_map(op, ctx)
 
 
-def keys_transpose(v: SSAValue) -> SSAValue | None:
-    """The source of v when v is a transpose that swaps the last two dims and
-    only products read it, as their right operand (attention's keys): the cube
-    reads the source as b^T and the transpose makes no kernel."""
+def foldable_transpose(v: SSAValue) -> tuple[int, ...] | None:
+    """The perm of v when v is a transpose only products read and the cube can
+    read its source through permuted strides instead (attention's head split
+    and keys), else None: as the left operand the innermost dim must stay
+    innermost; as the right operand it may also swap with the one before
+    (the source is then read as b^T)."""
     op = v.owner
     if not isinstance(op, g.TransposeOp) or is_constant(op.input):
         return None
     n = len(g.shape_of(op.input))
-    perm = [p % n for p in op.ints("perm", ())] or list(range(n))[::-1]
-    if n < 2 or perm != list(range(n - 2)) + [n - 1, n - 2]:
-        return None
+    perm = tuple(p % n for p in op.ints("perm", ())) or tuple(range(n))[::-1]
     users = [u.operation for u in v.uses]
-    if not users or any(not isinstance(u, g.MatMulOp) or u.operands[0] is v or u.operands[1] is not v for u in users):
+    if n < 2 or not users:
         return None
-    return op.input
+    for u in users:
+        if not isinstance(u, g.MatMulOp) or u.operands[0] is u.operands[1]:
+            return None
+        as_b = u.operands[1] is v
+        if not (perm[-1] == n - 1 or as_b and perm[-2] == n - 1):
+            return None
+    return perm
 
 
 def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
@@ -564,7 +571,7 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     if isinstance(op, g.GemmOp | g.MatMulOp):
         cube_why = cube_refusal(op, ctx)
         return (CUBE_KERNEL, None) if cube_why is None else (None, f"{why}; on the cube: {cube_why}")
-    if isinstance(op, g.TransposeOp) and keys_transpose(op.output) is not None:
+    if isinstance(op, g.TransposeOp) and foldable_transpose(op.output) is not None:
         users = [u.operation for u in op.output.uses]
         refusals = [r for r in (cube_refusal(u, ctx) for u in users) if r is not None]
         if not refusals:

@@ -69,8 +69,8 @@ class LoweringContext:
         self.plan = StoragePlan({}, {}, {}, {})
         self.nonnegative: set[SSAValue] = set()
         self.folded: set[Operation] = set()
-        self.transposed_views: dict[SSAValue, SSAValue] = {}
-        """A folded keys transpose's result -> its source (read as b^T by the cube)."""
+        self.transposed_views: dict[SSAValue, tuple[SSAValue, tuple[int, ...]]] = {}
+        """A folded transpose's result -> (its source, perm): products read the source through permuted strides."""
         """ops lowered as part of another (a channel shuffle folded into a conv)"""
         self.scales: dict[SSAValue, float] = {}
         """force_fp16: stored value = value / scale (fp16_scaling.py)"""

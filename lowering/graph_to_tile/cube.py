@@ -9,8 +9,10 @@ force_fp16 the scales of the operands and of the result, before the store.
 A constant right operand (a weight) is stored transposed, [.., N, K], so
 its rows are the fractal columns L0B wants in either precision; an
 activation is read as it is: row-major [.., K, N] (fp16: load_2d transposes
-its fractals) or, for a gemm with trans_b or the transpose of attention's
-keys (folded: no kernel), [.., N, K]. In force_fp16 an fp32
+its fractals) or, for a gemm with trans_b, [.., N, K]. A transpose only
+products read (attention's head split and keys) makes no kernel: the
+product reads its source through permuted strides (as b^T when the
+transpose moves the innermost dim). In force_fp16 an fp32
 graph input gets a cast kernel first (the cube reads fp16).
 """
 
@@ -38,10 +40,10 @@ def lower_matmul(ctx, op: Operation) -> None:
     trans_b = gemm and bool(op.int_("trans_b", 0))
     alpha = op.float_("alpha", 1.0) if gemm else 1.0
     beta = op.float_("beta", 1.0) if gemm else 1.0
-    b_source = ctx.transposed_views.get(b, b)
-    a_cast, b_cast = _fp16_copy(ctx, op, a), _fp16_copy(ctx, op, b_source)  # cast kernels run first
+    a_source, b_source = (ctx.transposed_views.get(v, (v, None))[0] for v in (a, b))
+    casts = {v: _fp16_copy(ctx, op, v) for v in (a_source, b_source)}  # cast kernels run first
     k = VectorKernel(ctx, op, "matmul")
-    la = k.emit(st.LoadOp(a_cast, TensorType(ctx.elem, list(g.shape_of(a))))) if a_cast else k.load(a, g.shape_of(a))
+    la, _ = _operand(ctx, k, a, casts, as_b=False)
     weight = ctx.constant_value(b)
     if weight is not None:
         w = np.asarray(weight, dtype=np.float32)
@@ -50,13 +52,10 @@ def lower_matmul(ctx, op: Operation) -> None:
         lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape))))
         transpose_b, b_scale = True, 1.0
     else:
-        lb = (k.emit(st.LoadOp(b_cast, TensorType(ctx.elem, list(g.shape_of(b_source))))) if b_cast
-              else k.load(b_source, g.shape_of(b_source)))
-        transpose_b, b_scale = trans_b, ctx.scale_of(b_source)
-        if b in ctx.transposed_views:  # attention's keys: read the transpose's source as b^T
-            transpose_b = True
+        lb, swapped = _operand(ctx, k, b, casts, as_b=True)
+        transpose_b, b_scale = trans_b or swapped, ctx.scale_of(b_source)
     product = k.emit(st.BatchMatmulOp(la, lb, transpose_b))
-    scale = alpha * ctx.scale_of(a) * b_scale
+    scale = alpha * ctx.scale_of(a_source) * b_scale
     out = op.results[0]
     shape = st.shape_of(product)
     inputs = [product]
@@ -72,6 +71,30 @@ def lower_matmul(ctx, op: Operation) -> None:
         return k.narrow(sb, activation_body(sb, act, params, y), out)
 
     k.store(k.map(inputs, shape, k.stored, epilogue), out)
+
+
+def _operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
+    """The tile.load of product operand v, and whether it is b^T. A folded
+    transpose (legality.foldable_transpose) is a load of its source through
+    permuted strides; as the right operand, one that moves the innermost dim
+    is read as b^T (its last two dims swapped back)."""
+    source, perm = ctx.transposed_views.get(v, (v, None))
+    shape = list(g.shape_of(v))
+    if casts.get(source):
+        name, element = casts[source], ctx.elem
+    elif perm is None:
+        return k.load(v, shape), False
+    else:
+        view = ctx.values[source]
+        name, element = view.storage.name, ctx.stored_element(view.storage, source)
+    if perm is None:
+        return k.emit(st.LoadOp(name, TensorType(element, shape))), False
+    n = len(perm)
+    if perm[-1] == n - 1:
+        return k.emit(st.LoadOp(name, TensorType(element, shape), perm)), False
+    assert as_b and perm[-2] == n - 1
+    swapped = [*perm[:-2], perm[-1], perm[-2]]
+    return k.emit(st.LoadOp(name, TensorType(element, [*shape[:-2], shape[-1], shape[-2]]), swapped)), True
 
 
 def _fp16_copy(ctx, op: Operation, v) -> str | None:
@@ -97,8 +120,9 @@ def _fp16_copy(ctx, op: Operation, v) -> str | None:
 
 
 @lowers(g.TransposeOp, family=CUBE_KERNEL)
-def fold_keys_transpose(ctx, op: g.TransposeOp) -> None:
-    """A transpose of the last two dims that only products read as their
-    right operand (legality.keys_transpose): no kernel; the products read
-    its source as b^T."""
-    ctx.transposed_views[op.output] = op.input
+def fold_operand_transpose(ctx, op: g.TransposeOp) -> None:
+    """A transpose that only products read (legality.foldable_transpose): no
+    kernel; the products read its source through permuted strides."""
+    n = len(g.shape_of(op.input))
+    perm = tuple(p % n for p in op.ints("perm", ())) or tuple(range(n))[::-1]
+    ctx.transposed_views[op.output] = (op.input, perm)

@@ -118,3 +118,27 @@ def test_unaligned_product_stays_on_the_ai_cpu(precision):
     x, w = _rand(10, 24), _rand(24, 20, seed=8)
     compiled = _run(_model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x}, {"w": w}), {"x": x}, precision)
     assert compiled.kernel_kinds.get("aicpu") == 1
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_head_split_and_key_transposes_fold_into_the_products(precision):
+    """BERT's form: q, k, v as [B, S, H, D]; q and v split heads with
+    (0, 2, 1, 3), the keys with (0, 2, 3, 1). No transpose makes a kernel
+    where its product runs on the cube: the products read the sources
+    through permuted strides (the keys as b^T)."""
+    q, k, v = (_rand(1, 16, 2, 16, scale=0.5, seed=s) for s in (9, 10, 11))
+    nodes = [
+        helper.make_node("Transpose", ["q"], ["qh"], perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v"], ["vh"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qh", "kt"], ["s"]),
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+        helper.make_node("MatMul", ["p", "vh"], ["y"]),
+    ]
+    compiled = _run(_model(nodes, {"q": q, "k": k, "v": v}), {"q": q, "k": k, "v": v}, precision)
+    fp16 = precision == "force_fp16"
+    # fp32: P V reads a row-major activation (no fp32 fractal transpose): it runs
+    # on the AI CPU, and the value transpose it reads is a vector kernel
+    assert compiled.kernel_kinds.get("transpose", 0) == (0 if fp16 else 1)
+    assert compiled.kernel_kinds.get("matmul") == (2 if fp16 else 1)
+    assert compiled.kernel_kinds.get("aicpu", 0) == (0 if fp16 else 1)

@@ -364,21 +364,22 @@ class KernelExpansion:
         self.cube_bytes[space] = self.cube_bytes.get(space, 0) + _round_up(count * elem_bytes(element), 512)
         return self.b.alloc(space, element, count)
 
-    def operand_offset(self, v: SSAValue, coords, row_dim: int | None, rows: int) -> Index:
-        """GM element offset of operand v's batch (broadcast dims read batch 0)
-        plus `rows` rows (or columns) along its dim `row_dim` for this tile."""
+    def operand_offset(self, v: SSAValue, coords, tiled_dim: int, along: int) -> Index:
+        """GM element offset of cube operand v for this tile: its batch
+        (broadcast dims read batch 0) plus `along` elements' worth of its
+        tiled dim (A: rows, b^T: rows, b: columns) at this tile's index along
+        the iteration's dim `tiled_dim`. Strides are the load's (a
+        transposing load reads rows with gaps)."""
         shape = st.shape_of(v)
+        strides = v.owner.gm_strides()  # type: ignore[union-attr]
         n = len(self.shape)
         offset: Index = 0
-        step = shape[-1] * shape[-2]
-        for k in range(len(shape) - 3, -1, -1):
-            d = shape[k]
+        for k in range(len(shape) - 2):
             kk = k + (n - len(shape))
-            if d != 1 and self.grid[kk] > 1:
-                offset = self.b.add(offset, self.b.mul(coords[kk], step))
-            step *= d
-        if row_dim is not None and self.grid[row_dim] > 1:
-            offset = self.b.add(offset, self.b.mul(coords[row_dim], rows))
+            if shape[k] != 1 and self.grid[kk] > 1:
+                offset = self.b.add(offset, self.b.mul(coords[kk], strides[k]))
+        if self.grid[tiled_dim] > 1:
+            offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
         return offset
 
     def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> int:
@@ -402,7 +403,7 @@ class KernelExpansion:
         mt, nt = self.tile[-2], self.tile[-1]
         if mt % FRACTAL or nt % FRACTAL:
             raise TilingError(f"matmul tile {mt}x{nt} is not whole 16x16 fractals")
-        m, n_, k = op.contraction()
+        m, _, k = op.contraction()
         a, b = op.a, op.b
         element = a.type.element_type  # type: ignore[attr-defined]
         es = elem_bytes(element)
@@ -423,18 +424,20 @@ class KernelExpansion:
                 raise TilingError(f"matmul tile {mt}x{nt} needs {self.cube_bytes[space]} bytes of {space}, the target has {cap}")
         a_gm = self.b.gm(a.owner.tensor.data, element)  # type: ignore[union-attr]
         b_gm = self.b.gm(b.owner.tensor.data, element)  # type: ignore[union-attr]
-        a_base = self.operand_offset(a, coords, n - 2, mt * k)
-        b_base = self.operand_offset(b, coords, n - 1, nt * k if transpose_b else nt)
+        lda = a.owner.gm_strides()[-2]  # type: ignore[union-attr]  # row strides in GM
+        ldb = b.owner.gm_strides()[-2]  # type: ignore[union-attr]
+        a_base = self.operand_offset(a, coords, n - 2, mt * lda)
+        b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
         for kc in range(0, k, kt):
             # A rows -> ZZ fractals (m1, k1): 16 rows of k0 elements each
             self.b.copy(l1a, self.b.at(a_gm, a_base, kc), [m1, k1, FRACTAL, k0],
-                        [k1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [FRACTAL * k, k0, k, 1])
+                        [k1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [FRACTAL * lda, k0, lda, 1])
             if transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
                 self.b.copy(l1b, self.b.at(b_gm, b_base, kc), [k1, n1, FRACTAL, k0],
-                            [n1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [k0, FRACTAL * k, k, 1])
+                            [n1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [k0, FRACTAL * ldb, ldb, 1])
             else:  # rows of b -> 16x16 fractals (k1, n1), transposed on the way to L0B
-                self.b.copy(l1b, self.b.at(b_gm, b_base, kc * n_), [k1, n1, FRACTAL, FRACTAL],
-                            [n1 * FRACTAL * FRACTAL, FRACTAL * FRACTAL, FRACTAL, 1], [FRACTAL * n_, FRACTAL, n_, 1])
+                self.b.copy(l1b, self.b.at(b_gm, b_base, kc * ldb), [k1, n1, FRACTAL, FRACTAL],
+                            [n1 * FRACTAL * FRACTAL, FRACTAL * FRACTAL, FRACTAL, 1], [FRACTAL * ldb, FRACTAL, ldb, 1])
             self.b.emit(t.LoadFractalOp(l0a, l1a, m1 * k1))
             self.b.emit(t.LoadFractalOp(l0b, l1b, k1 * n1, transpose=not transpose_b))
             self.b.emit(t.MatmulOp(l0c, l0a, l0b, mt, nt, kt, accumulate=kc > 0))
