@@ -43,3 +43,22 @@ func.func @context(%p: tensor<1x2x16x16xf32> {ge.name = "p"}, %v: tensor<1x2x16x
   %y = graph.matmul %p, %v : (tensor<1x2x16x16xf32>, tensor<1x2x16x32xf32>) -> tensor<1x2x16x32xf32>
   func.return %y : tensor<1x2x16x32xf32>
 }
+
+// -----
+
+// Attention's keys: a transpose of the last two dims that only a product
+// reads makes no kernel; the product loads its source through permuted
+// strides as b^T (fp32 and fp16 alike).
+// CHECK-LABEL: tile.program "scores"
+// CHECK-NOT:   tile.kernel "{{.*}}transpose
+// CHECK:       tile.kernel "k0_matmul"
+// CHECK:         %[[K:.*]] = tile.load "k" {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x16x16xf32>
+// CHECK:         tile.batch_matmul %{{.*}}, %[[K]] {transpose_b}
+// FP16-LABEL: tile.program "scores"
+// FP16-NOT:   tile.aicpu
+// FP16:       tile.batch_matmul {{.*}} {transpose_b}
+func.func @scores(%q: tensor<1x2x16x16xf32> {ge.name = "q"}, %k: tensor<1x16x2x16xf32> {ge.name = "k"}) -> (tensor<1x2x16x16xf32> {ge.name = "y"}) {
+  %kt = graph.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x16x2x16xf32>) -> tensor<1x2x16x16xf32>
+  %y = graph.matmul %q, %kt : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+  func.return %y : tensor<1x2x16x16xf32>
+}
