@@ -30,6 +30,7 @@ from gedialects.location import describe_op
 from gedialects.remarks import MISSED, Remark
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 from lowering.legality import AI_CPU, ENGINE_ATTR, KERNEL_ATTR, REASON_ATTR, STRUCTURED_FAMILIES, Context as LegalityContext, choose_kernel
+from lowering.plugins import load_kernel_plugins
 
 log = logging.getLogger("gedialects.partition")
 
@@ -44,6 +45,7 @@ def placed_ops(fn: func.FuncOp) -> list[Operation]:
 def partition(fn: func.FuncOp, precision: str) -> list[tuple[Operation, str]]:
     """Annotate fn's AI-CPU ops; (op, reason) for each, in order. Ops placed
     by an earlier run keep their placement."""
+    load_kernel_plugins()
     ctx = LegalityContext(fn, precision)
     fallbacks = []
     for op in placed_ops(fn):

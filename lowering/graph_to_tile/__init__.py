@@ -44,6 +44,7 @@ from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import assign_layouts, format_of, is_annotated
 from lowering.fp16_scaling import calibrate, plan_scales
+from lowering.plugins import load_kernel_plugins
 from lowering.legality import AI_CORE, AI_CPU, engine_of, kernel_of, nonnegative_values
 
 from . import (  # noqa: F401  the family modules: importing one registers its patterns
@@ -89,6 +90,7 @@ __all__ = [
 
 def lower_function(fn: func.FuncOp, precision: str, config, name: str = "main", calibration=None) -> LoweringContext:
     """The tile.program of fn (in `ctx.program`); fn is left as it is."""
+    load_kernel_plugins()
     ctx = LoweringContext(fn, precision, config, name)
     if not is_annotated(fn):
         assign_layouts(fn)
