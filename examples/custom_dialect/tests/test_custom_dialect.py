@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
+import re
 from pathlib import Path
 
 import numpy as np
@@ -30,8 +30,16 @@ def _installed(tmp_path: Path) -> dict:
     info = tmp_path / "ge_scaled_silu-0.1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ge-scaled-silu\nVersion: 0.1.0\n")
-    groups = tomllib.loads((EXAMPLE / "pyproject.toml").read_text())["project"]["entry-points"]
-    text = "".join(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) for group, eps in groups.items())
+    # the [project.entry-points."group"] tables of pyproject.toml (tomllib is 3.11+)
+    text, group = "", None
+    for line in (EXAMPLE / "pyproject.toml").read_text().splitlines():
+        header = re.fullmatch(r'\[project\.entry-points\."([^"]+)"\]', line.strip())
+        if header or line.startswith("["):
+            group = header.group(1) if header else None
+            text += f"[{group}]\n" if group else ""
+        elif group and "=" in line:
+            key, _, value = line.partition("=")
+            text += f"{key.strip()} = {value.strip().strip(chr(34))}\n"
     (info / "entry_points.txt").write_text(text)
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(SRC), os.environ.get("PYTHONPATH", "")]))
 
