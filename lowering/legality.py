@@ -487,6 +487,8 @@ def vector_refusal(op: Operation, ctx: Context) -> str | None:
             return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
         if not shapes.is_static(g.shape_of(v)):
             return "dynamic shape"
+        if 0 in g.shape_of(v):
+            return "an empty tensor"
     check = VECTOR_RULES.get(type(op), _vector_elementwise)
     why = check(op, ctx)
     if why is None:

@@ -118,9 +118,20 @@ def _clip(sb: ScalarBuilder, op, x):
     return x
 
 
+LOG1P_SERIES_LIMIT = 0.01
+"""Below it log(1 + y) is y - y^2/2 + y^3/3 - y^4/4 (error < 2e-11 relative):
+1 + y would round away y's low bits."""
+
+
+def _log1p(sb: ScalarBuilder, y):
+    series = sb.mul(y, sb.add(sb.mul(y, sb.add(sb.mul(y, sb.add(sb.mul(y, sb.const(-0.25)), sb.const(1 / 3))),
+                                               sb.const(-0.5))), sb.const(1.0)))
+    return sb.select(sb.compare("olt", y, sb.const(LOG1P_SERIES_LIMIT)), series, sb.log(sb.add(y, sb.const(1.0))))
+
+
 def _softplus(sb: ScalarBuilder, op, x):
-    # max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x|
-    return sb.add(sb.max(x, sb.const(0.0)), sb.log(sb.add(sb.exp(sb.neg(sb.abs(x))), sb.const(1.0))))
+    # max(x, 0) + log(1 + exp(-|x|)): no overflow for large |x|, exact for very negative x
+    return sb.add(sb.max(x, sb.const(0.0)), _log1p(sb, sb.exp(sb.neg(sb.abs(x)))))
 
 
 def _sum(sb: ScalarBuilder, op, *xs):

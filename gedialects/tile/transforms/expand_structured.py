@@ -29,6 +29,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
@@ -158,6 +160,34 @@ def body_op_supported(op: Operation) -> str | None:
         pred = CMPF_PREDICATES[op.predicate.value.data]
         return None if pred in COMPARE else f"arith.cmpf {pred} has no vector compare"
     return f"{op.name} has no vector instruction"
+
+
+SCALAR_FOLDS = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum,
+    "exp": np.exp, "ln": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "abs": np.abs,
+    "cmp_lt": np.less, "cmp_le": np.less_equal, "cmp_gt": np.greater, "cmp_ge": np.greater_equal,
+    "cmp_eq": np.equal, "cmp_ne": np.not_equal,
+}
+
+
+def fold_scalar(op: Operation, values: list[float]) -> float:
+    """A map-body op whose operands are all constants, evaluated here in fp32
+    (e.g. a where on a constant condition): its result is an immediate."""
+    x = [np.float32(v) for v in values]
+    with np.errstate(all="ignore"):
+        if isinstance(op, arith.SelectOp):
+            return float(x[1] if x[0] != 0 else x[2])
+        if isinstance(op, arith.NegfOp):
+            return float(-x[0])
+        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
+            return float(x[0])
+        if isinstance(op, arith.CmpfOp):
+            kind = COMPARE[CMPF_PREDICATES[op.predicate.value.data]]
+        else:
+            kind = BINARY.get(type(op)) or UNARY.get(type(op))  # type: ignore[arg-type]
+        if kind is None:
+            raise TilingError(f"{op.name} has no vector instruction")
+        return float(SCALAR_FOLDS[kind](*x))
 
 
 # ----------------------------------------------------------------- the expansion
@@ -535,11 +565,11 @@ class KernelExpansion:
                 operand_done(v)
 
     def body_op(self, op: Operation, operands: list) -> Buffer | float:
+        if all(not isinstance(x, Buffer) for x in operands):
+            return fold_scalar(op, operands)
         element = op.results[0].type
         if not isinstance(element, Float16Type | Float32Type):  # a comparison's i1: a 0/1 mask
             element = next(x.element for x in operands if isinstance(x, Buffer))
-        if all(not isinstance(x, Buffer) for x in operands):
-            raise TilingError(f"{op.name} of constants only (fold it)")
         bufs = [x for x in operands if isinstance(x, Buffer)]
         box = tuple(max(d) for d in zip(*(b.box for b in bufs)))
         if isinstance(op, arith.ExtFOp | arith.TruncFOp):

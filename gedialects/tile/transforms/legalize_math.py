@@ -1,7 +1,8 @@
 """tile-legalize-math: rewrite map-body math the vector unit has no
 instruction for into ops it has (tile-expand-structured's table).
 
-* tanh(x) = 1 - 2 / (exp(2x) + 1)        (saturates to +-1 when exp overflows)
+* tanh(x) = 1 - 2 / (exp(2x) + 1)        (saturates to +-1 when exp overflows);
+  for |x| < 0.25 its Taylor series to x^9 (the difference would cancel)
 * erf(x): Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7:
   y = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-x^2), t = 1 / (1 + p |x|);
   erf(x) = x < 0 ? -y : y
@@ -66,15 +67,28 @@ def _in_map_body(op: Operation) -> bool:
     return isinstance(parent, st.MapOp)
 
 
+TANH_SERIES = (1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835)
+"""tanh's Taylor coefficients (x, x^3, ..., x^9): below TANH_SERIES_LIMIT the
+next term is under 1e-8 relative, where 1 - 2 / (e^2x + 1) cancels."""
+TANH_SERIES_LIMIT = 0.25
+
+
 class LegalizeTanh(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mathd.TanhOp, rewriter: PatternRewriter) -> None:
         if not _in_map_body(op):
             return
         e = _Emitter(rewriter, op)
-        ex = e.exp(e.mul(op.operand, e.const(2.0)))
+        x = op.operand
+        ex = e.exp(e.mul(x, e.const(2.0)))
         frac = e.div(e.const(2.0), e.add(ex, e.const(1.0)))
-        rewriter.replace(op, arith.SubfOp(e.const(1.0), frac))
+        wide = e.emit(arith.SubfOp(e.const(1.0), frac))
+        x2 = e.mul(x, x)
+        series = e.const(TANH_SERIES[-1])
+        for c in reversed(TANH_SERIES[:-1]):
+            series = e.add(e.mul(series, x2), e.const(c))
+        small = e.emit(arith.CmpfOp(e.emit(mathd.AbsFOp(x)), e.const(TANH_SERIES_LIMIT), "olt"))
+        rewriter.replace(op, arith.SelectOp(small, e.mul(series, x), wide))
 
 
 class LegalizeErf(RewritePattern):
