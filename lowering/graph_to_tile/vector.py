@@ -32,6 +32,7 @@ from gedialects.tile.structured import collapse_dims
 from lowering.legality import VECTOR_KERNEL
 from lowering.map_bodies import ELEMENTWISE, ScalarBuilder, fusion_tensor_constants, scalar_value
 
+from .data_movement import row_copy
 from .registry import lowers
 
 
@@ -57,6 +58,14 @@ class VectorKernel:
             element = self.ctx.elem
         else:
             view = self.ctx.values[v]
+            if view.storage.layout == "NC1HWC0" and view.origin(self.ctx.c0) != 0:
+                # a row inside a map's storage (a slice of a channel concat
+                # written in place): a tile.load reads from a tensor's start
+                view = row_copy(self.ctx, self.op, view)
+                copy = self.ctx.program.body.block.last_op  # the copy kernel runs before this one
+                assert copy is not None
+                copy.detach()
+                self.ctx.program.body.block.insert_op_before(copy, self.builder.op)
             name = view.storage.name
             element = self.ctx.stored_element(view.storage, v)
         return self.emit(st.LoadOp(name, TensorType(element, list(shape))))
