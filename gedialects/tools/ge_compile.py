@@ -6,7 +6,8 @@
                [--dump-ir DIR] [--log LEVEL]
 
 Stages: import, graph-canonicalize, graph-fuse, graph-plan-memory,
-assign-layouts, convert-graph-to-tile, convert-tile-to-npu, assemble, save
+graph-partition, assign-layouts, convert-graph-to-tile, the tile passes
+(ge-tile-opt), convert-tile-to-npu, npu-insert-sync, assemble, save
 (`lowering.pipeline.compile_module`; the same stages as `ge-opt -p ge-compile`).
 `--dump-ir DIR` writes the IR after each stage as `NN-<stage>.mlir`.
 The offline model is written with `target.program.Program.save` and runs
