@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import Float16Type, Float32Type, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -39,15 +39,10 @@ Index = int | SSAValue
 
 
 def esize(elem: Attribute) -> int:
-    if isinstance(elem, Float16Type):
-        return 2
-    if isinstance(elem, Float32Type):
-        return 4
-    raise PassFailedException(f"tile->npu: unsupported element type {elem}")
-
-
-def dname(elem: Attribute) -> str:
-    return "f16" if esize(elem) == 2 else "f32"
+    es = t.element_bytes(elem)
+    if es is None:
+        raise PassFailedException(f"tile->npu: unsupported element type {elem}")
+    return es
 
 
 @dataclass
@@ -353,9 +348,13 @@ class KernelTranslator:
             raise PassFailedException("tile.reduce: rows must start on 32-byte blocks")
         fold = npu.VaddOp if op.op.data == "sum" else npu.VmaxOp
         red = npu.VreduceSumOp if op.op.data == "sum" else npu.VreduceMaxOp
-        if rs // epb > MAX_STRIDE:  # rows too far apart for one repeat per row: fold each row in halves
-            for r in range(rows):
-                self._fold_row(fold, red, dt, dst, src, r, r * rs, cols, epr)
+        if rs // epb > MAX_STRIDE:  # rows too far apart for one repeat per row
+            if rows > 1:  # each row's result would land at an unaligned UB address
+                raise PassFailedException(
+                    f"tile.reduce: {rows} rows {rs // epb} blocks apart (at most {MAX_STRIDE}): narrow them first "
+                    "(tile-expand-structured does)"
+                )
+            self._fold_row(fold, red, dt, dst, src, 0, cols, epr)
             return
         for r0 in range(0, rows, MAX_REPEAT):
             nr = min(MAX_REPEAT, rows - r0)
@@ -370,9 +369,9 @@ class KernelTranslator:
             self.emit(red(dt, self.ptr(dst, r0), self.ptr(src, base), repeat=nr, mask=min(cols, epr), src_rep=rep))
 
 
-    def _fold_row(self, fold, red, dt, dst, src, row: int, base: int, cols: int, epr: int) -> None:
-        """Reduce one long row: add (or max) its second half onto its first,
-        in contiguous repeats, until one repeat is left; then reduce it."""
+    def _fold_row(self, fold, red, dt, dst, src, base: int, cols: int, epr: int) -> None:
+        """Reduce one long row into dst: add (or max) its second half onto its
+        first, in contiguous repeats, until one repeat is left; then reduce it."""
         width = cols
         while width > epr:
             half = -(-(-(-width // 2)) // epr) * epr  # the first half, whole repeats
@@ -384,7 +383,7 @@ class KernelTranslator:
                     at = base + start + r0 * epr
                     self.emit(fold(dt, self.ptr(src, at), self.ptr(src, at), self.ptr(src, at + half), repeat=n, mask=mask))
             width = half
-        self.emit(red(dt, self.ptr(dst, row), self.ptr(src, base), repeat=1, mask=width))
+        self.emit(red(dt, self.ptr(dst), self.ptr(src, base), repeat=1, mask=width))
 
 
 def _merge(shape: list[int], strides: list[list[int]]) -> list[tuple[int, list[int]]]:

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
+    Float16Type,
+    Float32Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -72,6 +74,16 @@ from gedialects.npu.vector_ops import TILE_SPECS
 SPACES = ("gm", "l1", "l0a", "l0b", "l0c", "ub")
 LAYOUTS = ("ND", "NCHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "ZZ", "ZN", "NZ", "FLAT_NC1HWC0")
 VECTOR_OPS = tuple(TILE_SPECS)  # tile.vec's ops: the rows of gedialects/npu/vector_ops.py with a tile name
+
+
+def element_bytes(element: Attribute) -> int | None:
+    """Bytes of one on-chip element: 2 for f16, 4 for f32, None for types
+    the AI core's buffers do not hold."""
+    if isinstance(element, Float16Type):
+        return 2
+    if isinstance(element, Float32Type):
+        return 4
+    return None
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:

@@ -39,7 +39,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, i64
-from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
@@ -422,10 +422,6 @@ def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:
             if isinstance(v.type, TensorType) and v not in cube_operands:
                 shape = _broadcast(shape, shape_of(v))
     return shape
-
-
-def new_map_body(element_types: Sequence[Attribute]) -> Block:
-    return Block(arg_types=list(element_types))
 
 
 __all__ = [

@@ -44,7 +44,6 @@ class VectorKernel:
         self.op = op
         self.builder = ctx.new_kernel(op, kind, 1)
         self.block = self.builder.op.body.block
-        self.compute = f32
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)

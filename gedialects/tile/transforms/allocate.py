@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import Float16Type, IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -24,7 +24,9 @@ from target.config import TargetConfig, load_target
 def buffer_bytes(op: t.AllocOp, config: TargetConfig) -> int:
     """Bytes of one copy of the buffer, rounded to its space's alignment."""
     align = max(config.alignment_bytes[t.space_of(op.result)], BLOCK_BYTES)
-    es = 2 if isinstance(op.result.type.element, Float16Type) else 4  # type: ignore[attr-defined]
+    es = t.element_bytes(op.result.type.element)  # type: ignore[attr-defined]
+    if es is None:
+        raise PassFailedException(f"tile.alloc: {op.result.type.element} is not an on-chip element type (f16/f32)")  # type: ignore[attr-defined]
     return -(-op.num_elements() * es // align) * align
 
 

@@ -50,11 +50,10 @@ class TilingError(Exception):
 
 
 def elem_bytes(element: Attribute) -> int:
-    if isinstance(element, Float16Type):
-        return 2
-    if isinstance(element, Float32Type):
-        return 4
-    raise TilingError(f"element type {element} is not handled by the vector unit (f16/f32 only)")
+    es = t.element_bytes(element)
+    if es is None:
+        raise TilingError(f"element type {element} is not handled by the vector unit (f16/f32 only)")
+    return es
 
 
 def per_block(element: Attribute) -> int:
@@ -94,11 +93,7 @@ class Buffer:
 
     def count(self) -> int:
         """Elements a contiguous op over the whole buffer covers."""
-        if self.kind == "row":
-            return self.rows * self.pitch
-        if self.kind == "replicated":
-            return self.rows * self.pitch
-        return self.rows
+        return self.rows if self.kind == "column" else self.rows * self.pitch
 
 
 BRCB_VALUES = 8
