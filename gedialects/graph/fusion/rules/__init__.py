@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .conv_fold import ConvBatchnormFusion, ConvScaleFusion
+from .conv_fold import ConvBatchnormFusion, ConvScaleFusion, PadConvFusion
 from .epilogue import (
     ConvActivationFusion,
     ConvAddFusion,
@@ -23,6 +23,7 @@ BUILTIN_RULES = (
     SoftmaxReshapeFusion,
     ReshapeSoftmaxFusion,
     # Phase.FOLD
+    PadConvFusion,
     ConvBatchnormFusion,
     ConvScaleFusion,
     # Phase.EPILOGUE

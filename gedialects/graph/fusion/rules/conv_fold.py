@@ -6,6 +6,9 @@
 - `ConvScaleFusionPass`: conv → mul/add/sub by a constant that varies along
   the channel only (BatchNorm exported as Mul+Add, as in DenseNet and
   Inception-v2): mul c gives w' = w * c, b' = b * c; add c gives b' = b + c.
+- `PadConv2dFusionPass`: a zero constant pad of the spatial dims before a 2-d
+  conv (TF "same" padding, as HF's MobileNetV2 and EfficientNet export it)
+  → the conv's own pads (added to them; asymmetric is fine).
 """
 
 from __future__ import annotations
@@ -188,3 +191,48 @@ class ConvScaleFusion(FusionRule):
         new_b = materialize(b.astype(dtype), f"{node_name(conv)}_b_folded", conv.location)
         fused = rebuild(conv, operands={"bias": new_b.results[0]})
         return Rewrite([new_b, fused], fused)
+
+
+def _spatial_zero_pads(pad: g.PadOp) -> tuple[int, int, int, int] | str:
+    """The (top, left, bottom, right) of a 4-d zero constant pad of H and W
+    only, or why it is not one."""
+    if pad.str_("mode", "constant") != "constant":
+        return f"pad mode {pad.str_('mode', 'constant')} is not a zero fill"
+    if pad.value is not None and float(pad.value.value.data) != 0.0:  # type: ignore[union-attr]
+        return f"pad value {pad.value.value.data} is not zero"  # type: ignore[union-attr]
+    p = pad.ints("pads")
+    if len(p) != 8:
+        return f"a {len(p) // 2}-d pad is not a 2-d conv's"
+    if any(x < 0 for x in p):
+        return "a negative pad crops"
+    if p[0] or p[1] or p[4] or p[5]:
+        return "the pad grows the batch or channel dims"
+    return (p[2], p[3], p[6], p[7])
+
+
+class PadConvFusion(FusionRule):
+    name = "PadConv2dFusionPass"
+    summary = "pad (zeros, H/W only) → conv: add the pad to the conv's pads"
+    anchors = (g.ConvOp,)
+    phase = Phase.FOLD
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, g.ConvOp)
+        pad = op.input.owner
+        if not isinstance(pad, g.PadOp):
+            return None
+        spatial = _spatial_zero_pads(pad)
+        if isinstance(spatial, str):
+            return Miss(op, UNSUPPORTED_ATTRIBUTE, spatial)
+        miss = other_users_miss(op, pad.output, [op])
+        return miss or Match(op, [pad, op], spatial)
+
+    def rewrite(self, match: Match) -> Rewrite:
+        conv = match.anchor
+        assert isinstance(conv, g.ConvOp)
+        pad = conv.input.owner
+        assert isinstance(pad, g.PadOp)
+        own = conv.ints("pads", (0, 0, 0, 0))
+        pads = [a + b for a, b in zip(own, match.data)]
+        fused = rebuild(conv, operands={"input": pad.input}, properties={"pads": g.int_array(pads)})
+        return Rewrite([fused], fused)
