@@ -28,8 +28,9 @@ AI_CPU = "AI_CPU"
 ENGINE_ATTR = "ge.engine"
 REASON_ATTR = "ge.reason"
 
-CUBE_ACTIVATIONS = ("", "relu")
-"""Epilogues the conv and gemm kernels apply."""
+CUBE_ACTIVATIONS = ("", *g.ACTIVATIONS)
+"""Epilogues the conv and gemm kernels apply (every fused activation: its map
+body runs on the output buffer, graph_to_tile/activation.py)."""
 MAP_ELEMENTWISE = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
 """Elementwise ops the vector kernels run on 4-D maps."""
 FUSION_BODY_OPS = (g.ReluOp, g.IdentityOp, g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp, g.SumOp)
@@ -56,11 +57,16 @@ def _is_f32(v: SSAValue) -> bool:
     return isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type)
 
 
+def _nonnegative_activation(op: Operation) -> bool:
+    act, params = op.str_("activation", ""), op.floats("activation_params")  # type: ignore[attr-defined]
+    return act in ("relu", "sigmoid") or act == "clip" and params[0] >= 0
+
+
 def nonnegative_values(block: Block) -> set[SSAValue]:
     """Values known to be >= 0 (a zero halo is exact for max-pooling them)."""
     nonneg: set[SSAValue] = set()
     for op in block.ops:
-        if isinstance(op, g.ConvOp) and op.str_("activation", "") == "relu" or isinstance(op, g.ReluOp):
+        if isinstance(op, g.ConvOp) and _nonnegative_activation(op) or isinstance(op, g.ReluOp | g.SigmoidOp):
             nonneg.add(op.results[0])
         elif isinstance(op, g.FusionOp):
             y = op.body.block.last_op
@@ -524,9 +530,10 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         return "trans_a not lowered"
     trans_b = gemm and bool(op.int_("trans_b", 0))
     m, k, n = sa[-2], sa[-1], sb[-2] if trans_b else sb[-1]
-    k0 = 32 // (2 if ctx.fp16 else 4)
-    if m % 16 or n % 16:
-        return f"a {m}x{n} product is not whole 16x16 fractals"
+    es = 2 if ctx.fp16 else 4
+    k0 = 32 // es
+    if n * es % 32:
+        return f"rows of {n} x {es} bytes are not whole 32-byte blocks (the product's rows move as blocks)"
     if k % k0:
         return f"contraction length {k} is not whole {k0}-element blocks"
     perm = foldable_transpose(b)
@@ -534,6 +541,8 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         trans_b = True  # the product reads the transpose's source as b^T
     if not is_constant(b) and not trans_b and not ctx.fp16:
         return "an fp32 row-major right operand that is no weight (load_2d transposes fp16 fractals only)"
+    if not is_constant(b) and not trans_b and n % 16:
+        return f"a row-major right operand of {n} columns is not whole 16-column fractals"
     bias = op.operands[2] if len(op.operands) > 2 else None
     if bias is not None:
         sbias = g.shape_of(bias)

@@ -15,24 +15,26 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, f32
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from gedialects.graph import ops as g
 from gedialects.graph.tensors import attr_array
+from gedialects.tile.structured import YieldOp
 
 
 class ScalarBuilder:
-    """Appends scalar fp32 ops to a map body."""
+    """Appends scalar ops to a map body (constants of type `element`)."""
 
-    def __init__(self, block: Block):
+    def __init__(self, block: Block, element: Attribute = f32):
         self.block = block
+        self.element = element
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
         return op.results[0]
 
     def const(self, value: float) -> SSAValue:
-        return self.emit(arith.ConstantOp(FloatAttr(float(value), f32)))
+        return self.emit(arith.ConstantOp(FloatAttr(float(value), self.element)))
 
     def add(self, a, b):
         return self.emit(arith.AddfOp(a, b))
@@ -214,6 +216,30 @@ def activation_body(sb: ScalarBuilder, kind: str, params, x: SSAValue) -> SSAVal
     if kind == "gelu":
         return _gelu_of(sb, x, "tanh" if params and params[0] else "none")
     raise ValueError(f"unknown activation {kind}")
+
+
+SCALE_EQUIVARIANT_ACTIVATIONS = ("", "relu", "leaky_relu")
+"""Activations that commute with a positive scale: f(x s) = f(x) s."""
+STORAGE_PRECISION_ACTIVATIONS = ("", "relu", "leaky_relu", "clip")
+"""Activations as exact in fp16 as in fp32 (max/min/select, one product);
+the others (sigmoid, tanh, gelu: several rounded steps) run in fp32."""
+
+
+def activation_block(kind: str, params, element: Attribute = f32, scale: float = 1.0) -> Block:
+    """A detached map body of one argument of type `element`: the activation,
+    yielded in `element`. `scale`: the argument and the result are stored
+    divided by it (force_fp16 range scaling), so the body is
+    f(x * scale) / scale unless f commutes with it. On fp16, activations of
+    several rounded steps are computed in fp32 between two casts."""
+    block = Block(arg_types=[element])
+    wide = element != f32 and kind not in STORAGE_PRECISION_ACTIVATIONS
+    sb = ScalarBuilder(block, f32 if wide else element)
+    x = sb.emit(arith.ExtFOp(block.args[0], f32)) if wide else block.args[0]
+    rescale = scale != 1.0 and kind not in SCALE_EQUIVARIANT_ACTIVATIONS
+    y = activation_body(sb, kind, params, sb.mul(x, sb.const(scale)) if rescale else x)
+    y = sb.mul(y, sb.const(1.0 / scale)) if rescale else y
+    block.add_op(YieldOp([sb.emit(arith.TruncFOp(y, element)) if wide else y]))
+    return block
 
 
 def fusion_tensor_constants(op: Operation) -> list[SSAValue]:

@@ -108,6 +108,9 @@ class TileBuilder:
 
     # -- references and data -----------------------------------------------
     def alloc(self, space: str, element: Attribute, count: int, buffers: int = 1) -> SSAValue:
+        return self.alloc_at_entry(space, element, count, buffers)
+
+    def alloc_at_entry(self, space: str, element: Attribute, count: int, buffers: int = 1) -> SSAValue:
         """A buffer, declared at the top of the kernel (after the earlier ones)
         wherever it is first used: buffers live for the whole kernel."""
         op = t.AllocOp(space, element, [count], "ND", buffers)

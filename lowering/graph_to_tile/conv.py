@@ -2,7 +2,7 @@
 patterns reuse (`emit_conv`: a channel permutation, LRN's window sum).
 
 x (NC1HWC0) * w (OIHW, constant, packed into FRACTAL_Z at compile time)
-(+ bias, + residual, relu) -> out (NC1HWC0). Per tile (a band of output rows
+(+ bias, + residual, a fused activation) -> out (NC1HWC0). Per tile (a band of output rows
 x a block of output-channel fractals): the band's input rows and the block's
 weights go GM -> L1 once; per chunk of output pixels and C1 slice of input,
 im2col -> L0A, weights -> L0B, mmad accumulating in L0C; then L0C -> UB, the
@@ -24,6 +24,7 @@ from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.legality import AI_CORE, channel_permutation, engine_of
 
+from .activation import EpilogueActivation
 from .builder import Index
 from .context import LoweringContext
 from .conv_tiling import ConvShape, choose_conv_tiling
@@ -37,9 +38,7 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
     x = ctx.values[op.input]
     if x.layout != "NC1HWC0":
         raise PassFailedException(f"{describe_op(op)}: input is not NC1HWC0")
-    act = op.str_("activation", "")
-    if act not in ("", "relu"):
-        raise PassFailedException(f"{describe_op(op)}: activation '{act}' not lowered")
+    act = (op.str_("activation", ""), op.floats("activation_params"), ctx.scale_of(op.output))
     w = ctx.constant_value(op.weight)
     if w is None:
         raise PassFailedException(f"{describe_op(op)}: weights must be constant")
@@ -146,9 +145,10 @@ def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: i
 
 
 def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray, bias, res: TensorView | None,
-              act: str, s: int, d: int, p, out: TensorView, weight_name: str = "conv", group: int = 1) -> None:
-    """One conv kernel: x (NC1HWC0) * w (OIHW, constant) (+bias, +res, relu) -> out,
-    stride s, dilation d, pads p (ONNX order)."""
+              act: tuple[str, tuple[float, ...], float], s: int, d: int, p, out: TensorView, weight_name: str = "conv",
+              group: int = 1) -> None:
+    """One conv kernel: x (NC1HWC0) * w (OIHW, constant) (+bias, +res, activation `act`: (kind,
+    params, scale of out)) -> out, stride s, dilation d, pads p (ONNX order)."""
     cout = w.shape[0]
     kh, kw = w.shape[2], w.shape[3]
     W = x.shape[3]
@@ -189,6 +189,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
     ub_out = kernel.alloc("ub", tile_elems, "NZ")
     ub_res = kernel.alloc("ub", tile_elems, "NZ") if res is not None else None
     ub_bias = kernel.alloc("ub", tile_channels, "ND") if bname else None
+    activation = EpilogueActivation(kernel, *act)
     in_gm, w_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(wname), kernel.gm(out.storage.name)
     x_origin = x.origin(c0) - (p[0] * x.storage.padded_w + p[1]) * c0  # the window's (0, 0), in the halo
     slices_per_fractal = CUBE_CHANNELS // c0
@@ -213,7 +214,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
         return view.origin(c0) + m0 * c0, offset, strides
 
     def epilogue(block: Index, oy: Index, qi: int) -> None:
-        """L0C -> UB (in the storage type), + bias, + residual, relu, UB -> GM."""
+        """L0C -> UB (in the storage type), + bias, + residual, activation, UB -> GM."""
         kernel.copy(ub_out, l0c, [tile_elems], [1], [1], cast=ctx.fp16)
         if ub_bias is not None:
             kernel.vec("add", ub_out, [ub_out, ub_bias], [tile_fractals, chunk_m, 16],
@@ -227,8 +228,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
             start, offset, strides = gm_tile(res, block, oy, m0)
             kernel.copy(ub_res, kernel.at(kernel.gm(res.storage.name), start, offset), shape, ub_strides, strides)
             kernel.vec("add", ub_out, [ub_out, ub_res], [tile_elems], [[1], [1], [1]])
-        if act == "relu":
-            kernel.vec("relu", ub_out, [ub_out], [tile_elems], [[1], [1]])
+        activation.apply(ub_out, tile_elems)
         start, offset, strides = gm_tile(out, block, oy, m0)
         kernel.copy(kernel.at(out_gm, start, offset), ub_out, shape, strides, ub_strides)
 

@@ -169,7 +169,7 @@ def lower_transpose(ctx: LoweringContext, op: g.TransposeOp) -> None:
     permutation[np.arange(C), chan, 0, 0] = 1.0
     shuffled = ctx.temp_map((1, C, H, W), "shuffle")
     shuffled.storage.halo = list(ctx.plan.halos.get(op.output, [0, 0, 0, 0]))
-    emit_conv(ctx, op, src, permutation, None, None, "", 1, 1, (0, 0, 0, 0), shuffled, "shuffle")
+    emit_conv(ctx, op, src, permutation, None, None, ("", (), 1.0), 1, 1, (0, 0, 0, 0), shuffled, "shuffle")
     ctx.values[op.output] = TensorView(shuffled.storage, 0, "FLAT_NC1HWC0", tuple(g.shape_of(op.output)),
                                        flat_src=shuffled)
 

@@ -5,7 +5,7 @@ flattened NC1HWC0 map read in its stored order, the weight rows permuted at
 compile time to match (FLAT_NC1HWC0). The weights (alpha, force_fp16
 scales folded in) are packed into [K1][N1][16][k0]. Tiles are blocks of
 output fractals over the cores; K is accumulated in L0C in steps that fit
-L0A/L0B halves (double-buffered); bias and relu on the vector unit."""
+L0A/L0B halves (double-buffered); bias and the fused activation on the vector unit."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from gedialects.location import describe_op
 from gedialects.npu.isa import FRACTAL_BYTES
 from gedialects.tile import ops as t
 
+from .activation import EpilogueActivation
 from .builder import Index
 from .context import LoweringContext
 from .planning import CUBE_CHANNELS, FRACTAL_ELEMS
@@ -59,9 +60,6 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
         if op.int_("trans_b", 0):
             weights = weights.T
         alpha, beta = op.float_("alpha", 1.0), op.float_("beta", 1.0)
-    act = op.str_("activation", "")
-    if act not in ("", "relu"):
-        raise PassFailedException(f"{describe_op(op)}: activation '{act}' not lowered")
     bias = ctx.constant_value(op.bias) if op.bias is not None else None
     if op.bias is not None and bias is None:
         raise PassFailedException(f"{describe_op(op)}: bias must be constant")
@@ -101,6 +99,7 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
     l0c = kernel.alloc("l0c", tile_fractals * FRACTAL_ELEMS, "NZ", elem=f32)
     ub_out = kernel.alloc("ub", tile_fractals * FRACTAL_ELEMS, "NZ")
     ub_bias = kernel.alloc("ub", tile_channels, "ND") if bname else None
+    activation = EpilogueActivation(kernel, op.str_("activation", ""), op.floats("activation_params"), scale_out)
     a_gm, w_gm, out_gm = kernel.gm(a.storage.name), kernel.gm(wname), kernel.gm(out.storage.name)
     a_origin = a.origin(c0) if a.storage.layout == "NC1HWC0" else 0
 
@@ -123,8 +122,7 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
         if ub_bias is not None:
             kernel.copy(ub_bias, kernel.at(kernel.gm(bname), 0, kernel.mul(j, tile_channels)), [tile_channels], [1], [1])
             kernel.vec("add", ub_out, [ub_out, ub_bias], [tile_fractals, 16], [[FRACTAL_ELEMS, 1], [FRACTAL_ELEMS, 1], [16, 1]])
-        if act == "relu":
-            kernel.vec("relu", ub_out, [ub_out], [tile_fractals * FRACTAL_ELEMS], [[1], [1]])
+        activation.apply(ub_out, tile_fractals * FRACTAL_ELEMS)
         if M == 1:
             kernel.copy(kernel.at(out_gm, 0, kernel.mul(j, tile_channels)), ub_out, [tile_fractals, 16], [16, 1], [FRACTAL_ELEMS, 1])
         else:

@@ -155,7 +155,7 @@ def lower_lrn(ctx: LoweringContext, op: g.LrnOp) -> None:
     map_kernel(ctx, op, "lrn_square", [x], squares,
                lambda kernel, a, dst, n, _: kernel.vec("mul", dst, [a[0], a[0]], [n], [[1], [1], [1]]))
     sums = ctx.temp_map(x.shape, "lrn_sum")
-    emit_conv(ctx, op, squares, window, None, None, "", 1, 1, (0, 0, 0, 0), sums, "lrn_band")
+    emit_conv(ctx, op, squares, window, None, None, ("", (), 1.0), 1, 1, (0, 0, 0, 0), sums, "lrn_band")
     out = ctx.storage_for(op.output, "NC1HWC0", "lrn")
 
     def power(kernel, a, dst, n, _):

@@ -52,11 +52,11 @@ F = TensorProto.FLOAT
 
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_an_ai_cpu_op_between_two_ai_core_convs(precision):
-    # tanh has no AI-core kernel: the map goes back to NCHW for the AI CPU and
+    # sin has no AI-core kernel: the map goes back to NCHW for the AI CPU and
     # into NC1HWC0 again for the second conv
     nodes = [
         helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1], name="conv1"),
-        helper.make_node("Tanh", ["a"], ["t"], name="tanh"),
+        helper.make_node("Sin", ["a"], ["t"], name="sin"),
         helper.make_node("Conv", ["t", "w2"], ["y"], name="conv2"),
     ]
     m = _model(nodes, {"w1": _w(16, 3, 3, 3), "w2": _w(8, 16, 1, 1)}, [("x", F, [1, 3, 8, 8])], [("y", F, [1, 8, 8, 8])])

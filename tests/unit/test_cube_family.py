@@ -142,3 +142,26 @@ def test_head_split_and_key_transposes_fold_into_the_products(precision):
     assert compiled.kernel_kinds.get("transpose", 0) == (0 if fp16 else 1)
     assert compiled.kernel_kinds.get("matmul") == (2 if fp16 else 1)
     assert compiled.kernel_kinds.get("aicpu", 0) == (0 if fp16 else 1)
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("m, k, n", [(65, 64, 64), (4, 64, 32), (2, 256, 64), (8, 16, 64)])
+def test_products_not_in_whole_fractals(m, k, n, precision):
+    """ViT's 65 tokens, SegFormer's 4, ConvNeXt's 2x2 and 8x8 maps: the tile
+    is the whole matrix, padded to fractals on chip (rows beyond M never
+    loaded, never stored)."""
+    x = _rand(1, m, k, seed=3)
+    w, b = _rand(k, n, scale=0.125, seed=4), _rand(n, seed=5)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Add", ["t", "b"], ["y"])]
+    compiled = _run(_model(nodes, {"x": x}, {"w": w, "b": b}), {"x": x}, precision)
+    assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+
+
+def test_narrow_product_of_two_activations_fp32():
+    """Attention scores of 16 tokens by 8 keys (a swin window): N = 8 fp32
+    columns are one 32-byte block; the product is padded to a 16x16 fractal."""
+    q, kt = _rand(2, 16, 32, seed=6), _rand(2, 8, 32, seed=7)
+    nodes = [helper.make_node("Transpose", ["k"], ["kT"], perm=[0, 2, 1]),
+             helper.make_node("MatMul", ["q", "kT"], ["y"])]
+    compiled = _run(_model(nodes, {"q": q, "k": kt}), {"q": q, "k": kt}, "must_keep_origin_dtype")
+    assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds

@@ -10,14 +10,10 @@ For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
         the maps, reductions and casts as tile.vec / tile.reduce / tile.cast
         tile.copy UB -> GM of each stored box
 
-Every value of the kernel gets a UB buffer for one tile's box of it:
-* a *row* value (last dim whole) is stored with its rows padded to a common
-  pitch, a multiple of 32 bytes, so every row starts on a vector block;
-* a *column* value (last dim 1 while the iteration's is wider: a reduction's
-  result, a [.., 1] operand) is stored compactly, one element per row; a row
-  op reading it first replicates each element over one 32-byte block (brcb),
-  then reads that block with block stride 0.
-Buffers are reused once their value is dead (in-place for elementwise ops).
+Every value of the kernel gets a UB buffer for one tile's box of it (row,
+column or replicated: ub_buffers.py); map bodies become vector ops as
+map_body.py defines. Buffers are reused once their value is dead, and an
+elementwise result goes in place into an operand that dies with it.
 The footprint of a tiling is what this expansion allocates (`dry_run`):
 tile-select-tiling measures candidates with it, so a chosen tiling fits by
 construction.
@@ -27,13 +23,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-
-import numpy as np
+from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith
-from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import Float16Type, Float32Type, IntegerAttr, ModuleOp, TensorType, f32, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -43,146 +35,10 @@ from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, MAX_STRIDE
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
+from gedialects.tile.transforms.map_body import MapBodyEmitter
+from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
 
-
-class TilingError(Exception):
-    """The kernel cannot be expanded with this tile box (the reason says why)."""
-
-
-def elem_bytes(element: Attribute) -> int:
-    es = t.element_bytes(element)
-    if es is None:
-        raise TilingError(f"element type {element} is not handled by the vector unit (f16/f32 only)")
-    return es
-
-
-def per_block(element: Attribute) -> int:
-    """Elements in one 32-byte block."""
-    return BLOCK_BYTES // elem_bytes(element)
-
-
-def _round_up(n: int, unit: int) -> int:
-    return -(-n // unit) * unit
-
-
-@dataclass(eq=False)
-class Buffer:
-    """One tile's box of a value in UB."""
-
-    ref: SSAValue
-    box: tuple[int, ...]
-    element: Attribute
-    kind: str  # row | column | replicated
-    pitch: int  # row: padded row length; column: 1; replicated: elements per block
-    replicated: Buffer | None = None  # the brcb copy of a column, made on first use by a row op
-
-    @property
-    def rows(self) -> int:
-        return math.prod(self.box[:-1])
-
-    def strides(self) -> list[int]:
-        """Element strides per dim (the last: 1, or 0 for a replicated column)."""
-        n = len(self.box)
-        out = [0] * n
-        step = self.pitch
-        for k in range(n - 2, -1, -1):
-            out[k] = step
-            step *= self.box[k]
-        out[-1] = 0 if self.kind == "replicated" else 1
-        return out
-
-    def count(self) -> int:
-        """Elements a contiguous op over the whole buffer covers."""
-        return self.rows if self.kind == "column" else self.rows * self.pitch
-
-
-BRCB_VALUES = 8
-"""Values one brcb repeat broadcasts (one per block of a 256-byte repeat)."""
-
-
-def _buffer_elements(kind: str, rows: int, pitch: int, element: Attribute) -> int:
-    if kind == "column":  # brcb reads whole repeats of it
-        return _round_up(rows, max(per_block(element), BRCB_VALUES))
-    if kind == "replicated":  # brcb writes whole repeats
-        return _round_up(rows, BRCB_VALUES) * pitch
-    return rows * pitch
-
-
-@dataclass
-class _Pool:
-    """UB buffers of one kernel, reused by (kind, elements, element type)."""
-
-    builder: TileBuilder
-    free: dict[tuple, list[SSAValue]] = field(default_factory=dict)
-    allocated: int = 0  # bytes
-
-    def take(self, kind: str, rows: int, pitch: int, element: Attribute, buffers: int = 1) -> SSAValue:
-        n = _buffer_elements(kind, rows, pitch, element)
-        key = (n, str(element))
-        if buffers == 1 and self.free.get(key):
-            return self.free[key].pop()
-        self.allocated += _round_up(n * elem_bytes(element), BLOCK_BYTES) * buffers
-        return self.builder.alloc("ub", element, n, buffers)
-
-    def release(self, buf: Buffer, double: bool) -> None:
-        if double:
-            return  # ping-pong copies belong to their load
-        n = _buffer_elements(buf.kind, buf.rows, buf.pitch, buf.element)
-        self.free.setdefault((n, str(buf.element)), []).append(buf.ref)
-
-
-# ----------------------------------------------------------------- vector ops of map bodies
-
-BINARY = {
-    arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
-    arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxnumfOp: "max", arith.MinnumfOp: "min",
-}
-UNARY = {mathd.ExpOp: "exp", mathd.LogOp: "ln", mathd.SqrtOp: "sqrt", mathd.RsqrtOp: "rsqrt", mathd.AbsFOp: "abs"}
-SCALAR_FORM = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}
-"""Binary ops with a constant operand, as one instruction with an immediate."""
-COMPARE = {"olt": "cmp_lt", "ult": "cmp_lt", "ole": "cmp_le", "ule": "cmp_le", "ogt": "cmp_gt", "ugt": "cmp_gt",
-           "oge": "cmp_ge", "uge": "cmp_ge", "oeq": "cmp_eq", "ueq": "cmp_eq", "one": "cmp_ne", "une": "cmp_ne"}
-CMPF_PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule",
-                   "une", "uno", "true")
-
-
-def body_op_supported(op: Operation) -> str | None:
-    """None when the vector unit runs this map-body op (after tile-legalize-math), else why not."""
-    if isinstance(op, (*BINARY, *UNARY, arith.NegfOp, arith.ExtFOp, arith.TruncFOp, arith.ConstantOp,
-                       arith.SelectOp, st.YieldOp)):
-        return None
-    if isinstance(op, arith.CmpfOp):
-        pred = CMPF_PREDICATES[op.predicate.value.data]
-        return None if pred in COMPARE else f"arith.cmpf {pred} has no vector compare"
-    return f"{op.name} has no vector instruction"
-
-
-SCALAR_FOLDS = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide, "max": np.maximum, "min": np.minimum,
-    "exp": np.exp, "ln": np.log, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "abs": np.abs,
-    "cmp_lt": np.less, "cmp_le": np.less_equal, "cmp_gt": np.greater, "cmp_ge": np.greater_equal,
-    "cmp_eq": np.equal, "cmp_ne": np.not_equal,
-}
-
-
-def fold_scalar(op: Operation, values: list[float]) -> float:
-    """A map-body op whose operands are all constants, evaluated here in fp32
-    (e.g. a where on a constant condition): its result is an immediate."""
-    x = [np.float32(v) for v in values]
-    with np.errstate(all="ignore"):
-        if isinstance(op, arith.SelectOp):
-            return float(x[1] if x[0] != 0 else x[2])
-        if isinstance(op, arith.NegfOp):
-            return float(-x[0])
-        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
-            return float(x[0])
-        if isinstance(op, arith.CmpfOp):
-            kind = COMPARE[CMPF_PREDICATES[op.predicate.value.data]]
-        else:
-            kind = BINARY.get(type(op)) or UNARY.get(type(op))  # type: ignore[arg-type]
-        if kind is None:
-            raise TilingError(f"{op.name} has no vector instruction")
-        return float(SCALAR_FOLDS[kind](*x))
+__all__ = ["KernelExpansion", "TileExpandStructuredPass", "TilingError", "dry_run", "elem_bytes", "expand_kernel"]
 
 
 # ----------------------------------------------------------------- the expansion
@@ -221,6 +77,8 @@ class KernelExpansion:
                 elements += [v.type for b in op.body.blocks for o in b.ops for v in o.results
                              if isinstance(v.type, Float16Type | Float32Type)]
         self.pitch_unit = max(per_block(e) for e in elements)
+        if self.cube_operands:  # a product's rows leave L0C in whole 16-column fractals
+            self.pitch_unit = max(self.pitch_unit, FRACTAL)
         self.columns = self.shape[-1] > 1
         if any(isinstance(op, st.ReductionOp) for op in self.ops) and self.tile[-1] != self.shape[-1]:
             raise TilingError("a reduction needs the last dim whole in every tile")
@@ -245,7 +103,8 @@ class KernelExpansion:
     def run(self, block: Block) -> int:
         """Fill `block` with the expansion; returns the UB bytes allocated."""
         self.b = TileBuilder(block)
-        self.pool = _Pool(self.b)
+        self.pool = BufferPool(lambda element, n, buffers: self.b.alloc("ub", element, n, buffers))
+        self.body = MapBodyEmitter(self.b, self.pool, self.layout)
         self.values: dict[SSAValue, Buffer] = {}
         self.last_use = self._last_uses()
         double = {
@@ -290,8 +149,6 @@ class KernelExpansion:
             if self.last_use.get(v) == i and v in self.values and self.varies(v):
                 buf = self.values.pop(v)
                 self.pool.release(buf, v in self.double)
-                if buf.replicated is not None:
-                    self.pool.release(buf.replicated, False)
 
     def _coordinates(self, tile_index: SSAValue) -> list[Index]:
         coords: list[Index] = []
@@ -326,13 +183,12 @@ class KernelExpansion:
             own = own[::-1]
         return [0] * (len(self.shape) - len(own)) + own
 
+    def layout(self, box: tuple[int, ...]) -> tuple[str, int]:
+        """(kind, pitch) of a buffer of this box."""
+        return ("column", 1) if self.is_column(box) else ("row", round_up(box[-1], self.pitch_unit))
+
     def new_buffer(self, box: tuple[int, ...], element: Attribute, buffers: int = 1) -> Buffer:
-        if self.is_column(box):
-            kind, pitch = "column", 1
-        else:
-            kind, pitch = "row", _round_up(box[-1], self.pitch_unit)
-        ref = self.pool.take(kind, math.prod(box[:-1]), pitch, element, buffers)
-        return Buffer(ref, box, element, kind, pitch)
+        return self.body.new_buffer(box, element, buffers)
 
     # -- GM <-> UB ---------------------------------------------------------------
     def load(self, op: st.LoadOp, coords) -> None:
@@ -386,7 +242,7 @@ class KernelExpansion:
 
     # -- the cube ------------------------------------------------------------------
     def cube_alloc(self, space: str, element: Attribute, count: int) -> SSAValue:
-        self.cube_bytes[space] = self.cube_bytes.get(space, 0) + _round_up(count * elem_bytes(element), 512)
+        self.cube_bytes[space] = self.cube_bytes.get(space, 0) + round_up(count * elem_bytes(element), 512)
         return self.b.alloc(space, element, count)
 
     def operand_offset(self, v: SSAValue, coords, tiled_dim: int, along: int) -> Index:
@@ -421,13 +277,18 @@ class KernelExpansion:
 
     def matmul(self, op: st.BatchMatmulOp, coords) -> None:
         """One output tile [mt, nt] on the cube: GM -> L1 (fractal order),
-        L1 -> L0A / L0B, mmad over K (accumulating), L0C -> UB rows."""
+        L1 -> L0A / L0B, mmad over K (accumulating), L0C -> UB rows. A tile
+        that is not whole fractals (a whole dim of 65 rows) is padded to them
+        on chip: the padding rows of A (columns of B) are never loaded and
+        their results never leave L0C."""
         n = len(self.shape)
         if any(self.tile[k] != 1 for k in range(n - 2)):
             raise TilingError("a matmul tile covers one matrix of the batch")
         mt, nt = self.tile[-2], self.tile[-1]
-        if mt % FRACTAL or nt % FRACTAL:
-            raise TilingError(f"matmul tile {mt}x{nt} is not whole 16x16 fractals")
+        for size, dim in ((mt, self.shape[-2]), (nt, self.shape[-1])):
+            if size % FRACTAL and size != dim:
+                raise TilingError(f"matmul tile {mt}x{nt} is neither whole 16x16 fractals nor the whole matrix")
+        mp, np_ = round_up(mt, FRACTAL), round_up(nt, FRACTAL)
         m, _, k = op.contraction()
         a, b = op.a, op.b
         element = a.type.element_type  # type: ignore[attr-defined]
@@ -438,11 +299,13 @@ class KernelExpansion:
         transpose_b = op.transpose_b is not None
         if not transpose_b and es != 2:
             raise TilingError("a row-major right operand needs fp16 (load_2d transposes 16x16 fp16 fractals)")
-        kt = self.k_chunk(mt, nt, k, k0, es)
-        m1, n1, k1 = mt // FRACTAL, nt // FRACTAL, kt // k0
-        l1a, l1b = self.cube_alloc("l1", element, mt * kt), self.cube_alloc("l1", element, kt * nt)
-        l0a, l0b = self.cube_alloc("l0a", element, mt * kt), self.cube_alloc("l0b", element, kt * nt)
-        l0c = self.cube_alloc("l0c", f32, mt * nt)
+        if not transpose_b and nt % FRACTAL:
+            raise TilingError(f"a row-major right operand of {nt} columns is not whole 16-column fractals")
+        kt = self.k_chunk(mp, np_, k, k0, es)
+        m1, n1, k1 = mp // FRACTAL, np_ // FRACTAL, kt // k0
+        l1a, l1b = self.cube_alloc("l1", element, mp * kt), self.cube_alloc("l1", element, kt * np_)
+        l0a, l0b = self.cube_alloc("l0a", element, mp * kt), self.cube_alloc("l0b", element, kt * np_)
+        l0c = self.cube_alloc("l0c", f32, mp * np_)
         for space in ("l1", "l0a", "l0b", "l0c"):
             cap = self.capacities.get(space)
             if cap is not None and self.cube_bytes[space] > cap:
@@ -455,21 +318,37 @@ class KernelExpansion:
         b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
         for kc in range(0, k, kt):
             # A rows -> ZZ fractals (m1, k1): 16 rows of k0 elements each
-            self.b.copy(l1a, self.b.at(a_gm, a_base, kc), [m1, k1, FRACTAL, k0],
-                        [k1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [FRACTAL * lda, k0, lda, 1])
+            self._rows_to_fractals(l1a, self.b.at(a_gm, a_base, kc), mt, k1, k0, lda, FRACTAL * k0, k1 * FRACTAL * k0)
             if transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
-                self.b.copy(l1b, self.b.at(b_gm, b_base, kc), [k1, n1, FRACTAL, k0],
-                            [n1 * FRACTAL * k0, FRACTAL * k0, k0, 1], [k0, FRACTAL * ldb, ldb, 1])
+                self._rows_to_fractals(l1b, self.b.at(b_gm, b_base, kc), nt, k1, k0, ldb, n1 * FRACTAL * k0,
+                                       FRACTAL * k0)
             else:  # rows of b -> 16x16 fractals (k1, n1), transposed on the way to L0B
                 self.b.copy(l1b, self.b.at(b_gm, b_base, kc * ldb), [k1, n1, FRACTAL, FRACTAL],
                             [n1 * FRACTAL * FRACTAL, FRACTAL * FRACTAL, FRACTAL, 1], [FRACTAL * ldb, FRACTAL, ldb, 1])
             self.b.emit(t.LoadFractalOp(l0a, l1a, m1 * k1))
             self.b.emit(t.LoadFractalOp(l0b, l1b, k1 * n1, transpose=not transpose_b))
-            self.b.emit(t.MatmulOp(l0c, l0a, l0b, mt, nt, kt, accumulate=kc > 0))
+            self.b.emit(t.MatmulOp(l0c, l0a, l0b, mp, np_, kt, accumulate=kc > 0))
         out = self.new_buffer(self.box_of(op.result), f32)
-        # L0C holds NZ fractals (n1, m, 16): one burst of 16 accumulators per row
-        self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mt * FRACTAL, FRACTAL, 1])
+        # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
+        self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
         self.values[op.result] = out
+
+    def _rows_to_fractals(self, l1: SSAValue, src: SSAValue, rows: int, k1: int, k0: int, ld: int,
+                          k_step: int, row_block_step: int) -> None:
+        """`rows` GM rows (stride `ld`) of k1 * k0 elements -> L1 fractals of
+        16 rows x k0: fractal (row block r, k block j) at r * row_block_step +
+        j * k_step (the copy walks the larger step outermost). A last partial
+        row block copies only its rows."""
+        whole, rest = divmod(rows, FRACTAL)
+        if whole:
+            dims = [(whole, row_block_step, FRACTAL * ld), (k1, k_step, k0)]
+            if k_step > row_block_step:
+                dims.reverse()
+            (n0, d0, s0), (n1, d1, s1) = dims
+            self.b.copy(l1, src, [n0, n1, FRACTAL, k0], [d0, d1, k0, 1], [s0, s1, ld, 1])
+        if rest:
+            self.b.copy(self.b.at(l1, offset=whole * row_block_step), self.b.at(src, offset=whole * FRACTAL * ld),
+                        [k1, rest, k0], [k_step, k0, 1], [k0, ld, 1])
 
     # -- compute -------------------------------------------------------------------
     def reduction(self, op: st.ReductionOp, i: int) -> None:
@@ -487,7 +366,7 @@ class KernelExpansion:
         dst = self.new_buffer(self.box_of(op.result), op.result.type.element_type)  # type: ignore[attr-defined]
         self.b.emit(t.ReduceOp(op.kind.data, dst.ref, src_ref.ref, src.rows, src_ref.box[-1], src_ref.pitch))
         if src_ref is not src:
-            self.pool.release(src_ref, False)
+            self.pool.release(src_ref)
         self.values[op.result] = dst
 
     def _reduce_pitch_limit(self, element: Attribute) -> int:
@@ -502,7 +381,7 @@ class KernelExpansion:
         """Rows wider than the reduce pitch limit: add (or max) each row's
         chunks onto its first into a buffer of narrower rows; src is kept."""
         cols, limit = src.box[-1], self._reduce_pitch_limit(src.element)
-        width = _round_up(-(-cols // -(-cols // limit)), self.pitch_unit)  # <= limit
+        width = round_up(-(-cols // -(-cols // limit)), self.pitch_unit)  # <= limit
         folded = self.new_buffer(src.box[:-1] + (width,), src.element)
         lead = list(src.box[:-1])
         self.b.vec("adds", folded.ref, [src.ref], lead + [width], [folded.strides(), src.strides()], 0.0)
@@ -513,146 +392,19 @@ class KernelExpansion:
         return folded
 
     def map(self, op: st.MapOp, i: int) -> None:
-        body = op.body.block
-        env: dict[SSAValue, Buffer | float] = {}
-        for arg, x in zip(body.args, op.inputs):
-            env[arg] = self.values[x]
-        uses_left = {v: len(list(v.uses)) for o in body.ops for v in o.results}
-        owned: set[Buffer] = set()  # temporaries of this body (freed when dead)
-        result_box = self.box_of(op.result)
+        args = [self.values[x] for x in op.inputs]
+        consumable = {self.values[x] for x in op.inputs if self._dies_here(x, i)}
+        result = self.body.run(op.body.block, args, self.box_of(op.result),
+                               op.result.type.element_type, consumable)  # type: ignore[attr-defined]
+        for x in op.inputs:  # an input whose buffer now holds the result is no longer its owner
+            if self.values.get(x) is result:
+                del self.values[x]
+        self.values[op.result] = result
 
-        def operand_done(v: SSAValue) -> None:
-            if v in uses_left:
-                uses_left[v] -= 1
-                if uses_left[v] == 0 and isinstance(env.get(v), Buffer) and env[v] in owned:
-                    buf = env[v]
-                    self.pool.release(buf, False)  # type: ignore[arg-type]
-                    if buf.replicated is not None:  # type: ignore[union-attr]
-                        self.pool.release(buf.replicated, False)  # type: ignore[union-attr]
-
-        for inner in body.ops:
-            if isinstance(inner, st.YieldOp):
-                out = env[inner.values[0]]
-                if not isinstance(out, Buffer):
-                    buf = self.new_buffer(result_box, op.result.type.element_type)  # type: ignore[attr-defined]
-                    self._dup(buf, out)
-                    out = buf
-                elif out not in owned or out.box != result_box:
-                    buf = self.new_buffer(result_box, out.element)
-                    self.vector("adds", buf, [out], 0.0)
-                    out = buf
-                else:
-                    owned.discard(out)
-                self.values[op.result] = out
-                break
-            if isinstance(inner, arith.ConstantOp):
-                env[inner.result] = float(inner.value.value.data)  # type: ignore[union-attr]
-                continue
-            why = body_op_supported(inner)
-            if why is not None:
-                raise TilingError(f"{why} (in a tile.map body)")
-            operands = [env[v] for v in inner.operands]
-            result = self.body_op(inner, operands)
-            env[inner.results[0]] = result
-            if isinstance(result, Buffer):
-                owned.add(result)
-            for v in inner.operands:
-                operand_done(v)
-
-    def body_op(self, op: Operation, operands: list) -> Buffer | float:
-        if all(not isinstance(x, Buffer) for x in operands):
-            return fold_scalar(op, operands)
-        element = op.results[0].type
-        if not isinstance(element, Float16Type | Float32Type):  # a comparison's i1: a 0/1 mask
-            element = next(x.element for x in operands if isinstance(x, Buffer))
-        bufs = [x for x in operands if isinstance(x, Buffer)]
-        box = tuple(max(d) for d in zip(*(b.box for b in bufs)))
-        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
-            src = bufs[0]
-            dst = self.new_buffer(src.box, element)
-            self.b.emit(t.CastOp(dst.ref, src.ref, min(dst.count(), src.count())))
-            return dst
-        dst = self.new_buffer(box, element)
-        if type(op) in UNARY:
-            self.vector(UNARY[type(op)], dst, bufs)
-        elif isinstance(op, arith.NegfOp):
-            self.vector("muls", dst, bufs, -1.0)
-        elif type(op) in BINARY:
-            kind = BINARY[type(op)]
-            a, b = operands
-            if isinstance(a, Buffer) and isinstance(b, Buffer):
-                self.vector(kind, dst, [a, b])
-            elif isinstance(b, float):
-                if kind == "sub":
-                    self.vector("adds", dst, [a], -b)
-                elif kind == "div":
-                    self.vector("muls", dst, [a], 1.0 / b)
-                else:
-                    self.vector(SCALAR_FORM[kind], dst, [a], b)
-            else:  # constant first
-                if kind == "sub":  # c - x
-                    self.vector("muls", dst, [b], -1.0)
-                    self.vector("adds", dst, [dst], a)
-                elif kind == "div":  # c / x
-                    self.vector("rec", dst, [b])
-                    if a != 1.0:
-                        self.vector("muls", dst, [dst], a)
-                else:
-                    self.vector(SCALAR_FORM[kind], dst, [b], a)
-        elif isinstance(op, arith.CmpfOp):
-            kind = COMPARE[CMPF_PREDICATES[op.predicate.value.data]]
-            self.vector(kind, dst, [self._materialise(x, box, bufs[0].element) for x in operands])
-        elif isinstance(op, arith.SelectOp):
-            srcs = [self._materialise(x, box, element) for x in operands]
-            self.vector("sel", dst, srcs)
-        else:  # pragma: no cover - body_op_supported filtered the rest
-            raise TilingError(f"{op.name} has no vector instruction")
-        return dst
-
-    def _materialise(self, x, box, element) -> Buffer:
-        if isinstance(x, Buffer):
-            return x
-        buf = self.new_buffer(tuple(1 for _ in box), element)
-        self._dup(buf, x)
-        return buf
-
-    def _dup(self, buf: Buffer, value: float) -> None:
-        self.b.emit(t.DupOp(buf.ref, _buffer_elements(buf.kind, buf.rows, buf.pitch, buf.element), value))
-
-    def replicated(self, buf: Buffer) -> Buffer:
-        """A column with each element over one 32-byte block (brcb)."""
-        if buf.replicated is None:
-            epb = per_block(buf.element)
-            ref = self.pool.take("replicated", buf.rows, epb, buf.element)
-            self.b.vec("brcb", ref, [buf.ref], [buf.rows], [[epb], [1]])
-            buf.replicated = Buffer(ref, buf.box, buf.element, "replicated", epb)
-        return buf.replicated
-
-    def vector(self, kind: str, dst: Buffer, srcs: list[Buffer], scalar: float | None = None) -> None:
-        """dst = kind(srcs) over dst's box, broadcasting srcs along their unit dims."""
-        if all(s.box == dst.box and s.kind == dst.kind for s in srcs):
-            # the same box everywhere: one contiguous run (padded rows included)
-            self.b.vec(kind, dst.ref, [s.ref for s in srcs], [dst.count()], [[1]] * (1 + len(srcs)), scalar)
-            return
-        n = len(dst.box)
-        dims = n if dst.kind == "row" else n - 1  # a compact column: its leading dims only
-        shape = list(dst.box[:dims]) or [1]
-
-        def broadcast_strides(s: Buffer) -> list[int]:
-            ss = s.strides()
-            return [0 if s.box[k] == 1 and dst.box[k] > 1 else ss[k] for k in range(dims)] or [0]
-
-        operands, strides = [], [dst.strides()[:dims] or [1]]
-        for s in srcs:
-            if s.kind == "row" and s.box[-1] == 1 and dst.box[-1] > 1:
-                raise TilingError("a row operand of width 1 cannot broadcast along a row")
-            if dst.kind == "row" and s.kind == "column":
-                s = self.replicated(s)  # read each element's block with block stride 0
-            elif dst.kind == "column" and broadcast_strides(s)[-1] == 0 and shape[-1] > 1:
-                s = self.replicated(s)
-            operands.append(s.ref)
-            strides.append(broadcast_strides(s))
-        self.b.vec(kind, dst.ref, operands, shape, strides, scalar)
+    def _dies_here(self, v: SSAValue, i: int) -> bool:
+        """v's buffer is free to overwrite at op i: its last use, moving with
+        the tile, not a ping-pong load."""
+        return self.last_use.get(v) == i and self.varies(v) and v not in self.double and v in self.values
 
 
 def expand_kernel(kernel: t.KernelOp, tiling: st.TilingAttr, capacities: dict[str, int] | None = None) -> int:

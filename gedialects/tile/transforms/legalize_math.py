@@ -19,7 +19,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import FloatAttr, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -63,8 +63,10 @@ class _Emitter:
 
 
 def _in_map_body(op: Operation) -> bool:
-    parent = op.parent_op()
-    return isinstance(parent, st.MapOp)
+    """In a tile.map body, or in a body being built that has no parent yet
+    (a fused epilogue of a loop-level kernel, `legalize_body`)."""
+    block = op.parent_block()
+    return block is not None and (block.parent is None or isinstance(op.parent_op(), st.MapOp))
 
 
 TANH_SERIES = (1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835)
@@ -139,6 +141,18 @@ class LegalizePowf(RewritePattern):
             rewriter.replace(op, mathd.ExpOp(e.mul(e.emit(mathd.LogOp(x)), op.rhs)))
 
 
+PATTERNS = (LegalizeTanh(), LegalizeErf(), LegalizePowf())
+
+
+def legalize_body(block: Block) -> None:
+    """Legalize a detached map body in place (what the pass does to tile.map
+    bodies); the ops the patterns emit are all legal, so one sweep is enough."""
+    for op in list(block.ops):
+        for pattern in PATTERNS:
+            if op.parent_block() is block:
+                pattern.match_and_rewrite(op, PatternRewriter(op))
+
+
 @dataclass(frozen=True)
 class TileLegalizeMathPass(ModulePass):
     """Rewrite tanh, erf and powf in tile.map bodies into vector-unit ops."""
@@ -147,6 +161,6 @@ class TileLegalizeMathPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([LegalizeTanh(), LegalizeErf(), LegalizePowf()], dce_enabled=True),
+            GreedyRewritePatternApplier(list(PATTERNS), dce_enabled=True),
             apply_recursively=False,
         ).rewrite_module(op)

@@ -35,10 +35,11 @@ from target.config import TargetConfig, load_target
 
 
 def matmul_tiles(shape: Sequence[int]) -> list[tuple[int, ...]]:
-    """Tiles of a matmul kernel: one matrix of the batch, whole 16x16 fractals."""
+    """Tiles of a matmul kernel: one matrix of the batch, whole 16x16
+    fractals, or a whole dim that is not (padded to fractals on chip)."""
     m, n = shape[-2], shape[-1]
-    rows = [d for d in range(FRACTAL, m + 1, FRACTAL) if m % d == 0]
-    cols = [d for d in range(FRACTAL, n + 1, FRACTAL) if n % d == 0]
+    rows = [d for d in range(FRACTAL, m + 1, FRACTAL) if m % d == 0] or [m]
+    cols = [d for d in range(FRACTAL, n + 1, FRACTAL) if n % d == 0] or [n]
     return [(1,) * (len(shape) - 2) + (r, c) for r in rows for c in cols]
 
 

@@ -1,0 +1,50 @@
+// tile-expand-structured, the cube path: a tile.batch_matmul becomes GM -> L1
+// fractal copies, load_fractal to L0A/L0B, mmad, and an L0C -> UB copy.
+// RUN: ge-opt %s --split-input-file -p tile-select-tiling,tile-expand-structured | filecheck %s
+
+// A 20x8 product (ViT-like token counts, a narrow head): not whole fractals,
+// so the tile is the whole matrix, padded to 32x16 on chip. A's 20 rows go
+// to L1 as one whole 16-row block and a 4-row remainder; b^T's 8 rows as a
+// remainder only; the mmad runs on the padded sizes; only the 20 real rows
+// (and 8 real columns) leave L0C and UB.
+// CHECK-LABEL: tile.kernel "padded" attributes {tiling = #tile.tiling<tile = [20, 8], grid = [1, 1]
+// CHECK:       %[[L1A:.*]] = tile.alloc {shape = array<i64: 1024>{{.*}}!tile.ref<l1, f32>
+// CHECK:       %[[L1B:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f32>
+// CHECK:       %[[L0C:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l0c, f32>
+// CHECK:       tile.copy %[[L1A]], %{{.*}} {shape = array<i64: 1, 4, 16, 8>, dst_strides = array<i64: 512, 128, 8, 1>, src_strides = array<i64: 512, 8, 32, 1>}
+// CHECK:       %[[REST:.*]] = tile.at %[[L1A]] {offset = 512 : i64}
+// CHECK:       tile.copy %[[REST]], %{{.*}} {shape = array<i64: 4, 4, 8>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 32, 1>}
+// CHECK:       tile.copy %[[L1B]], %{{.*}} {shape = array<i64: 4, 8, 8>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 32, 1>}
+// CHECK:       tile.matmul %[[L0C]], %{{.*}}, %{{.*}} {m = 32 : i64, n = 16 : i64, k = 32 : i64}
+// CHECK:       tile.copy %[[UB:.*]], %[[L0C]] {shape = array<i64: 1, 20, 16>, dst_strides = array<i64: 16, 16, 1>, src_strides = array<i64: 512, 16, 1>}
+// CHECK:       tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 20, 8>, dst_strides = array<i64: 8, 1>, src_strides = array<i64: 16, 1>}
+tile.program "p" {
+  tile.tensor {name = "a", kind = "input", offset = 0 : i64, type = tensor<20x32xf32>, layout = "ND"}
+  tile.tensor {name = "bt", kind = "input", offset = 4096 : i64, type = tensor<8x32xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 8192 : i64, type = tensor<20x8xf32>, layout = "ND"}
+  tile.kernel "padded" attributes {block_dim = 1 : i64} {
+    %a = tile.load "a" : tensor<20x32xf32>
+    %b = tile.load "bt" : tensor<8x32xf32>
+    %c = tile.batch_matmul %a, %b {transpose_b} : tensor<20x32xf32>, tensor<8x32xf32> -> tensor<20x8xf32>
+    tile.store %c, "y" : tensor<20x8xf32>
+  }
+}
+
+// -----
+
+// Whole fractals (a 32x32 product of K = 16): tiles of 16-row blocks are
+// offered; each copy moves whole 16-row blocks, no remainder.
+// CHECK-LABEL: tile.kernel "whole"
+// CHECK-NOT:   tile.at %{{[0-9]+}} {offset
+// CHECK:       tile.matmul {{.*}} {m = {{16|32}} : i64, n = {{16|32}} : i64, k = 16 : i64}
+tile.program "q" {
+  tile.tensor {name = "a", kind = "input", offset = 0 : i64, type = tensor<32x16xf32>, layout = "ND"}
+  tile.tensor {name = "bt", kind = "input", offset = 4096 : i64, type = tensor<32x16xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 8192 : i64, type = tensor<32x32xf32>, layout = "ND"}
+  tile.kernel "whole" attributes {block_dim = 1 : i64} {
+    %a = tile.load "a" : tensor<32x16xf32>
+    %b = tile.load "bt" : tensor<32x16xf32>
+    %c = tile.batch_matmul %a, %b {transpose_b} : tensor<32x16xf32>, tensor<32x16xf32> -> tensor<32x32xf32>
+    tile.store %c, "y" : tensor<32x32xf32>
+  }
+}

@@ -1,0 +1,112 @@
+"""Fused activations in the conv and CNN-gemm epilogues (the activation's
+map body on the vector unit, lowering/graph_to_tile/activation.py), against
+onnxruntime in both precision modes: every kind graph-fuse folds into a conv,
+a residual plus a bounded activation, and a force_fp16 output stored scaled
+(range scaling) under a non-equivariant activation. Each case asserts the
+activation ran in the conv kernel, not on the AI CPU nor as its own kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from gedialects.frontend.onnx_import import import_model
+from gedialects.numerics import assert_close
+from gedialects.zoo import onnxruntime_outputs
+from lowering.pipeline import compile_module, run_compiled
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+MODES = ("force_fp16", "must_keep_origin_dtype")
+
+
+def _rand(*shape, scale=1.0, seed=0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def _activation(kind: str, x: str, y: str) -> tuple[list, dict]:
+    if kind == "Clip":
+        return [helper.make_node("Clip", [x, "lo", "hi"], [y])], {"lo": np.float32(0), "hi": np.float32(6)}
+    if kind == "LeakyRelu":
+        return [helper.make_node("LeakyRelu", [x], [y], alpha=0.1)], {}
+    return [helper.make_node(kind, [x], [y])], {}
+
+
+def _conv_model(kind: str, weight_scale: float, residual: bool, residual_scale: float = 1.0):
+    w = _rand(32, 16, 3, 3, scale=weight_scale, seed=1)
+    inits = {"w": w, "b": _rand(32, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1])]
+    pre = "c"
+    if residual:  # r from a second conv: a free scale class the sum joins (graph inputs are pinned at 1)
+        w2 = _rand(32, 16, 1, 1, scale=0.3, seed=4)
+        w2[0] *= residual_scale  # one channel large: the class scale, the others in f's range
+        inits["w2"] = w2
+        nodes += [helper.make_node("Conv", ["x", "w2"], ["r"]), helper.make_node("Add", ["c", "r"], ["s"])]
+        pre = "s"
+    act, consts = _activation(kind, pre, "y")
+    inits.update(consts)
+    feeds = {"x": _rand(1, 16, 8, 8, seed=3)}
+    graph = helper.make_graph(
+        nodes + act, "epilogue",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in feeds.items()],
+        [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(np.asarray(v, dtype=np.float32), n) for n, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model, feeds
+
+
+def _check(model, feeds, precision, calibration=None):
+    compiled = compile_module(import_model(model), precision, calibration=calibration)
+    got = run_compiled(compiled, feeds).outputs["y"]
+    want = onnxruntime_outputs(model, feeds)["y"]
+    assert np.std(want) > 1e-2, "a constant output proves nothing"
+    assert_close(np.asarray(got).reshape(want.shape), want, precision)
+    return compiled
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("kind", ["Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu"])
+def test_conv_activation_runs_in_the_conv_kernel(kind, precision):
+    model, feeds = _conv_model(kind, 0.2, residual=False)
+    compiled = _check(model, feeds, precision)
+    assert compiled.aicpu == 0
+    assert compiled.kernel_kinds.get("conv") == 1 and set(compiled.kernel_kinds) <= {"conv", "transdata"}
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_conv_residual_then_clip(precision):
+    model, feeds = _conv_model("Clip", 0.2, residual=True)
+    compiled = _check(model, feeds, precision)
+    assert compiled.aicpu == 0 and compiled.kernel_kinds.get("conv") == 2  # the add and clip are in the epilogue
+
+
+@pytest.mark.parametrize("kind", ["Sigmoid", "Clip", "Tanh"])
+def test_force_fp16_scaled_output_under_a_bounded_activation(kind):
+    """One residual channel of magnitude ~1e3 puts the conv's output class at
+    a scale 2^k (the residual joins it): the epilogue must apply f to the
+    logical values, f(x 2^k) / 2^k, not to the stored ones; the other
+    channels stay in f's sensitive range."""
+    model, feeds = _conv_model(kind, 0.2, residual=True, residual_scale=3000.0)
+    compiled = _check(model, feeds, "force_fp16", calibration=feeds)
+    assert compiled.aicpu == 0 and compiled.kernel_kinds.get("conv") == 2
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_gemm_vector_matrix_product_with_tanh(precision):
+    """The pooler of BERT: tanh(h W^T + b) on one row (the CNN gemm kernel);
+    h = x + c, so that in force_fp16 the gemm reads an fp16 activation."""
+    x, w, b = _rand(1, 64, seed=5), _rand(64, 64, scale=0.2, seed=6), _rand(64, seed=7)
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "c"], ["h"]), helper.make_node("Gemm", ["h", "w", "b"], ["g"], transB=1),
+         helper.make_node("Tanh", ["g"], ["y"])],
+        "pooler", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"), numpy_helper.from_array(_rand(1, 64, seed=8), "c")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    compiled = _check(model, {"x": x}, precision)
+    assert compiled.aicpu == 0 and compiled.kernel_kinds.get("gemm") == 1
