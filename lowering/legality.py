@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
@@ -471,6 +472,81 @@ def _vector_reduce(op: g.ReduceOp, ctx: Context) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class CopyBox:
+    """One box copy of a data-movement op: src[src_offsets : + shape] ->
+    dst[dst_offsets : + shape] (offsets None: the whole tensor)."""
+
+    src: SSAValue
+    src_offsets: tuple[int, ...] | None
+    dst: SSAValue
+    dst_offsets: tuple[int, ...] | None
+    shape: tuple[int, ...]
+
+
+def copy_boxes(op: Operation) -> list[CopyBox] | str:
+    """The box copies a slice, split or concat is (one kernel each), or why
+    it is not one: the one definition the legality rule and the pattern
+    (graph_to_tile/copy.py) share."""
+    if isinstance(op, g.SliceOp):
+        x = g.shape_of(op.input)
+        starts, ends = op.ints("starts"), op.ints("ends")
+        axes = op.ints("axes") or tuple(range(len(starts)))
+        steps = op.ints("steps") or (1,) * len(starts)
+        offsets = [0] * len(x)
+        for st, en, ax, sp in zip(starts, ends, axes, steps):
+            if sp != 1:
+                return f"a slice with step {sp} (DMA moves contiguous rows)"
+            offsets[ax % len(x)] = slice(st, en, sp).indices(x[ax % len(x)])[0]
+        return [CopyBox(op.input, tuple(offsets), op.output, None, tuple(g.shape_of(op.output)))]
+    if isinstance(op, g.SplitOp):
+        axis, boxes, at = op.int_("axis", 0) % len(g.shape_of(op.input)), [], 0
+        for out in op.outputs:
+            offsets = [0] * len(g.shape_of(op.input))
+            offsets[axis] = at
+            boxes.append(CopyBox(op.input, tuple(offsets), out, None, tuple(g.shape_of(out))))
+            at += g.shape_of(out)[axis]
+        return boxes
+    if isinstance(op, g.ConcatOp):
+        rank = len(g.shape_of(op.output))
+        axis = op.int_("axis", 0) % rank
+        if rank == 4 and axis == 1:
+            return "a channel concat of maps is written in place by its producers (the CNN patterns)"
+        boxes, at = [], 0
+        for x in op.inputs:
+            offsets = [0] * rank
+            offsets[axis] = at
+            boxes.append(CopyBox(x, None, op.output, tuple(offsets), tuple(g.shape_of(x))))
+            at += g.shape_of(x)[axis]
+        return boxes
+    return f"no AI-core kernel for {op.name}"
+
+
+@vector_rule(g.SliceOp, g.SplitOp, g.ConcatOp)
+def _vector_copy(op: Operation, ctx: Context) -> str | None:
+    boxes = copy_boxes(op)
+    if isinstance(boxes, str):
+        return boxes
+    for box in boxes:
+        if any(is_constant(v) for v in (box.src,)):
+            return "a copy of a constant (fold it)"
+        why = _rows_fit_blocks(box.shape[-1], box.src, ctx) or _rows_fit_blocks(box.shape[-1], box.dst, ctx)
+        if why is not None:
+            return why
+    return None
+
+
+@vector_rule(g.ExpandOp)
+def _vector_expand(op: g.ExpandOp, ctx: Context) -> str | None:
+    out, x = g.shape_of(op.output), g.shape_of(op.input)
+    from gedialects.tile.structured import collapse_dims
+
+    collapsed, (xs,) = collapse_dims(out, [x])
+    if xs[-1] == 1 and collapsed[-1] != 1:
+        return _column_fits_blocks(math.prod(xs), op.input, ctx, "broadcast operand")
+    return _rows_fit_blocks(collapsed[-1], op.output, ctx) or _rows_fit_blocks(xs[-1], op.input, ctx)
+
+
 @vector_rule(g.TransposeOp)
 def _vector_transpose(op: g.TransposeOp, ctx: Context) -> str | None:
     s = g.shape_of(op.input)
@@ -512,6 +588,10 @@ STRUCTURED_FAMILIES = (VECTOR_KERNEL, CUBE_KERNEL)
 """Kernel families built as structured tile kernels: they read and write row-major (logical) tensors."""
 
 
+IDENTITY_PRODUCT_LIMIT = 512
+"""Longest row a transpose runs as an identity product (b x b MACs per row)."""
+
+
 def cube_refusal(op: Operation, ctx: Context) -> str | None:
     """None when the cube family lowers op, else why not."""
     if not isinstance(op, g.MatMulOp | g.GemmOp):
@@ -537,11 +617,19 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
     if k % k0:
         return f"contraction length {k} is not whole {k0}-element blocks"
     perm = foldable_transpose(b)
+    if perm is not None and (kernel_of(b.owner) == VECTOR_KERNEL or engine_of(b.owner) == AI_CPU):  # type: ignore[arg-type]
+        perm = None  # the partition did not fold it: the product reads its result
     if perm is not None and perm[-1] != len(perm) - 1:
         trans_b = True  # the product reads the transpose's source as b^T
     if not is_constant(b) and not trans_b and not ctx.fp16:
-        return "an fp32 row-major right operand that is no weight (load_2d transposes fp16 fractals only)"
-    if not is_constant(b) and not trans_b and n % 16:
+        # fp32 is not transposed on the way to L0B: an identity product
+        # writes b^T first (graph_to_tile/cube.py), from a tensor of its own
+        if perm is not None:
+            return "an fp32 row-major right operand read through a transpose (load_2d transposes fp16 fractals only)"
+        if n > IDENTITY_PRODUCT_LIMIT:
+            return (f"an fp32 row-major right operand with rows of {n} elements (longer than "
+                    f"{IDENTITY_PRODUCT_LIMIT}: its identity-product transpose)")
+    if not is_constant(b) and not trans_b and ctx.fp16 and n % 16:
         return f"a row-major right operand of {n} columns is not whole 16-column fractals"
     bias = op.operands[2] if len(op.operands) > 2 else None
     if bias is not None:
@@ -574,6 +662,45 @@ def foldable_transpose(v: SSAValue) -> tuple[int, ...] | None:
     return perm
 
 
+def group_swap(op: g.TransposeOp) -> tuple[int, int, int] | None:
+    """(batch, a, b) when op's perm keeps a prefix of dims and swaps the two
+    groups after it -- x viewed as [batch, a, b] becomes [batch, b, a]
+    ((0, 2, 1), NCHW <-> NHWC, a window's (0, 2, 3, 1)) -- else None."""
+    shape = g.shape_of(op.input)
+    n = len(shape)
+    perm = [p % n for p in op.ints("perm", ())] or list(range(n))[::-1]
+    p = 0
+    while p < n and perm[p] == p:
+        p += 1
+    if p >= n - 1:
+        return None
+    q = perm[p]
+    if perm[p:] != list(range(q, n)) + list(range(p, q)):
+        return None
+    return math.prod(shape[:p]), math.prod(shape[p:q]), math.prod(shape[q:])
+
+
+def cube_transpose_refusal(op: g.TransposeOp, ctx: Context) -> str | None:
+    """None when the cube runs this transpose as a product with an identity:
+    y[.., j, i] = sum_k I[j, k] x[.., i, k] (exact for finite values: every
+    product is by 1 or 0; an inf or NaN in a row of x makes that row of
+    outputs NaN)."""
+    if not _is_f32(op.input) or not shapes.is_static(g.shape_of(op.input)):
+        return "a transpose on the cube takes static f32 tensors"
+    swap = group_swap(op)
+    if swap is None:
+        return f"perm {op.ints('perm', ())} is not a swap of two dim groups"
+    _, a, b = swap
+    es = 2 if ctx.fp16 else 4
+    if b % (32 // es):
+        return f"rows of {b} elements are not whole {32 // es}-element blocks (the product's contraction)"
+    if a * es % 32:
+        return f"columns of {a} x {es} bytes are not whole 32-byte blocks (the product's rows)"
+    if b > IDENTITY_PRODUCT_LIMIT:
+        return f"rows of {b} elements are longer than {IDENTITY_PRODUCT_LIMIT} (an identity product of b^2 MACs a row)"
+    return _fp16_row_result_read_as_map(op, ctx)
+
+
 def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     """(family, None) for the patterns that lower op, or (None, reason)."""
     why = ai_core_refusal(op, ctx)
@@ -588,11 +715,16 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
         if not refusals:
             return CUBE_KERNEL, None  # folded into the products that read it
         why = f"{why}; read by a product that the cube refuses: {refusals[0]}"
-    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConcatOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp)):
+    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp)):
         return None, why
     vector_why = vector_refusal(op, ctx)
     if vector_why is None:
         return VECTOR_KERNEL, None
+    if isinstance(op, g.TransposeOp):
+        cube_why = cube_transpose_refusal(op, ctx)
+        if cube_why is None:
+            return CUBE_KERNEL, None
+        vector_why = f"{vector_why}; on the cube: {cube_why}"
     if why.startswith("no AI-core kernel"):
         return None, vector_why
     return None, f"{why}; as a vector kernel: {vector_why}"

@@ -211,20 +211,29 @@ DISTRIBUTION_ATTR = "distribution"
 class LoadOp(TileOp):
     """The GM tensor `tensor`, read as a row-major tensor of the result type;
     with `perm`, read as transpose(t, perm) of a row-major t (the innermost
-    dim stays innermost: DMA moves rows). `buffers = 2`
-    (tile-pipeline-buffers) double-buffers its tiles."""
+    dim stays innermost: DMA moves rows); with `source` and `offsets`, read
+    as the box t[offsets : offsets + shape] of a row-major t of shape
+    `source` (a slice). `buffers = 2` (tile-pipeline-buffers) double-buffers
+    its tiles."""
 
     name = "tile.load"
     tensor = prop_def(StringAttr)
     perm = opt_prop_def(DenseArrayBase)
+    source = opt_prop_def(DenseArrayBase)
+    offsets = opt_prop_def(DenseArrayBase)
     buffers = opt_prop_def(IntegerAttr)
     result = result_def(TensorType)
     assembly_format = "$tensor attr-dict `:` type($result)"
 
-    def __init__(self, tensor: str, type: TensorType, perm: Sequence[int] | None = None):
+    def __init__(self, tensor: str, type: TensorType, perm: Sequence[int] | None = None,
+                 window: tuple[Sequence[int], Sequence[int]] | None = None):
+        """`window`: (source shape, offsets) of a box load."""
         props: dict[str, Attribute] = {"tensor": StringAttr(tensor)}
         if perm is not None:
             props["perm"] = DenseArrayBase.from_list(i64, list(perm))
+        if window is not None:
+            props["source"] = DenseArrayBase.from_list(i64, list(window[0]))
+            props["offsets"] = DenseArrayBase.from_list(i64, list(window[1]))
         super().__init__(properties=props, result_types=[type])
 
     def buffer_count(self) -> int:
@@ -236,16 +245,19 @@ class LoadOp(TileOp):
 
     def gm_strides(self) -> tuple[int, ...]:
         """Element strides in GM of each dim of the result."""
+        if self.source is not None:
+            return row_major_strides([int(d) for d in self.source.get_values()])
         perm = self.permutation()
         out = shape_of(self.result)
         source = [0] * len(out)
         for k, p in enumerate(perm):
             source[p] = out[k]
-        strides, step = [0] * len(source), 1
-        for k in range(len(source) - 1, -1, -1):
-            strides[k] = step
-            step *= source[k]
+        strides = row_major_strides(source)
         return tuple(strides[p] for p in perm)
+
+    def gm_base(self) -> int:
+        """Element offset in GM of the box's first element."""
+        return _window_base(self.source, self.offsets)
 
     def verify_(self) -> None:
         if self.buffers is not None and self.buffers.value.data not in (1, 2):
@@ -256,19 +268,67 @@ class LoadOp(TileOp):
                 raise VerifyException(f"tile.load: perm {list(perm)} is not a permutation of the result's dims")
             if perm[-1] != len(perm) - 1:
                 raise VerifyException("tile.load: perm keeps the innermost dim innermost (DMA moves rows)")
+        _verify_window("tile.load", self.source, self.offsets, shape_of(self.result), self.perm is not None)
+
+
+def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, step = [0] * len(shape), 1
+    for k in range(len(shape) - 1, -1, -1):
+        strides[k] = step
+        step *= shape[k]
+    return tuple(strides)
+
+
+def _window_base(source, offsets) -> int:
+    if source is None or offsets is None:
+        return 0
+    strides = row_major_strides([int(d) for d in source.get_values()])
+    return sum(int(o) * s for o, s in zip(offsets.get_values(), strides))
+
+
+def _verify_window(what: str, source, offsets, shape: Sequence[int], permuted: bool) -> None:
+    if (source is None) != (offsets is None):
+        raise VerifyException(f"{what}: source and offsets go together")
+    if source is None:
+        return
+    if permuted:
+        raise VerifyException(f"{what}: a box of a tensor is not also permuted")
+    src, off = [int(d) for d in source.get_values()], [int(o) for o in offsets.get_values()]
+    if not len(src) == len(off) == len(shape):
+        raise VerifyException(f"{what}: source {src}, offsets {off} and the box {list(shape)} differ in rank")
+    if any(o < 0 or o + d > n for o, d, n in zip(off, shape, src)):
+        raise VerifyException(f"{what}: the box {list(shape)} at {off} is not inside {src}")
 
 
 @irdl_op_definition
 class StoreOp(TileOp):
-    """Write `value` to the GM tensor `tensor` (row-major)."""
+    """Write `value` to the GM tensor `tensor` (row-major); with `dest` and
+    `offsets`, into the box tensor[offsets : offsets + shape] of a row-major
+    tensor of shape `dest` (one input of a concat)."""
 
     name = "tile.store"
     value = operand_def(TensorType)
     tensor = prop_def(StringAttr)
+    dest = opt_prop_def(DenseArrayBase)
+    offsets = opt_prop_def(DenseArrayBase)
     assembly_format = "$value `,` $tensor attr-dict `:` type($value)"
 
-    def __init__(self, value: SSAValue, tensor: str):
-        super().__init__(operands=[value], properties={"tensor": StringAttr(tensor)})
+    def __init__(self, value: SSAValue, tensor: str, window: tuple[Sequence[int], Sequence[int]] | None = None):
+        props: dict[str, Attribute] = {"tensor": StringAttr(tensor)}
+        if window is not None:
+            props["dest"] = DenseArrayBase.from_list(i64, list(window[0]))
+            props["offsets"] = DenseArrayBase.from_list(i64, list(window[1]))
+        super().__init__(operands=[value], properties=props)
+
+    def gm_strides(self) -> tuple[int, ...]:
+        shape = shape_of(self.value) if self.dest is None else [int(d) for d in self.dest.get_values()]
+        return row_major_strides(shape)
+
+    def gm_base(self) -> int:
+        return _window_base(self.dest, self.offsets)
+
+    def verify_(self) -> None:
+        _verify_window("tile.store", self.dest, self.offsets, shape_of(self.value), False)
 
 
 @irdl_op_definition

@@ -49,6 +49,7 @@ from lowering.legality import AI_CORE, AI_CPU, engine_of, kernel_of, nonnegative
 
 from . import (  # noqa: F401  the family modules: importing one registers its patterns
     conv,
+    copy,
     data_movement,
     elementwise,
     matmul,

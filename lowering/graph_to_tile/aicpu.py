@@ -17,7 +17,7 @@ from gedialects.graph.tensors import element_type
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import FORMAT_ATTR
-from lowering.legality import AI_CORE, ENGINE_ATTR, REASON_ATTR, engine_of
+from lowering.legality import AI_CORE, ENGINE_ATTR, REASON_ATTR, STRUCTURED_FAMILIES, engine_of, kernel_of
 
 from .context import LoweringContext
 from .data_movement import row_copy
@@ -126,7 +126,10 @@ def _task_output(ctx: LoweringContext, op: Operation, r: SSAValue) -> tuple[str,
     elem = r.type.element_type if st.kind == "output" else ctx.stored_element(None, r)
     if any(isinstance(u, g.TransDataOp) for u in readers):
         elem = r.type.element_type  # transdata_in reads fp32 maps, as of graph inputs
-        if ctx.fp16 and core_readers:
+        # structured kernels read an fp32 tensor as they read an fp32 graph
+        # input (cast on the way); the CNN patterns read fp16 only
+        if ctx.fp16 and any(engine_of(u) == AI_CORE and not isinstance(u, g.TransDataOp | func.ReturnOp)
+                            and kernel_of(u) not in STRUCTURED_FAMILIES for u in readers):
             raise PassFailedException(f"{describe_op(op)}: force_fp16: an AI-CPU result read both by a "
                                       "transdata and by another AI-core kernel is not lowered")
     st.ttype = TensorType(elem, shape)

@@ -12,7 +12,8 @@ activation is read as it is: row-major [.., K, N] (fp16: load_2d transposes
 its fractals) or, for a gemm with trans_b, [.., N, K]. A transpose only
 products read (attention's head split and keys) makes no kernel: the
 product reads its source through permuted strides (as b^T when the
-transpose moves the innermost dim). In force_fp16 an fp32
+transpose moves the innermost dim); any other transpose that swaps two dim
+groups is a product with an identity. In force_fp16 an fp32
 graph input gets a cast kernel first (the cube reads fp16).
 """
 
@@ -20,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
 from gedialects.tile import structured as st
-from lowering.legality import CUBE_KERNEL
+from lowering.legality import CUBE_KERNEL, KERNEL_ATTR, foldable_transpose, group_swap
 from lowering.map_bodies import activation_body
 
 from .registry import lowers
@@ -42,6 +43,9 @@ def lower_matmul(ctx, op: Operation) -> None:
     beta = op.float_("beta", 1.0) if gemm else 1.0
     a_source, b_source = (ctx.transposed_views.get(v, (v, None))[0] for v in (a, b))
     casts = {v: _fp16_copy(ctx, op, v) for v in (a_source, b_source)}  # cast kernels run first
+    transposed = {}  # and an fp32 row-major right operand's transpose
+    if ctx.constant_value(b) is None and not trans_b and not ctx.fp16 and b not in ctx.transposed_views:
+        transposed[b] = _transposed_copy(ctx, op, b)
     k = VectorKernel(ctx, op, "matmul")
     la, _ = _operand(ctx, k, a, casts, as_b=False)
     weight = ctx.constant_value(b)
@@ -51,6 +55,11 @@ def lower_matmul(ctx, op: Operation) -> None:
         name = ctx.add_constant("weight_t", np.ascontiguousarray(wt))
         lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape))))
         transpose_b, b_scale = True, 1.0
+    elif not trans_b and not ctx.fp16 and b not in ctx.transposed_views:
+        bt = transposed[b]
+        sb = g.shape_of(b)
+        lb = k.emit(st.LoadOp(bt, TensorType(ctx.elem, [*sb[:-2], sb[-1], sb[-2]])))
+        transpose_b, b_scale = True, ctx.scale_of(b)
     else:
         lb, swapped = _operand(ctx, k, b, casts, as_b=True)
         transpose_b, b_scale = trans_b or swapped, ctx.scale_of(b_source)
@@ -120,9 +129,55 @@ def _fp16_copy(ctx, op: Operation, v) -> str | None:
 
 
 @lowers(g.TransposeOp, family=CUBE_KERNEL)
-def fold_operand_transpose(ctx, op: g.TransposeOp) -> None:
-    """A transpose that only products read (legality.foldable_transpose): no
-    kernel; the products read its source through permuted strides."""
+def lower_transpose(ctx, op: g.TransposeOp) -> None:
+    """A transpose that only products read (legality.foldable_transpose)
+    makes no kernel: the products read its source through permuted strides.
+    Any other (legality.group_swap: x as [batch, a, b] -> [batch, b, a]) is
+    a product with a b x b identity, I . x^T, in one kernel."""
     n = len(g.shape_of(op.input))
     perm = tuple(p % n for p in op.ints("perm", ())) or tuple(range(n))[::-1]
-    ctx.transposed_views[op.output] = (op.input, perm)
+    if foldable_transpose(op.output) is not None and all(
+        u.operation.attributes.get(KERNEL_ATTR) == StringAttr(CUBE_KERNEL) for u in op.output.uses
+    ):
+        ctx.transposed_views[op.output] = (op.input, perm)
+        return
+    swap = group_swap(op)
+    assert swap is not None, "the partition placed a transpose the cube cannot run"
+    k = _identity_product(ctx, op, op.input, swap)
+    k.store(k.block.last_op.results[0], op.output)  # type: ignore[union-attr]
+
+
+def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], result_scale_of=None) -> VectorKernel:
+    """A kernel computing x^T as I . x^T for x viewed as [batch, a, b]: its
+    last op is the map of the product ([batch, b, a]) in the stored type,
+    at the scale of `result_scale_of` (default: the op's result); the
+    caller adds the store."""
+    batch, a, b = swap
+    cast = _fp16_copy(ctx, op, x)
+    k = VectorKernel(ctx, op, "transpose")
+    identity = k.emit(st.LoadOp(ctx.add_constant("identity", np.eye(b, dtype=np.float32)), TensorType(ctx.elem, [b, b])))
+    if cast is not None:
+        lx = k.emit(st.LoadOp(cast, TensorType(ctx.elem, [batch, a, b])))
+    else:
+        lx = k.load(x, [batch, a, b])
+    product = k.emit(st.BatchMatmulOp(identity, lx, transpose_b=True))
+    scale = ctx.scale_of(x)  # the product is in x's stored units
+    target = op.results[0] if result_scale_of is None else result_scale_of
+
+    def narrow(sb, c):
+        return k.narrow(sb, c if scale == 1.0 else sb.mul(c, sb.const(scale)), target)
+
+    k.map([product], [batch, b, a], k.stored, narrow)
+    return k
+
+
+def _transposed_copy(ctx, op: Operation, v) -> str:
+    """v^T (its last two dims swapped) in a GM tensor of its own, written by
+    an identity-product kernel that runs first: fp32 cannot be transposed
+    on the way to L0B, so a row-major fp32 right operand is read as b^T."""
+    shape = g.shape_of(v)
+    batch = int(np.prod(shape[:-2], dtype=np.int64))
+    copy = ctx.temp_rows((*shape[:-2], shape[-1], shape[-2]), f"{ctx.values[v].storage.name}_t")
+    k = _identity_product(ctx, op, v, (batch, shape[-2], shape[-1]), result_scale_of=v)
+    k.block.add_op(st.StoreOp(k.block.last_op.results[0], copy.name))  # type: ignore[union-attr]
+    return copy.name

@@ -51,6 +51,11 @@ class VectorKernel:
 
     def load(self, v: SSAValue, shape: Sequence[int]) -> SSAValue:
         """A tile.load of graph value v (or of a constant's GM copy), viewed as `shape`."""
+        name, element = self.source(v)
+        return self.emit(st.LoadOp(name, TensorType(element, list(shape))))
+
+    def source(self, v: SSAValue) -> tuple[str, Attribute]:
+        """(GM tensor, stored element type) a tile.load of graph value v reads."""
         array = self.ctx.constant_value(v)
         if array is not None:
             name = self.ctx.add_constant("const", np.broadcast_to(array, g.shape_of(v)).astype(np.float32))
@@ -67,7 +72,7 @@ class VectorKernel:
                 self.ctx.program.body.block.insert_op_before(copy, self.builder.op)
             name = view.storage.name
             element = self.ctx.stored_element(view.storage, v)
-        return self.emit(st.LoadOp(name, TensorType(element, list(shape))))
+        return name, element
 
     def map(self, inputs: Sequence[SSAValue], shape: Sequence[int], element: Attribute, body) -> SSAValue:
         """tile.map over `inputs`; body(ScalarBuilder, *args) returns the element."""

@@ -119,7 +119,8 @@ def test_remarks_name_every_fallback(caplog):
         "'graph.sin' op missed graph-partition at loc(\"sin\"): AI_CPU fallback (no AI-core kernel for graph.sin)",
         "'graph.transpose' op missed graph-partition at loc(\"tr\"): AI_CPU fallback "
         "(graph.transpose perm (1, 0) not lowered (only a channel shuffle of a 4-D map); as a vector kernel: "
-        "graph.transpose perm (1, 0) moves the innermost dim (DMA moves whole rows))",
+        "graph.transpose perm (1, 0) moves the innermost dim (DMA moves whole rows); on the cube: "
+        "columns of 1 x 4 bytes are not whole 32-byte blocks (the product's rows))",
     ]
 
 

@@ -86,12 +86,27 @@ def test_attention_products_run_on_the_cube_in_fp16():
     assert "aicpu" not in compiled.kernel_kinds and "transpose" not in compiled.kernel_kinds
 
 
-def test_fp32_row_major_activation_right_operand_falls_back_with_its_reason():
+def test_fp32_row_major_activation_right_operand_is_transposed_first():
+    """fp32 fractals are not transposed on the way to L0B: P V first writes
+    V^T with an identity product (a transpose kernel), then reads it as b^T;
+    the result is exact against the fp64 reference within the fp32 bound."""
     q, k, v = (_rand(1, 2, 16, 16, scale=0.5, seed=s) for s in (5, 6, 7))
     model = _attention(q, k, v)
     compiled = _run(model, {"q": q, "k": k, "v": v}, "must_keep_origin_dtype")
-    assert compiled.kernel_kinds.get("aicpu") == 1  # P V; Q K^T reads the keys as b^T on the cube
-    assert compiled.kernel_kinds.get("matmul") == 1
+    assert "aicpu" not in compiled.kernel_kinds
+    assert compiled.kernel_kinds.get("matmul") == 2 and compiled.kernel_kinds.get("transpose") == 1
+
+
+def test_fp32_row_major_right_operand_too_wide_falls_back_with_its_reason():
+    """Rows longer than the identity-product limit stay on the AI CPU, saying why."""
+    from lowering.legality import IDENTITY_PRODUCT_LIMIT
+
+    n = 2 * IDENTITY_PRODUCT_LIMIT
+    a, b = _rand(1, 16, 16, seed=5), _rand(1, 16, n, seed=6)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"])]
+    model = _model(nodes, {"a": a, "b": b})
+    compiled = _run(model, {"a": a, "b": b}, "must_keep_origin_dtype")
+    assert compiled.kernel_kinds.get("aicpu") == 1
     from gedialects.frontend.onnx_import import import_model as imp
     from lowering.partition import GraphPartitionPass
     from xdsl.context import Context
@@ -100,7 +115,7 @@ def test_fp32_row_major_activation_right_operand_falls_back_with_its_reason():
     GraphPartitionPass("must_keep_origin_dtype").apply(Context(), module)
     reasons = [op.attributes["ge.reason"].data for op in module.walk()
                if op.name == "graph.matmul" and "ge.reason" in op.attributes]
-    assert len(reasons) == 1 and "load_2d transposes fp16 fractals only" in reasons[0]
+    assert len(reasons) == 1 and f"longer than {IDENTITY_PRODUCT_LIMIT}" in reasons[0]
 
 
 @pytest.mark.parametrize("precision", MODES)
@@ -137,11 +152,12 @@ def test_head_split_and_key_transposes_fold_into_the_products(precision):
     ]
     compiled = _run(_model(nodes, {"q": q, "k": k, "v": v}), {"q": q, "k": k, "v": v}, precision)
     fp16 = precision == "force_fp16"
-    # fp32: P V reads a row-major activation (no fp32 fractal transpose): it runs
-    # on the AI CPU, and the value transpose it reads is a vector kernel
-    assert compiled.kernel_kinds.get("transpose", 0) == (0 if fp16 else 1)
-    assert compiled.kernel_kinds.get("matmul") == (2 if fp16 else 1)
-    assert compiled.kernel_kinds.get("aicpu", 0) == (0 if fp16 else 1)
+    # fp32: P V reads a row-major activation (no fp32 fractal transpose): the
+    # value transpose is a vector kernel, then an identity product writes its
+    # transpose for the product to read as b^T
+    assert compiled.kernel_kinds.get("transpose", 0) == (0 if fp16 else 2)
+    assert compiled.kernel_kinds.get("matmul") == 2
+    assert "aicpu" not in compiled.kernel_kinds
 
 
 @pytest.mark.parametrize("precision", MODES)
@@ -165,3 +181,24 @@ def test_narrow_product_of_two_activations_fp32():
              helper.make_node("MatMul", ["q", "kT"], ["y"])]
     compiled = _run(_model(nodes, {"q": q, "k": kt}), {"q": q, "k": kt}, "must_keep_origin_dtype")
     assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("shape, perm", [
+    ((1, 16, 256), (0, 2, 1)),      # SegFormer's token <-> channel flips
+    ((1, 64, 4, 8), (0, 2, 3, 1)),  # NCHW -> NHWC (ConvNeXt)
+    ((1, 4, 8, 64), (0, 3, 1, 2)),  # NHWC -> NCHW
+    ((16, 16, 2, 8), (0, 2, 3, 1)),  # a Swin window's heads
+    ((2, 32, 16), (0, 2, 1)),       # batched
+])
+def test_transpose_moving_the_innermost_dim_is_an_identity_product(shape, perm, precision):
+    """A transpose that swaps two dim groups runs on the cube as I . x^T;
+    in fp32 it is exact (every product is by 1 or 0)."""
+    x, c = _rand(*shape, seed=1), _rand(*shape, seed=2)
+    nodes = [helper.make_node("Add", ["x", "c"], ["h"]), helper.make_node("Transpose", ["h"], ["y"], perm=list(perm))]
+    model = _model(nodes, {"x": x}, {"c": c})
+    compiled = _run(model, {"x": x}, precision)
+    assert compiled.kernel_kinds.get("transpose") == 1 and "aicpu" not in compiled.kernel_kinds
+    if precision == "must_keep_origin_dtype":
+        got = run_compiled(compiled, {"x": x}).outputs["y"]
+        assert np.array_equal(np.asarray(got).reshape(-1), np.transpose(x + c, perm).reshape(-1))

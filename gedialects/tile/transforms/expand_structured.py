@@ -158,29 +158,25 @@ class KernelExpansion:
             inner *= g
         return coords[::-1]
 
-    def gm_offset(self, v: SSAValue, coords: list[Index] | None, load: bool) -> Index:
-        if coords is None:
-            return 0
-        s = self.aligned(st.shape_of(v))
-        strides = self.gm_strides(v, load)
+    def gm_offset(self, end: st.LoadOp | st.StoreOp, coords: list[Index] | None) -> Index:
+        """GM element offset of this tile's box of a load's or store's value,
+        from the start of the value's own box (`gm_base`)."""
+        v = end.result if isinstance(end, st.LoadOp) else end.value
         offset: Index = 0
+        if coords is None:
+            return offset
+        s = self.aligned(st.shape_of(v))
+        strides = self.gm_strides(end)
         for k in range(len(s)):
             if s[k] != 1 and self.grid[k] > 1:
                 offset = self.b.add(offset, self.b.mul(coords[k], self.tile[k] * strides[k]))
         return offset
 
-    def gm_strides(self, v: SSAValue, load: bool) -> list[int]:
-        """GM element strides of v's dims, aligned to the iteration's rank:
-        row-major where v is stored, a transposing load's permuted strides
-        where it is read."""
-        if load and isinstance(v.owner, st.LoadOp):
-            own = list(v.owner.gm_strides())
-        else:
-            own, step = [], 1
-            for d in reversed(st.shape_of(v)):
-                own.append(step)
-                step *= d
-            own = own[::-1]
+    def gm_strides(self, end: st.LoadOp | st.StoreOp) -> list[int]:
+        """GM element strides of the dims of a load's or store's value,
+        aligned to the iteration's rank: row-major, a transposing load's
+        permuted strides, or those of the tensor a box lies in."""
+        own = list(end.gm_strides())
         return [0] * (len(self.shape) - len(own)) + own
 
     def layout(self, box: tuple[int, ...]) -> tuple[str, int]:
@@ -195,22 +191,23 @@ class KernelExpansion:
         v = op.result
         box, element = self.box_of(v), v.type.element_type  # type: ignore[attr-defined]
         buf = self.new_buffer(box, element, 2 if v in self.double else 1)
-        src = self.b.at(self.b.gm(op.tensor.data, element), self.gm_offset(v, coords, load=True))
-        self._dma(buf, src, v, load=True)
+        src = self.b.at(self.b.gm(op.tensor.data, element), self.gm_offset(op, coords), op.gm_base())
+        self._dma(buf, src, op)
         self.values[v] = buf
 
     def store(self, op: st.StoreOp, coords) -> None:
         v = op.value
         buf = self.values[v]
-        dst = self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(v, coords, load=False))
-        self._dma(buf, dst, v, load=False)
+        dst = self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(op, coords), op.gm_base())
+        self._dma(buf, dst, op)
 
-    def _dma(self, buf: Buffer, gm: SSAValue, v: SSAValue, load: bool) -> None:
+    def _dma(self, buf: Buffer, gm: SSAValue, end: st.LoadOp | st.StoreOp) -> None:
         es = elem_bytes(buf.element)
-        gstrides = self.gm_strides(v, load)
+        gstrides = self.gm_strides(end)
+        load = isinstance(end, st.LoadOp)
         if buf.kind == "column":
             # one element per row: the rows must be one contiguous GM run
-            if not self._contiguous_rows(v, buf.box):
+            if not self._contiguous_rows(end, buf.box):
                 raise TilingError(f"a column tile {list(buf.box)} is not contiguous in GM")
             n = buf.rows
             if (n * es) % BLOCK_BYTES:
@@ -229,9 +226,12 @@ class KernelExpansion:
         else:
             self.b.copy(gm, buf.ref, shape, g_strides, ub_strides)
 
-    def _contiguous_rows(self, v: SSAValue, box: Sequence[int]) -> bool:
-        if isinstance(v.owner, st.LoadOp) and v.owner.perm is not None:
+    def _contiguous_rows(self, end: st.LoadOp | st.StoreOp, box: Sequence[int]) -> bool:
+        if isinstance(end, st.LoadOp) and (end.perm is not None or end.source is not None):
             return False
+        if isinstance(end, st.StoreOp) and end.dest is not None:
+            return False
+        v = end.result if isinstance(end, st.LoadOp) else end.value
         s = self.aligned(st.shape_of(v))[:-1]
         b = box[:-1]
         # contiguous iff, after the first partial dim (from the inside), all outer box dims are 1
@@ -254,7 +254,7 @@ class KernelExpansion:
         shape = st.shape_of(v)
         strides = v.owner.gm_strides()  # type: ignore[union-attr]
         n = len(self.shape)
-        offset: Index = 0
+        offset: Index = v.owner.gm_base()  # type: ignore[union-attr]
         for k in range(len(shape) - 2):
             kk = k + (n - len(shape))
             if shape[k] != 1 and self.grid[kk] > 1:

@@ -33,10 +33,16 @@ func.func @linear(%x: tensor<2x32x64xf32> {ge.name = "x"}) -> (tensor<2x32x48xf3
 // -----
 
 // Two activations (attention context): the right operand is read row-major.
-// In fp32 only fp16 fractals can be transposed on the way to L0B: the product
-// stays on the AI CPU; in force_fp16 it runs on the cube.
+// In fp32 fractals are not transposed on the way to L0B: a transpose kernel
+// first writes v^T (an identity product), which the product reads as b^T;
+// in force_fp16 load_2d transposes the fp16 fractals, one kernel.
 // CHECK-LABEL: tile.program "context"
-// CHECK:       tile.aicpu "k{{[0-9]+}}_aicpu_matmul"
+// CHECK:       tile.kernel "k0_transpose"
+// CHECK:         tile.batch_matmul %{{.*}}, %{{.*}} {transpose_b} : tensor<32x32xf32>, tensor<2x16x32xf32> -> tensor<2x32x16xf32>
+// CHECK:         tile.store %{{.*}}, "[[VT:.*]]" : tensor<2x32x16xf32>
+// CHECK:       tile.kernel "k1_matmul"
+// CHECK:         %[[B:.*]] = tile.load "[[VT]]" : tensor<1x2x32x16xf32>
+// CHECK:         tile.batch_matmul %{{.*}}, %[[B]] {transpose_b} : tensor<1x2x16x16xf32>, tensor<1x2x32x16xf32> -> tensor<1x2x16x32xf32>
 // FP16-LABEL: tile.program "context"
 // FP16:       tile.batch_matmul %{{.*}}, %{{.*}} : tensor<1x2x16x16xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf32>
 func.func @context(%p: tensor<1x2x16x16xf32> {ge.name = "p"}, %v: tensor<1x2x16x32xf32> {ge.name = "v"}) -> (tensor<1x2x16x32xf32> {ge.name = "y"}) {
@@ -61,4 +67,22 @@ func.func @scores(%q: tensor<1x2x16x16xf32> {ge.name = "q"}, %k: tensor<1x16x2x1
   %kt = graph.transpose %k {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x16x2x16xf32>) -> tensor<1x2x16x16xf32>
   %y = graph.matmul %q, %kt : (tensor<1x2x16x16xf32>, tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
   func.return %y : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// A transpose that moves the innermost dim (NCHW -> NHWC of a 1x64x4x8 map,
+// i.e. x as [1, 64, 32] -> [1, 32, 64]) and that no product reads: one
+// kernel, a product with a 32x32 identity, I . x^T.
+// CHECK-LABEL: tile.program "to_nhwc"
+// CHECK:       tile.tensor {name = "identity", kind = "constant", {{.*}}type = tensor<32x32xf32>
+// CHECK:       tile.kernel "k0_transpose" attributes {kind = "transpose"
+// CHECK-NEXT:    %[[I:.*]] = tile.load "identity" : tensor<32x32xf32>
+// CHECK-NEXT:    %[[X:.*]] = tile.load "x" : tensor<1x64x32xf32>
+// CHECK-NEXT:    %[[P:.*]] = tile.batch_matmul %[[I]], %[[X]] {transpose_b} : tensor<32x32xf32>, tensor<1x64x32xf32> -> tensor<1x32x64xf32>
+// CHECK-NEXT:    %[[Y:.*]] = tile.map ins(%[[P]] : tensor<1x32x64xf32>) -> tensor<1x32x64xf32>
+// CHECK:         tile.store %[[Y]], "y"
+func.func @to_nhwc(%x: tensor<1x64x4x8xf32> {ge.name = "x"}) -> (tensor<1x4x8x64xf32> {ge.name = "y"}) {
+  %y = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x64x4x8xf32>) -> tensor<1x4x8x64xf32>
+  func.return %y : tensor<1x4x8x64xf32>
 }

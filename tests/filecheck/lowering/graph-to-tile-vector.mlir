@@ -324,3 +324,31 @@ func.func @refused(%x: tensor<2x16x32xf32> {ge.name = "x"}, %c: tensor<4x1xf32> 
   %w = graph.add %z, %c : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32> loc("short")
   func.return %y, %w : tensor<2x16x32xf32>, tensor<4x32xf32>
 }
+
+// -----
+
+// Data movement (graph_to_tile/copy.py): a slice is a load of a box of its
+// source; a concat one kernel per input, each storing into its box of the
+// result (torch.roll's slice + concat).
+// CHECK-LABEL: tile.program "roll"
+// CHECK:       tile.kernel "k1_copy" attributes {kind = "copy", source = "graph.slice"
+// CHECK-NEXT:    %[[S:.*]] = tile.load "add" {source = array<i64: 2, 16, 32>, offsets = array<i64: 0, 0, 16>} : tensor<2x16x16xf32>
+// CHECK-NEXT:    tile.store %[[S]], "[[T:.*]]" : tensor<2x16x16xf32>
+// CHECK:       tile.kernel "k2_copy" attributes {kind = "copy", source = "graph.concat"
+// CHECK-NEXT:    %[[A:.*]] = tile.load "[[T]]" : tensor<2x16x16xf32>
+// CHECK-NEXT:    tile.store %[[A]], "y" {dest = array<i64: 2, 16, 48>, offsets = array<i64: 0, 0, 0>} : tensor<2x16x16xf32>
+// CHECK:       tile.kernel "k3_copy"
+// CHECK-NEXT:    %[[B:.*]] = tile.load "add" : tensor<2x16x32xf32>
+// CHECK-NEXT:    tile.store %[[B]], "y" {dest = array<i64: 2, 16, 48>, offsets = array<i64: 0, 0, 16>} : tensor<2x16x32xf32>
+// In force_fp16 the copies move fp16 and need no map.
+// FP16-LABEL: tile.program "roll"
+// FP16:       tile.kernel "k1_copy"
+// FP16-NEXT:    tile.load "add" {{.*}} : tensor<2x16x16xf16>
+// FP16-NEXT:    tile.store
+func.func @roll(%x: tensor<2x16x32xf32> {ge.name = "x"}) -> (tensor<2x16x48xf32> {ge.name = "y"}) {
+  %c = graph.fill 0.5 : tensor<2x16x32xf32>
+  %h = graph.add %x, %c : (tensor<2x16x32xf32>, tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+  %t = graph.slice %h {starts = array<i64: 16>, ends = array<i64: 32>, axes = array<i64: 2>} : (tensor<2x16x32xf32>) -> tensor<2x16x16xf32>
+  %y = graph.concat %t, %h {axis = 2 : i64} : (tensor<2x16x16xf32>, tensor<2x16x32xf32>) -> tensor<2x16x48xf32>
+  func.return %y : tensor<2x16x48xf32>
+}

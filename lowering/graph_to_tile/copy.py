@@ -1,0 +1,45 @@
+"""Data movement of row-major tensors as vector-family kernels: slice,
+split and concat as box copies (legality.copy_boxes: one kernel per box, a
+tile.load of the source box and a tile.store into the destination box; DMA
+only, unless a cast or a force_fp16 scale must be applied on the way), and
+expand as a broadcasting map."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation
+
+from gedialects.graph import ops as g
+from gedialects.tile import structured as st
+from gedialects.tile.structured import collapse_dims
+from lowering.legality import VECTOR_KERNEL, copy_boxes
+
+from .registry import lowers
+from .vector import VectorKernel
+
+
+@lowers(g.SliceOp, g.SplitOp, g.ConcatOp, family=VECTOR_KERNEL)
+def lower_box_copies(ctx, op: Operation) -> None:
+    boxes = copy_boxes(op)
+    assert not isinstance(boxes, str), boxes  # the partition checked
+    for box in boxes:
+        k = VectorKernel(ctx, op, "copy")
+        name, element = k.source(box.src)
+        window = None if box.src_offsets is None else (g.shape_of(box.src), box.src_offsets)
+        value = k.emit(st.LoadOp(name, TensorType(element, list(box.shape)), window=window))
+        if element != k.stored or ctx.scale_of(box.src) != ctx.scale_of(box.dst):
+            value = k.map([value], box.shape, k.stored,
+                          lambda sb, x, src=box.src, dst=box.dst: k.narrow(sb, k.widen(sb, x, src), dst))
+        dst = ctx.storage_for(box.dst, "ND", "copy")
+        window = None if box.dst_offsets is None else (g.shape_of(box.dst), box.dst_offsets)
+        k.block.add_op(st.StoreOp(value, dst.storage.name, window))
+
+
+@lowers(g.ExpandOp, family=VECTOR_KERNEL)
+def lower_expand(ctx, op: g.ExpandOp) -> None:
+    """out = x broadcast to the result's shape: a map that reads x along
+    its unit dims with stride 0."""
+    shape, (xs,) = collapse_dims(g.shape_of(op.output), [g.shape_of(op.input)])
+    k = VectorKernel(ctx, op, "expand")
+    x = k.load(op.input, xs)
+    k.store(k.map([x], shape, k.stored, lambda sb, a: k.narrow(sb, k.widen(sb, a, op.input), op.output)), op.output)
