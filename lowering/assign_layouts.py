@@ -113,8 +113,10 @@ class LayoutAssigner:
         if isinstance(op, ELEMENTWISE_OPS):
             out = op.results[0]
             if len(g.shape_of(out)) == 4:
-                # per-channel and scalar operands are broadcast by the kernel
-                return ("NC1HWC0",) if g.shape_of(v) == g.shape_of(out) else None
+                # per-channel and scalar operands are broadcast by the kernel;
+                # a computed [1, C, 1, 1] gate is read one C0 block per slice
+                gate = tuple(g.shape_of(v)) == (1, g.shape_of(out)[1], 1, 1)
+                return ("NC1HWC0",) if g.shape_of(v) == g.shape_of(out) or gate else None
             return (origin(v),)
         if isinstance(op, g.GemmOp | g.MatMulOp) and i == 0:
             return ("ND", "FLAT_NC1HWC0")

@@ -36,6 +36,10 @@ MAP_ELEMENTWISE = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubO
 """Elementwise ops the vector kernels run on 4-D maps."""
 FUSION_BODY_OPS = (g.ReluOp, g.IdentityOp, g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp, g.SumOp)
 """Ops a graph.fusion body may hold to run on the vector unit."""
+MAP_UNARY_OPS = (g.SigmoidOp, g.TanhOp, g.ErfOp, g.GeluOp, g.SqrtOp, g.ExpOp, g.LogOp, g.NegOp, g.AbsOp,
+                 g.ReciprocalOp, g.HardSigmoidOp, g.HardSwishOp, g.SoftplusOp, g.LeakyReluOp)
+"""Unary ops a graph.fusion body on maps may also hold: their map bodies
+(lowering/map_bodies.py) run on the band's buffer (graph_to_tile/activation.py)."""
 SCALE_EQUIVARIANT_BINARY = (g.AddOp, g.MulOp, g.MaxOp, g.MinOp)
 """Binary ops whose constant operand may come first (the kernel swaps it)."""
 
@@ -243,6 +247,10 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
     if isinstance(op, g.FusionOp):
         body = [o for o in op.body.block.ops if not isinstance(o, g.YieldOp | g.ConstantOp | g.FillOp)]
         for inner in body:
+            if isinstance(inner, MAP_UNARY_OPS):
+                if is_constant(inner.operands[0]):
+                    return f"{inner.name} of a constant (fold it)"
+                continue
             if not isinstance(inner, FUSION_BODY_OPS):
                 return f"{inner.name} is not lowered in elementwise kernels"
             for v in inner.operands:  # constants loop fusion cloned into the body
@@ -254,7 +262,8 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
         for v in op.inputs:
             if is_constant(v) and not _broadcastable_constant(v, channels):  # the kernel has no constant maps
                 return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
-            if g.shape_of(v) != g.shape_of(out) and not _broadcastable_constant(v, channels):
+            if g.shape_of(v) != g.shape_of(out) and not _broadcastable_constant(v, channels) \
+                    and not _channel_map(v, channels):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
         return None
     first = True
@@ -262,12 +271,20 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
         if is_constant(v) and not _broadcastable_constant(v, channels):  # the kernel has no constant maps
             return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
         if g.shape_of(v) != g.shape_of(out):
+            if _channel_map(v, channels) and isinstance(op, SCALE_EQUIVARIANT_BINARY):
+                continue  # a squeeze-excite scale: one value per channel, broadcast over pixels
             if not _broadcastable_constant(v, channels):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
             if first and not isinstance(op, SCALE_EQUIVARIANT_BINARY) and not isinstance(op, g.SumOp):
                 return f"constant-first {op.name} not lowered"
         first = False
     return None
+
+
+def _channel_map(v: SSAValue, channels: int) -> bool:
+    """A computed [1, C, 1, 1] map (squeeze-excite's gate): the map kernels
+    read its C0 values of each slice and broadcast them over the pixels."""
+    return not is_constant(v) and tuple(g.shape_of(v)) == (1, channels, 1, 1) and _map(v) is None
 
 
 def _broadcastable_constant(v: SSAValue, channels: int) -> bool:

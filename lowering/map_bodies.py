@@ -231,13 +231,27 @@ def activation_block(kind: str, params, element: Attribute = f32, scale: float =
     divided by it (force_fp16 range scaling), so the body is
     f(x * scale) / scale unless f commutes with it. On fp16, activations of
     several rounded steps are computed in fp32 between two casts."""
+    rescale = scale != 1.0 and kind not in SCALE_EQUIVARIANT_ACTIVATIONS
+
+    def build(sb: ScalarBuilder, x: SSAValue) -> SSAValue:
+        y = activation_body(sb, kind, params, sb.mul(x, sb.const(scale)) if rescale else x)
+        return sb.mul(y, sb.const(1.0 / scale)) if rescale else y
+
+    return _storage_block(element, element != f32 and kind not in STORAGE_PRECISION_ACTIVATIONS, build)
+
+
+def unary_block(op: Operation, element: Attribute = f32) -> Block:
+    """A detached map body of one argument of type `element`: the unary
+    elementwise graph op `op` (its ELEMENTWISE body), computed in fp32."""
+    return _storage_block(element, element != f32, lambda sb, x: ELEMENTWISE[type(op)](sb, op, x))
+
+
+def _storage_block(element: Attribute, wide: bool, build) -> Block:
+    """A one-argument body in `element`; `wide`: computed in fp32 between two casts."""
     block = Block(arg_types=[element])
-    wide = element != f32 and kind not in STORAGE_PRECISION_ACTIVATIONS
     sb = ScalarBuilder(block, f32 if wide else element)
     x = sb.emit(arith.ExtFOp(block.args[0], f32)) if wide else block.args[0]
-    rescale = scale != 1.0 and kind not in SCALE_EQUIVARIANT_ACTIVATIONS
-    y = activation_body(sb, kind, params, sb.mul(x, sb.const(scale)) if rescale else x)
-    y = sb.mul(y, sb.const(1.0 / scale)) if rescale else y
+    y = build(sb, x)
     block.add_op(YieldOp([sb.emit(arith.TruncFOp(y, element)) if wide else y]))
     return block
 

@@ -16,6 +16,10 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 
+from lowering.legality import MAP_UNARY_OPS
+from lowering.map_bodies import unary_block
+
+from .activation import BufferBody
 from .builder import TileKernelBuilder
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .registry import lowers
@@ -123,7 +127,9 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
     maps = [a for a in dict.fromkeys(args) if a in ctx.values and g.shape_of(a) == shape]
     outs = [ctx.storage_for(r, "NC1HWC0", op.name.split(".")[-1]) for r, _ in results]
     usable = ctx.config.capacity_bytes["ub"] - UB_RESERVE_BYTES
-    nbuf = len(maps) + len(body) + 1
+    # a unary op's map body takes up to 6 fp32 temporaries of the band (tanh's
+    # series, erf's polynomial): 6 double-buffered units of >= 2 bytes each
+    nbuf = len(maps) + len(body) + 1 + 6 * sum(isinstance(o, MAP_UNARY_OPS) for o in body)
     band_rows = (max(r for r in range(1, H + 1) if H % r == 0 and 2 * nbuf * r * W * c0 * es <= usable)
                  if 2 * nbuf * W * c0 * es <= usable else 0)
     if not band_rows:
@@ -134,6 +140,7 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
     kernel = ctx.new_kernel(op, "elementwise", block_dim)
     n = band_rows * W * c0
     bufs = {a: kernel.alloc("ub", n, "NC1HWC0", buffers=2) for a in maps}
+    unary_bodies: dict[Operation, BufferBody] = {}  # each built once, applied per tile
     channel_consts: dict[bytes, tuple[str, SSAValue]] = {}  # values -> (GM constant, UB block), one per distinct array
     per_channel = [[c0, 1], [c0, 1], [0, 1]]  # strides: a per-channel block broadcast along pixels
 
@@ -159,14 +166,25 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
             kernel.copy(buf, kernel.at(kernel.gm(name), 0, kernel.mul(c1, c0)), [c0], [1], [1])
             return buf
 
+        def load_gate(v) -> SSAValue:
+            """This tile's C0 values of a computed [1, C, 1, 1] map, in UB."""
+            if v not in gates:
+                gates[v] = kernel.alloc("ub", c0, "NC1HWC0", buffers=2)
+            view = ctx.values[v]
+            kernel.copy(gates[v], kernel.at(kernel.gm(view.storage.name), view.origin(c0),
+                                            kernel.mul(c1, view.slice_stride(c0))), [c0], [1], [1])
+            return gates[v]
+
         def operand(v):
-            """("buf", UB buffer) | ("scalar", float) | ("chan", per-channel array)."""
+            """("buf", UB buffer) | ("scalar", float) | ("chan", per-channel array) | ("gate", UB block)."""
             if v in env:
                 v = env[v]
             if isinstance(v, tuple):
                 return v
             if v in vals:
                 return ("buf", vals[v])
+            if v in ctx.values and tuple(g.shape_of(v)) == (1, C, 1, 1):
+                return ("gate", load_gate(v))
             arr = ctx.constant_value(v)
             if arr is None:
                 raise PassFailedException(f"{describe_op(op)}: operand is neither a map nor a constant")
@@ -177,6 +195,7 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
             raise PassFailedException(f"{describe_op(op)}: broadcast of shape {arr.shape} not lowered")
 
         vals: dict = {a: bufs[a] for a in maps}  # graph value -> its UB buffer in this tile
+        gates: dict = {}
         cur = None
         for item in body:
             if isinstance(item, tuple):  # batch norm
@@ -193,6 +212,10 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
             name = o.name.split(".")[-1]
             if name == "relu":
                 kernel.vec("relu", dst, [ins[0][1]], [n], UNARY)
+            elif isinstance(o, MAP_UNARY_OPS):
+                if o not in unary_bodies:
+                    unary_bodies[o] = BufferBody(kernel, unary_block(o, kernel.elem))
+                unary_bodies[o].apply(ins[0][1], n, dst)
             elif name == "identity":
                 kernel.vec("adds", dst, [ins[0][1]], [n], UNARY, 0.0)
             elif name in ("add", "sub", "mul", "div", "max", "min", "sum"):
@@ -208,6 +231,8 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
                     const_scale = ctx.scale_of(out_v) if name in SCALED_WITH_MAP else 1.0
                     if b[0] == "buf":
                         kernel.vec(name, dst, [a[1], b[1]], [n], DENSE)
+                    elif b[0] == "gate":
+                        kernel.vec(name, dst, [a[1], b[1]], [band_rows * W, c0], per_channel)
                     elif b[0] == "chan":
                         kernel.vec(name, dst, [a[1], load_const(np.asarray(b[1], np.float32) / const_scale)],
                                    [band_rows * W, c0], per_channel)

@@ -1,9 +1,10 @@
-"""Fused activations in the conv and CNN-gemm epilogues (the activation's
-map body on the vector unit, lowering/graph_to_tile/activation.py), against
-onnxruntime in both precision modes: every kind graph-fuse folds into a conv,
-a residual plus a bounded activation, and a force_fp16 output stored scaled
-(range scaling) under a non-equivariant activation. Each case asserts the
-activation ran in the conv kernel, not on the AI CPU nor as its own kernel."""
+"""Map bodies on the CNN kernels' buffers (lowering/graph_to_tile/activation.py),
+against onnxruntime in both precision modes: every activation graph-fuse
+folds into a conv, a residual plus a bounded activation, a force_fp16 output
+stored scaled (range scaling) under a non-equivariant activation, the CNN
+gemm's tanh, and a squeeze-excite block (SiLU as a loop fusion on a
+[1, C, 1, 1] map, its sigmoid gate broadcast over the pixels). Each case
+asserts where the ops ran: in the conv/map kernels, not on the AI CPU."""
 
 from __future__ import annotations
 
@@ -110,3 +111,33 @@ def test_gemm_vector_matrix_product_with_tanh(precision):
     model.ir_version = 8
     compiled = _check(model, {"x": x}, precision)
     assert compiled.aicpu == 0 and compiled.kernel_kinds.get("gemm") == 1
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_squeeze_excite_block_stays_on_the_map_kernels(precision):
+    """EfficientNet's SE: pool, 1x1 conv, SiLU (x * sigmoid(x): a fusion with
+    a unary map body), 1x1 conv + sigmoid (its epilogue), and the gate
+    multiplied into the map (one C0 block per slice, broadcast over pixels)."""
+    c = 24
+    inits = {"w1": _rand(c, 8, 3, 3, scale=0.3, seed=1), "w2": _rand(6, c, 1, 1, scale=0.3, seed=2),
+             "w3": _rand(c, 6, 1, 1, scale=0.3, seed=3)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("GlobalAveragePool", ["c"], ["p"]),
+        helper.make_node("Conv", ["p", "w2"], ["r"]),
+        helper.make_node("Sigmoid", ["r"], ["rs"]),
+        helper.make_node("Mul", ["r", "rs"], ["silu"]),
+        helper.make_node("Conv", ["silu", "w3"], ["e"]),
+        helper.make_node("Sigmoid", ["e"], ["gate"]),
+        helper.make_node("Mul", ["c", "gate"], ["y"]),
+    ]
+    feeds = {"x": _rand(1, 8, 4, 4, seed=4)}
+    graph = helper.make_graph(
+        nodes, "se", [helper.make_tensor_value_info("x", TensorProto.FLOAT, feeds["x"].shape)],
+        [helper.make_empty_tensor_value_info("y")], [numpy_helper.from_array(v, n) for n, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    compiled = _check(model, feeds, precision)
+    assert compiled.aicpu == 0
+    assert compiled.kernel_kinds.get("conv") == 3 and compiled.kernel_kinds.get("elementwise") == 2

@@ -96,11 +96,20 @@ class MapBodyEmitter:
         return self.pool.new(kind, box, pitch, element, buffers)
 
     def run(self, body: Block, args: list[Buffer], result_box: tuple[int, ...], result_element: Attribute,
-            consumable: set[Buffer] | None = None) -> Buffer:
+            consumable: set[Buffer] | None = None, into: Buffer | None = None) -> Buffer:
         """The body's yielded value over `result_box`, its block arguments
         bound to `args`. Buffers in `consumable` die with this body: results
         may be written into them, and the returned buffer may be one of them;
-        any other returned buffer is a fresh one the caller owns."""
+        any other returned buffer is a fresh one the caller owns. `into`: the
+        op that yields writes its result there (returned)."""
+        yielded = body.last_op.operands[0] if isinstance(body.last_op, st.YieldOp) else None
+        if into is not None and (yielded is None or not isinstance(yielded.owner, Operation)
+                                 or isinstance(yielded.owner, arith.ConstantOp)):
+            result = self.run(body, args, result_box, result_element, consumable)  # an argument or a constant
+            self.vector("adds", into, [result], 0.0)
+            if result not in args and result not in (consumable or ()):
+                self.pool.release(result)
+            return into
         env: dict[SSAValue, Buffer | float] = dict(zip(body.args, args))
         uses_left = {v: len(list(v.uses)) for v in body.args}
         uses_left.update({v: len(list(v.uses)) for o in body.ops for v in o.results})
@@ -115,6 +124,8 @@ class MapBodyEmitter:
         for inner in body.ops:
             if isinstance(inner, st.YieldOp):
                 out = env[inner.values[0]]
+                if into is not None:
+                    return into
                 if not isinstance(out, Buffer):
                     buf = self.new_buffer(result_box, result_element)
                     self.dup(buf, out)
@@ -136,7 +147,8 @@ class MapBodyEmitter:
             for v in inner.operands:
                 uses_left[v] -= 1
             reusable = [x for x in operands if isinstance(x, Buffer) and x in writable and dead(x)]
-            result = self.body_op(inner, operands, reusable)
+            forced = into if into is not None and inner.results[0] is yielded else None
+            result = self.body_op(inner, operands, reusable, forced)
             env[inner.results[0]] = result
             if isinstance(result, Buffer):
                 holders.setdefault(result, []).append(inner.results[0])
@@ -146,9 +158,13 @@ class MapBodyEmitter:
                     self.pool.release(x)
         raise TilingError("a map body without tile.yield")  # pragma: no cover - the verifier requires it
 
-    def body_op(self, op: Operation, operands: list, reusable: list[Buffer]) -> Buffer | float:
-        """One body op; `reusable`: operand buffers that die here (the result may go into one)."""
+    def body_op(self, op: Operation, operands: list, reusable: list[Buffer], forced: Buffer | None = None) -> Buffer | float:
+        """One body op; `reusable`: operand buffers that die here (the result
+        may go into one); `forced`: the buffer the result must go into."""
         if all(not isinstance(x, Buffer) for x in operands):
+            if forced is not None:
+                self.dup(forced, fold_scalar(op, operands))
+                return forced
             return fold_scalar(op, operands)
         element = op.results[0].type
         if not isinstance(element, Float16Type | Float32Type):  # a comparison's i1: a 0/1 mask
@@ -157,10 +173,10 @@ class MapBodyEmitter:
         box = tuple(max(d) for d in zip(*(b.box for b in bufs)))
         if isinstance(op, arith.ExtFOp | arith.TruncFOp):
             src = bufs[0]
-            dst = self.new_buffer(src.box, element)
+            dst = forced or self.new_buffer(src.box, element)
             self.b.emit(t.CastOp(dst.ref, src.ref, min(dst.count(), src.count())))
             return dst
-        dst = self._destination(box, element, reusable)
+        dst = forced or self._destination(box, element, reusable)
         if type(op) in UNARY:
             self.vector(UNARY[type(op)], dst, bufs)
         elif isinstance(op, arith.NegfOp):

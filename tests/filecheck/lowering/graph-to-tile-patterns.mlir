@@ -141,3 +141,29 @@ func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tens
   %y = graph.add %r, %x : (tensor<1x16x16x16xf32>, tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32> loc("res")
   func.return %y : tensor<1x16x16x16xf32>
 }
+
+// -----
+
+// Squeeze-excite on the map kernels: SiLU (x * sigmoid(x)) and the gate
+// multiply are one loop fusion; the sigmoid is its map body on the band's
+// buffer (negate, exp, +1, reciprocal), and the computed [1, C, 1, 1] gate is
+// read one C0 block per slice and broadcast over the pixels (stride 0).
+// CHECK-LABEL: tile.program "se"
+// CHECK:       tile.kernel "k{{[0-9]+}}_elementwise" attributes {kind = "elementwise", source = "graph.fusion", absorbed = ["graph.sigmoid", "graph.mul", "graph.mul"]
+// CHECK:         tile.copy %[[X:.*]], %{{.*}} {shape = array<i64: 4, 32>
+// CHECK:         tile.vec "muls" %[[T:.*]], %[[X]] {{.*}}scalar = -1.000000e+00
+// CHECK-NEXT:    tile.vec "exp" %[[T]], %[[T]]
+// CHECK-NEXT:    tile.vec "adds" %[[T]], %[[T]] {{.*}}scalar = 1.000000e+00
+// CHECK-NEXT:    tile.vec "rec" %[[S:.*]], %[[T]]
+// CHECK:         tile.vec "mul" %[[M:.*]], %[[X]], %[[S]]
+// CHECK:         tile.copy %[[G:.*]], %{{.*}} {shape = array<i64: 8>
+// CHECK:         tile.vec "mul" %{{.*}}, %[[M]], %[[G]] {shape = array<i64: 16, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
+func.func @se(%x: tensor<1x16x4x4xf32> {ge.name = "x"}, %g: tensor<1x16x1x1xf32> {ge.name = "g"}) -> (tensor<1x16x4x4xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.1 : tensor<16x16x1x1xf32>
+  %c = graph.conv %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x4x4xf32>
+  %s = graph.sigmoid %c : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %m = graph.mul %c, %s : (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
+  %v = graph.conv %g, %w : tensor<1x16x1x1xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x1x1xf32>
+  %y = graph.mul %m, %v : (tensor<1x16x4x4xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x4x4xf32>
+  func.return %y : tensor<1x16x4x4xf32>
+}
