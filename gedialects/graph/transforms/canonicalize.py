@@ -1,5 +1,6 @@
-"""graph-canonicalize: fold constants and shape ops, drop no-op ops, then CSE
-and DCE.
+"""graph-canonicalize: fold constants and shape ops, drop no-op ops, write
+max-pool ceil_mode as pads and a spatial mean as a global average pool, then
+CSE and DCE.
 
 Constant folding evaluates an op whose operands are all constants with the
 reference kernels; a splat result stays a `graph.fill`, so folding never
@@ -157,12 +158,68 @@ def _cse_keeping_weights_apart(module: builtin.ModuleOp) -> None:
             del c.attributes[_CSE_GUARD]
 
 
+class MaxPoolCeilToPads(RewritePattern):
+    """max_pool{ceil_mode = 1} -> max_pool with the extra end pads the ceil
+    adds: a max ignores padding, so the two are the same op (when every
+    window starts inside the input or its begin pad, as PyTorch's rule
+    keeps them); one pooling form less for every backend."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.MaxPoolOp) or not op.int_("ceil_mode", 0):
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        if not (shapes.is_static(x) and shapes.is_static(out)):
+            return
+        n = len(x) - 2
+        kernel = op.ints("kernel_shape")
+        strides = op.ints("strides") or (1,) * n
+        dilations = op.ints("dilations") or (1,) * n
+        pads = list(op.ints("pads") or (0,) * (2 * n))
+        for d in range(n):
+            reach = (out[2 + d] - 1) * strides[d] + dilations[d] * (kernel[d] - 1) + 1
+            if (out[2 + d] - 1) * strides[d] >= x[2 + d] + pads[d]:
+                return  # a window would start in the end pad (a shape rule that keeps it)
+            pads[n + d] += max(0, reach - (x[2 + d] + pads[d] + pads[n + d]))
+        new = g.MaxPoolOp.build_inferred(
+            [op.input], {**{k: v for k, v in op.properties.items() if k != "ceil_mode"}, "pads": g.int_array(pads)},
+            attributes=dict(op.attributes), location=op.location,
+        )
+        if g.shape_of(new.results[0]) != out:  # pragma: no cover - the pads reproduce the ceil by construction
+            new.erase()
+            return
+        log.info("rewrote %s: ceil_mode as extra end pads %s", describe_op(op), pads)
+        rewriter.replace(op, new)
+
+
+class SpatialMeanToGlobalPool(RewritePattern):
+    """reduce_mean over H and W of a batch-1 NCHW map -> global_avg_pool
+    (+ a reshape without keepdims): the form the map kernels run at any
+    H x W (torchvision's and HF's `x.mean((2, 3))` heads)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ReduceMeanOp):
+            return
+        x = g.shape_of(op.input)
+        if len(x) != 4 or not shapes.is_static(x) or x[0] != 1:
+            return
+        if sorted(a % 4 for a in op.ints("axes")) != [2, 3]:
+            return
+        pool = g.GlobalAvgPoolOp.build_inferred([op.input], attributes=dict(op.attributes), location=op.location)
+        new = [pool]
+        if not op.int_("keepdims", 1):
+            new.append(g.ReshapeOp.build_inferred([pool.results[0]], {"shape": g.int_array(g.shape_of(op.output))},
+                                                  location=op.location))
+        log.info("rewrote %s: a mean over H and W is a global average pool", describe_op(op))
+        rewriter.replace(op, new, [new[-1].results[0]])
+
+
 _CSE_GUARD = "ge.cse_guard"
 
 
 @dataclass(frozen=True)
 class GraphCanonicalizePass(ModulePass):
     """Fold constants and shape ops, remove Identity/Dropout and no-op view ops,
+    write max-pool ceil_mode as pads and spatial means as global pools,
     eliminate common subexpressions and dead ops."""
 
     name = "graph-canonicalize"
@@ -170,7 +227,8 @@ class GraphCanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), FoldConstantOp()]
+                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), MaxPoolCeilToPads(),
+                 SpatialMeanToGlobalPool(), FoldConstantOp()]
             )
         ).rewrite_module(op)
         _cse_keeping_weights_apart(op)

@@ -1,5 +1,6 @@
 // graph-canonicalize: no-op removal, view-chain merging, constant and shape
-// folding, CSE and DCE. The second RUN uses MLIR's --pass-pipeline syntax and
+// folding, max-pool ceil_mode as pads, spatial means as global pools, CSE
+// and DCE. The second RUN uses MLIR's --pass-pipeline syntax and
 // shows that folded ops keep their locations; its log names what was done.
 // RUN: ge-opt %s -p graph-canonicalize | filecheck %s
 // RUN: ge-opt %s --pass-pipeline='builtin.module(graph-canonicalize)' --mlir-print-debuginfo --log=info 2>&1 | filecheck %s --check-prefix=LOC
@@ -184,6 +185,32 @@ func.func @dce(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:  func.return %[[R]] : tensor<2x3xf32>
 // CHECK-NEXT:  }
 
+// max_pool ceil_mode = 1 is the same max pool with the extra end pads the
+// ceil adds (SqueezeNet 1.1's 3x3/2 pools over even maps), none when the
+// pads already reach (the shape rule drops a window starting in the end pad).
+// CHECK-LABEL: func.func @max_pool_ceil
+// CHECK:         graph.max_pool %{{.*}} {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+// CHECK:         graph.max_pool %{{.*}} {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
+func.func @max_pool_ceil(%x: tensor<1x8x8x8xf32>, %z: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>) {
+  %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, ceil_mode = 1 : i64} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+  %w = graph.max_pool %z {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 1, 1>, ceil_mode = 1 : i64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32>
+  func.return %y, %w : tensor<1x8x4x4xf32>, tensor<1x8x2x2xf32>
+}
+
+// A mean over H and W of a batch-1 map is a global average pool (a reshape
+// drops the unit dims without keepdims; CSE then shares the one pool).
+// CHECK-LABEL: func.func @spatial_mean
+// CHECK-NEXT:    %[[P:.*]] = graph.global_avg_pool %{{.*}} : (tensor<1x8x2x2xf32>) -> tensor<1x8x1x1xf32>
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %[[P]] {shape = array<i64: 1, 8>}
+// CHECK-NEXT:    %[[B:.*]] = graph.reduce_mean %{{.*}} {axes = array<i64: 2, 3>} : (tensor<2x8x2x2xf32>)
+// CHECK-NEXT:    func.return %[[P]], %[[R]], %[[B]]
+func.func @spatial_mean(%x: tensor<1x8x2x2xf32>, %z: tensor<2x8x2x2xf32>) -> (tensor<1x8x1x1xf32>, tensor<1x8xf32>, tensor<2x8x1x1xf32>) {
+  %a = graph.reduce_mean %x {axes = array<i64: 2, 3>} : (tensor<1x8x2x2xf32>) -> tensor<1x8x1x1xf32>
+  %b = graph.reduce_mean %x {axes = array<i64: -1, -2>, keepdims = 0 : i64} : (tensor<1x8x2x2xf32>) -> tensor<1x8xf32>
+  %c = graph.reduce_mean %z {axes = array<i64: 2, 3>} : (tensor<2x8x2x2xf32>) -> tensor<2x8x1x1xf32>
+  func.return %a, %b, %c : tensor<1x8x1x1xf32>, tensor<1x8xf32>, tensor<2x8x1x1xf32>
+}
+
 // An inverse pair of format changes cancels; a one-way transdata stays.
 func.func @transdata_pair(%x: tensor<1x16x4x4xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xf32>) {
   %a = graph.transdata %x {src_format = "NCHW", dst_format = "NC1HWC0"} : (tensor<1x16x4x4xf32>) -> tensor<1x16x4x4xf32>
@@ -241,4 +268,5 @@ func.func @weights_not_merged(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, 
 // LOC-LABEL:   func.func @weights_not_merged
 // LOC:           graph.fill 0.02 : tensor<4x3x3x3xf32> loc("conv1.weight")
 // LOC-NEXT:      graph.fill 0.02 : tensor<4x3x3x3xf32> loc("conv2.weight")
+
 
