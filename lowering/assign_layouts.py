@@ -108,8 +108,8 @@ class LayoutAssigner:
             return None
         if isinstance(op, g.TransDataOp):
             return (op.src_format.data,)
-        if isinstance(op, MAP_OPS) or _channel_concat(op):
-            return ("NC1HWC0",)
+        if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
+            return ("NC1HWC0",)  # (a slice or split here is a channel view: structured ones returned above)
         if isinstance(op, ELEMENTWISE_OPS):
             out = op.results[0]
             if len(g.shape_of(out)) == 4:
@@ -131,7 +131,7 @@ class LayoutAssigner:
             return origin(res)
         if isinstance(op, g.TransDataOp):
             return op.dst_format.data
-        if isinstance(op, MAP_OPS) or _channel_concat(op):
+        if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return "NC1HWC0"
         if isinstance(op, ELEMENTWISE_OPS) and len(g.shape_of(res)) == 4:
             return "NC1HWC0"

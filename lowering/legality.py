@@ -107,7 +107,7 @@ class Context:
         # values some op reads as a map (NC1HWC0), directly or through views:
         # a row-major AI-core result (gemm, softmax) read so needs an
         # NCHW -> NC1HWC0 transdata, which exists for fp32 tensors only
-        self.read_as_maps = _read_as_maps(fn.body.block)
+        self.read_as_maps = _read_as_maps(fn.body.block, self.fp16)
 
 
 Rule = Callable[[Operation, Context], "str | None"]
@@ -174,6 +174,30 @@ def _pool(op: g.PoolOp, ctx: Context) -> str | None:
 @rule(g.GlobalAvgPoolOp, g.LrnOp)
 def _map_op(op: Operation, ctx: Context) -> str | None:
     return _map(op.operands[0])
+
+
+@rule(g.SliceOp, g.SplitOp)
+def _channel_view(op: Operation, ctx: Context) -> str | None:
+    """A slice or split of a map along whole C0 slices of its channels is a
+    view of the source's storage: no kernel (planning aliases it)."""
+    return _channel_view_refusal(op, ctx.fp16)
+
+
+def _channel_view_refusal(op: Operation, fp16: bool) -> str | None:
+    x = op.operands[0]
+    if (why := _map(x)) is not None:
+        return why
+    boxes = copy_boxes(op)
+    if isinstance(boxes, str):
+        return boxes
+    c0 = 32 // (2 if fp16 else 4)
+    for box in boxes:
+        assert box.src_offsets is not None
+        if any(o for k, o in enumerate(box.src_offsets) if k != 1) or box.shape[2:] != tuple(g.shape_of(x))[2:]:
+            return "only a channel slice of a map is a view"
+        if box.src_offsets[1] % c0 or box.shape[1] % c0:
+            return f"channels [{box.src_offsets[1]}, {box.src_offsets[1] + box.shape[1]}) are not whole C0 = {c0} slices"
+    return None
 
 
 @rule(g.GemmOp, g.MatMulOp)
@@ -314,11 +338,11 @@ def _free(op: Operation, ctx: Context) -> str | None:
     return None
 
 
-def _read_as_maps(block: Block) -> set[SSAValue]:
+def _read_as_maps(block: Block, fp16: bool) -> set[SSAValue]:
     out: set[SSAValue] = set()
     for op in reversed(list(block.ops)):  # a view's readers come after it
         for v in op.operands:
-            if _reads_as_map(op, v):
+            if _reads_as_map(op, v, fp16):
                 out.add(v)
         if isinstance(op, g.VIEW_OPS) and op.operands and any(r in out for r in op.results):
             out.add(op.operands[0])
@@ -332,7 +356,7 @@ def _fp16_row_result_read_as_map(op: Operation, ctx: Context) -> str | None:
     return None
 
 
-def _reads_as_map(op: Operation, v: SSAValue) -> bool:
+def _reads_as_map(op: Operation, v: SSAValue, fp16: bool) -> bool:
     """op reads the 4-D operand v in NC1HWC0 (assign-layouts gives a graph
     input a transdata to it): map ops, channel concats, 4-D elementwise ops
     on operands of the result's shape (as LayoutAssigner.accepted)."""
@@ -342,6 +366,8 @@ def _reads_as_map(op: Operation, v: SSAValue) -> bool:
         return True
     if isinstance(op, g.ConcatOp):
         return _rank(op.output) == 4 and op.int_("axis", 0) % 4 == 1
+    if isinstance(op, g.SliceOp | g.SplitOp):
+        return _channel_view_refusal(op, fp16) is None
     if isinstance(op, MAP_ELEMENTWISE):
         # only if the map kernels take it: otherwise a vector kernel reads the logical order
         return (_rank(op.results[0]) == 4 and g.shape_of(v) == g.shape_of(op.results[0])
@@ -356,7 +382,7 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
         return f"no AI-core kernel for {op.name}"
     if any(v in ctx.fp32_inputs for v in op.operands):
         return "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"
-    if not isinstance(op, g.VIEW_OPS) and any(v in ctx.fp32_maps and not _reads_as_map(op, v) for v in op.operands):
+    if not isinstance(op, g.VIEW_OPS) and any(v in ctx.fp32_maps and not _reads_as_map(op, v, ctx.fp16) for v in op.operands):
         return "force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata)"
     for v in (*op.operands, *op.results):
         if not _is_f32(v) and not (is_constant(v) and isinstance(op, g.GatherOp)):

@@ -23,7 +23,7 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
-from lowering.legality import channel_permutation
+from lowering.legality import channel_permutation, copy_boxes
 
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .conv import emit_conv
@@ -193,3 +193,18 @@ def row_copy(ctx: LoweringContext, op: Operation, x: TensorView) -> TensorView:
         kernel.copy(ub, kernel.at(src_gm, x.origin(ctx.c0) + c), [m], [1], [1])
         kernel.copy(kernel.at(out_gm, c), ub, [m], [1], [1])
     return TensorView(st, 0, "ND", x.shape)
+
+
+@lowers(g.SliceOp, g.SplitOp)
+def lower_channel_view(ctx: LoweringContext, op: Operation) -> None:
+    """No kernel: each result is its C0 slices of the source map's storage
+    (planning aliased them to the source's root: legality._channel_view)."""
+    src = ctx.values[op.operands[0]]
+    if src.layout != "NC1HWC0":
+        raise PassFailedException(f"{describe_op(op)}: a channel view of a {src.layout} tensor is not lowered")
+    boxes = copy_boxes(op)
+    assert not isinstance(boxes, str)
+    for box in boxes:
+        assert box.src_offsets is not None
+        ctx.values[box.dst] = TensorView(src.storage, src.first_slice + box.src_offsets[1] // ctx.c0, "NC1HWC0",
+                                         box.shape)

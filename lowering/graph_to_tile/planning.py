@@ -5,7 +5,8 @@ and which storages are graph outputs (`plan_storage`).
   the result in place: each operand is then an alias of the concat's root
   storage at its first C1 slice. Otherwise its operands keep their own maps
   and the concat pattern copies them (`StoragePlan.concat_copies`).
-* A reshape-like view (g.VIEW_OPS) on the AI core aliases its operand.
+* A reshape-like view (g.VIEW_OPS) on the AI core aliases its operand; a
+  channel slice/split of a map in whole C0 slices aliases its slices.
 * A map read by a padded convolution or pooling gets a zero halo as wide as
   the largest such padding, so every window tile is uniform.
 """
@@ -22,7 +23,7 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import output_names
 from gedialects.location import describe_op
 from gedialects.npu.isa import FRACTAL
-from lowering.legality import AI_CORE, AI_CPU, engine_of
+from lowering.legality import AI_CORE, AI_CPU, copy_boxes, engine_of, kernel_of
 
 CUBE_CHANNELS = FRACTAL
 """Output channels the cube writes per fractal column (N0)."""
@@ -49,6 +50,12 @@ def plan_storage(fn: func.FuncOp, c0: int) -> StoragePlan:
         if isinstance(op, g.VIEW_OPS) and engine_of(op) == AI_CORE:
             src = op.operands[0]
             aliases[op.results[0]] = aliases.get(src, (src, 0))
+        elif _channel_view(op):
+            boxes = copy_boxes(op)  # a channel view (legality._channel_view): its C0 slices of the source
+            assert not isinstance(boxes, str)
+            root, base = aliases.get(op.operands[0], (op.operands[0], 0))
+            for box in boxes:
+                aliases[box.dst] = (root, base + box.src_offsets[1] // c0)  # type: ignore[index]
     halos = _plan_halos(ops, aliases)
     outputs: dict[SSAValue, str] = {}
     ret = fn.body.block.last_op
@@ -56,6 +63,11 @@ def plan_storage(fn: func.FuncOp, c0: int) -> StoragePlan:
     for name, v in zip(output_names(fn), ret.operands):
         outputs.setdefault(aliases.get(v, (v, 0))[0], name)
     return StoragePlan(aliases, concat_copies, halos, outputs)
+
+
+def _channel_view(op: Operation) -> bool:
+    """A slice or split the CNN patterns take: a view of C0 slices of its source."""
+    return isinstance(op, g.SliceOp | g.SplitOp) and engine_of(op) == AI_CORE and kernel_of(op) is None
 
 
 def _plan_concats(ops: list[Operation], c0: int):
@@ -80,7 +92,7 @@ def _plan_concats(ops: list[Operation], c0: int):
             ragged = g.shape_of(x)[1] % CUBE_CHANNELS != 0 and i < len(op.inputs) - 1
             in_place &= channel % c0 == 0 and not ragged and not (
                 x in aliases or x.owner is None or isinstance(x.owner, Block)
-                or not isinstance(x.owner, Operation) or isinstance(x.owner, g.VIEW_OPS)
+                or not isinstance(x.owner, Operation) or isinstance(x.owner, g.VIEW_OPS) or _channel_view(x.owner)
                 or any(x is y for y, _ in offsets)
             )
             offsets.append((x, channel))

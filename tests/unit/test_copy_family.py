@@ -99,3 +99,28 @@ def test_expand_broadcasts_rows_and_columns(precision):
              "ax": np.array([1], np.int64)}
     compiled = _check(nodes, (2, 8, 16), ["y", "z"], precision, inits, exact=False)
     assert compiled.kernel_kinds.get("expand") == 2
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_channel_split_of_a_map_is_a_view(precision):
+    """ShuffleNetV2's split of a conv's channels into halves: in whole C0
+    slices it makes no kernel (the halves alias the conv's NC1HWC0 storage);
+    the concat after it copies."""
+    w = (np.random.default_rng(3).standard_normal((32, 8, 3, 3)) * 0.3).astype(np.float32)
+    w2 = (np.random.default_rng(4).standard_normal((16, 16, 1, 1)) * 0.3).astype(np.float32)
+    x = _rand(1, 8, 4, 4, seed=5)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+         helper.make_node("Split", ["r", "sp"], ["a", "b"], axis=1),
+         helper.make_node("Conv", ["b", "w2"], ["bc"]), helper.make_node("Concat", ["a", "bc"], ["y"], axis=1)],
+        "split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)], [helper.make_empty_tensor_value_info("y")],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(w2, "w2"),
+         numpy_helper.from_array(np.array([16, 16], np.int64), "sp")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    compiled = compile_module(import_model(model), precision)
+    got = run_compiled(compiled, {"x": x}).outputs["y"]
+    want = onnxruntime_outputs(model, {"x": x})["y"]
+    assert_close(np.asarray(got).reshape(want.shape), want, precision)
+    assert compiled.aicpu == 0 and "copy" not in compiled.kernel_kinds and compiled.kernel_kinds.get("conv") == 2
