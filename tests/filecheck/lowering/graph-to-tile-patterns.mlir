@@ -167,3 +167,24 @@ func.func @se(%x: tensor<1x16x4x4xf32> {ge.name = "x"}, %g: tensor<1x16x1x1xf32>
   %y = graph.mul %m, %v : (tensor<1x16x4x4xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x4x4xf32>
   func.return %y : tensor<1x16x4x4xf32>
 }
+
+// -----
+
+// A channel split of a map in whole C0 slices (ShuffleNetV2) makes no
+// kernel: the second half is the conv's storage from its second C1 slice
+// (offset 1 slice x 4x4 pixels x C0 = 128 elements).
+// CHECK-LABEL: tile.program "split"
+// CHECK:       tile.kernel "k1_conv"
+// CHECK-NOT:   tile.kernel "{{.*}}split
+// CHECK:       tile.kernel "k2_conv"
+// CHECK:         %[[SRC:.*]] = tile.gm {tensor = "conv"}
+// CHECK:         tile.at %[[SRC]] + %{{.*}} {offset = 128 : i64}
+// CHECK:       tile.kernel "k3_transdata"
+func.func @split(%x: tensor<1x16x4x4xf32> {ge.name = "x"}) -> (tensor<1x8x4x4xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.1 : tensor<16x16x1x1xf32>
+  %c = graph.conv %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x4x4xf32>
+  %a, %b = graph.split %c {axis = 1 : i64, split = array<i64: 8, 8>} : (tensor<1x16x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>)
+  %v = graph.fill 0.1 : tensor<8x8x1x1xf32>
+  %y = graph.conv %b, %v : tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32> -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
+}
