@@ -266,6 +266,7 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
     if (why := _map(out)) is not None:
         return f"elementwise on {shapes.fmt(g.shape_of(out))}: {why}"
     channels = g.shape_of(out)[1]
+    fp16 = ctx is not None and ctx.fp16  # _reads_as_map asks without a context
     if isinstance(op, g.BatchNormOp):
         return None if all(is_constant(v) for v in op.operands[1:]) else "batch-norm parameters must be constant"
     if isinstance(op, g.FusionOp):
@@ -287,15 +288,16 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
             if is_constant(v) and not _broadcastable_constant(v, channels):  # the kernel has no constant maps
                 return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
             if g.shape_of(v) != g.shape_of(out) and not _broadcastable_constant(v, channels) \
-                    and not _channel_map(v, channels):
+                    and not _channel_map(v, channels, fp16):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
-        return None
+        return _gate_use_refusal(op, channels, fp16)
+
     first = True
     for v in op.operands:
         if is_constant(v) and not _broadcastable_constant(v, channels):  # the kernel has no constant maps
             return f"constant {shapes.fmt(g.shape_of(v))} is neither per-channel nor a scalar"
         if g.shape_of(v) != g.shape_of(out):
-            if _channel_map(v, channels) and isinstance(op, SCALE_EQUIVARIANT_BINARY):
+            if _channel_map(v, channels, fp16) and isinstance(op, SCALE_EQUIVARIANT_BINARY):
                 continue  # a squeeze-excite scale: one value per channel, broadcast over pixels
             if not _broadcastable_constant(v, channels):
                 return f"operand {shapes.fmt(g.shape_of(v))} is neither a map nor a per-channel/scalar constant"
@@ -305,9 +307,34 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
     return None
 
 
-def _channel_map(v: SSAValue, channels: int) -> bool:
+def _gate_use_refusal(op: g.FusionOp, channels: int, fp16: bool) -> str | None:
+    """The map kernel reads a [1, C, 1, 1] gate only as the second operand
+    of a binary op with a map (or either operand of a commutative one): any
+    other use of it in the fusion body (a unary op, gate with constant) is
+    refused here rather than miscompiled."""
+    out = g.shape_of(op.results[0])
+    kind = {arg: "gate" if _channel_map(x, channels, fp16) and g.shape_of(x) != out else "const" if is_constant(x) else "map"
+            for arg, x in zip(op.body.block.args, op.inputs)}
+    for inner in op.body.block.ops:
+        if isinstance(inner, g.YieldOp | g.ConstantOp | g.FillOp):
+            continue
+        kinds = [kind.get(v, "const") for v in inner.operands]
+        if "gate" in kinds:
+            commutative = isinstance(inner, (*SCALE_EQUIVARIANT_BINARY, g.SumOp))
+            if len(kinds) != 2 or "map" not in kinds or (kinds[0] == "gate" and not commutative):
+                return f"{inner.name} of the [1, {channels}, 1, 1] gate (only a map combined with it is lowered)"
+        for r in inner.results:
+            kind[r] = "map" if "map" in kinds else "const"
+    return None
+
+
+def _channel_map(v: SSAValue, channels: int, fp16: bool = False) -> bool:
     """A computed [1, C, 1, 1] map (squeeze-excite's gate): the map kernels
-    read its C0 values of each slice and broadcast them over the pixels."""
+    read its C0 values of each slice and broadcast them over the pixels. In
+    force_fp16 not one a structured kernel writes row-major (there is no
+    fp16 NCHW -> NC1HWC0 transdata for it)."""
+    if fp16 and isinstance(v.owner, Operation) and kernel_of(v.owner) in STRUCTURED_FAMILIES:
+        return False
     return not is_constant(v) and tuple(g.shape_of(v)) == (1, channels, 1, 1) and _map(v) is None
 
 
