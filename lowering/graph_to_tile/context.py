@@ -65,6 +65,7 @@ class LoweringContext:
         self.storages: list[GmStorage] = []
         self.values: dict[SSAValue, TensorView] = {}
         self.constants: dict[str, np.ndarray] = {}
+        self._identities: dict[int, str] = {}
         self.stats = LoweringStats()
         self.plan = StoragePlan({}, {}, {}, {})
         self.nonnegative: set[SSAValue] = set()
@@ -93,6 +94,13 @@ class LoweringContext:
         dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" and not keep_dtype else array.dtype
         self.constants[name] = contiguous(array.astype(dt, copy=False))
         return name
+
+    def identity(self, n: int) -> str:
+        """The GM constant of the n x n identity (identity-product
+        transposes), one per size in the program."""
+        if n not in self._identities:
+            self._identities[n] = self.add_constant("identity", np.eye(n, dtype=np.float32))
+        return self._identities[n]
 
     def scale_of(self, v: SSAValue) -> float:
         """The power of two v is stored divided by (1 outside force_fp16)."""

@@ -155,7 +155,7 @@ def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], result_
     batch, a, b = swap
     cast = _fp16_copy(ctx, op, x)
     k = VectorKernel(ctx, op, "transpose")
-    identity = k.emit(st.LoadOp(ctx.add_constant("identity", np.eye(b, dtype=np.float32)), TensorType(ctx.elem, [b, b])))
+    identity = k.emit(st.LoadOp(ctx.identity(b), TensorType(ctx.elem, [b, b])))
     if cast is not None:
         lx = k.emit(st.LoadOp(cast, TensorType(ctx.elem, [batch, a, b])))
     else:
