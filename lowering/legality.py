@@ -190,7 +190,7 @@ def _channel_view_refusal(op: Operation, fp16: bool) -> str | None:
     boxes = copy_boxes(op)
     if isinstance(boxes, str):
         return boxes
-    c0 = 32 // (2 if fp16 else 4)
+    c0 = 32 // _compute_bytes(fp16)
     for box in boxes:
         assert box.src_offsets is not None
         if any(o for k, o in enumerate(box.src_offsets) if k != 1) or box.shape[2:] != tuple(g.shape_of(x))[2:]:
@@ -450,7 +450,12 @@ def _stored_bytes(v: SSAValue, ctx: Context) -> int:
     """Bytes per element of v in GM: fp32 graph inputs stay fp32 in force_fp16."""
     if ctx.fp16 and not isinstance(v.owner, Operation) and _is_f32(v):
         return 4
-    return 2 if ctx.fp16 else 4
+    return _compute_bytes(ctx.fp16)
+
+
+def _compute_bytes(fp16: bool) -> int:
+    """Bytes of an element the AI core computes on in a precision mode."""
+    return 2 if fp16 else 4
 
 
 def _rows_fit_blocks(width: int, v: SSAValue, ctx: Context) -> str | None:
@@ -598,7 +603,7 @@ def _vector_copy(op: Operation, ctx: Context) -> str | None:
     if isinstance(boxes, str):
         return boxes
     for box in boxes:
-        if any(is_constant(v) for v in (box.src,)):
+        if is_constant(box.src):
             return "a copy of a constant (fold it)"
         why = _rows_fit_blocks(box.shape[-1], box.src, ctx) or _rows_fit_blocks(box.shape[-1], box.dst, ctx)
         if why is not None:
@@ -679,8 +684,8 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
     if gemm and op.int_("trans_a", 0):
         return "trans_a not lowered"
     trans_b = gemm and bool(op.int_("trans_b", 0))
-    m, k, n = sa[-2], sa[-1], sb[-2] if trans_b else sb[-1]
-    es = 2 if ctx.fp16 else 4
+    k, n = sa[-1], sb[-2] if trans_b else sb[-1]
+    es = _compute_bytes(ctx.fp16)
     k0 = 32 // es
     if n * es % 32:
         return f"rows of {n} x {es} bytes are not whole 32-byte blocks (the product's rows move as blocks)"
@@ -761,7 +766,7 @@ def cube_transpose_refusal(op: g.TransposeOp, ctx: Context) -> str | None:
     if swap is None:
         return f"perm {op.ints('perm', ())} is not a swap of two dim groups"
     _, a, b = swap
-    es = 2 if ctx.fp16 else 4
+    es = _compute_bytes(ctx.fp16)
     if b % (32 // es):
         return f"rows of {b} elements are not whole {32 // es}-element blocks (the product's contraction)"
     if a * es % 32:

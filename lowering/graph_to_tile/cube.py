@@ -19,6 +19,8 @@ graph input gets a cast kernel first (the cube reads fp16).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import StringAttr, TensorType
@@ -43,22 +45,21 @@ def lower_matmul(ctx, op: Operation) -> None:
     beta = op.float_("beta", 1.0) if gemm else 1.0
     a_source, b_source = (ctx.transposed_views.get(v, (v, None))[0] for v in (a, b))
     casts = {v: _fp16_copy(ctx, op, v) for v in (a_source, b_source)}  # cast kernels run first
-    transposed = {}  # and an fp32 row-major right operand's transpose
-    if ctx.constant_value(b) is None and not trans_b and not ctx.fp16 and b not in ctx.transposed_views:
-        transposed[b] = _transposed_copy(ctx, op, b)
+    weight = ctx.constant_value(b)
+    # and the transpose of an fp32 row-major right operand (fp32 fractals are
+    # not transposed on the way to L0B)
+    b_t = _transposed_copy(ctx, op, b) if weight is None and not (trans_b or ctx.fp16 or b in ctx.transposed_views) else None
     k = VectorKernel(ctx, op, "matmul")
     la, _ = _operand(ctx, k, a, casts, as_b=False)
-    weight = ctx.constant_value(b)
     if weight is not None:
         w = np.asarray(weight, dtype=np.float32)
         wt = w if trans_b else np.swapaxes(w, -1, -2)
         name = ctx.add_constant("weight_t", np.ascontiguousarray(wt))
         lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape))))
         transpose_b, b_scale = True, 1.0
-    elif not trans_b and not ctx.fp16 and b not in ctx.transposed_views:
-        bt = transposed[b]
+    elif b_t is not None:
         sb = g.shape_of(b)
-        lb = k.emit(st.LoadOp(bt, TensorType(ctx.elem, [*sb[:-2], sb[-1], sb[-2]])))
+        lb = k.emit(st.LoadOp(b_t, TensorType(ctx.elem, [*sb[:-2], sb[-1], sb[-2]])))
         transpose_b, b_scale = True, ctx.scale_of(b)
     else:
         lb, swapped = _operand(ctx, k, b, casts, as_b=True)
@@ -143,15 +144,14 @@ def lower_transpose(ctx, op: g.TransposeOp) -> None:
         return
     swap = group_swap(op)
     assert swap is not None, "the partition placed a transpose the cube cannot run"
-    k = _identity_product(ctx, op, op.input, swap)
-    k.store(k.block.last_op.results[0], op.output)  # type: ignore[union-attr]
+    k, value = _identity_product(ctx, op, op.input, swap, op.output)
+    k.store(value, op.output)
 
 
-def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], result_scale_of=None) -> VectorKernel:
-    """A kernel computing x^T as I . x^T for x viewed as [batch, a, b]: its
-    last op is the map of the product ([batch, b, a]) in the stored type,
-    at the scale of `result_scale_of` (default: the op's result); the
-    caller adds the store."""
+def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], target):
+    """A kernel computing x^T as I . x^T for x viewed as [batch, a, b]:
+    (the kernel, the [batch, b, a] result in the stored type at the scale of
+    graph value `target`); the caller adds the store."""
     batch, a, b = swap
     cast = _fp16_copy(ctx, op, x)
     k = VectorKernel(ctx, op, "transpose")
@@ -162,13 +162,11 @@ def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], result_
         lx = k.load(x, [batch, a, b])
     product = k.emit(st.BatchMatmulOp(identity, lx, transpose_b=True))
     scale = ctx.scale_of(x)  # the product is in x's stored units
-    target = op.results[0] if result_scale_of is None else result_scale_of
 
     def narrow(sb, c):
         return k.narrow(sb, c if scale == 1.0 else sb.mul(c, sb.const(scale)), target)
 
-    k.map([product], [batch, b, a], k.stored, narrow)
-    return k
+    return k, k.map([product], [batch, b, a], k.stored, narrow)
 
 
 def _transposed_copy(ctx, op: Operation, v) -> str:
@@ -176,8 +174,7 @@ def _transposed_copy(ctx, op: Operation, v) -> str:
     an identity-product kernel that runs first: fp32 cannot be transposed
     on the way to L0B, so a row-major fp32 right operand is read as b^T."""
     shape = g.shape_of(v)
-    batch = int(np.prod(shape[:-2], dtype=np.int64))
     copy = ctx.temp_rows((*shape[:-2], shape[-1], shape[-2]), f"{ctx.values[v].storage.name}_t")
-    k = _identity_product(ctx, op, v, (batch, shape[-2], shape[-1]), result_scale_of=v)
-    k.block.add_op(st.StoreOp(k.block.last_op.results[0], copy.name))  # type: ignore[union-attr]
+    k, value = _identity_product(ctx, op, v, (math.prod(shape[:-2]), shape[-2], shape[-1]), v)
+    k.block.add_op(st.StoreOp(value, copy.name))
     return copy.name

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, Float32Type, FloatAttr, TensorType, f32
+from xdsl.dialects.builtin import Float16Type, TensorType, f32
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from gedialects.graph import ops as g

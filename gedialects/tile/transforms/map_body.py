@@ -102,21 +102,15 @@ class MapBodyEmitter:
         may be written into them, and the returned buffer may be one of them;
         any other returned buffer is a fresh one the caller owns. `into`: the
         op that yields writes its result there (returned)."""
+        consumable = consumable or set()
         yielded = body.last_op.operands[0] if isinstance(body.last_op, st.YieldOp) else None
-        if into is not None and (yielded is None or not isinstance(yielded.owner, Operation)
-                                 or isinstance(yielded.owner, arith.ConstantOp)):
-            result = self.run(body, args, result_box, result_element, consumable)  # an argument or a constant
-            self.vector("adds", into, [result], 0.0)
-            if result not in args and result not in (consumable or ()):
-                self.pool.release(result)
-            return into
         env: dict[SSAValue, Buffer | float] = dict(zip(body.args, args))
         uses_left = {v: len(list(v.uses)) for v in body.args}
         uses_left.update({v: len(list(v.uses)) for o in body.ops for v in o.results})
         holders: dict[Buffer, list[SSAValue]] = {}
         for v, x in env.items():
             holders.setdefault(x, []).append(v)  # type: ignore[arg-type]
-        writable: set[Buffer] = set(consumable or ())  # temporaries of this body, and the consumable args
+        writable: set[Buffer] = set(consumable)  # temporaries of this body, and the consumable args
 
         def dead(buf: Buffer) -> bool:
             return all(uses_left[v] == 0 for v in holders.get(buf, []))
@@ -125,6 +119,10 @@ class MapBodyEmitter:
             if isinstance(inner, st.YieldOp):
                 out = env[inner.values[0]]
                 if into is not None:
+                    if isinstance(out, float):  # a constant
+                        self.dup(into, out)
+                    elif out is not into:  # an argument (an op's result went there directly)
+                        self.vector("adds", into, [out], 0.0)
                     return into
                 if not isinstance(out, Buffer):
                     buf = self.new_buffer(result_box, result_element)
@@ -133,7 +131,7 @@ class MapBodyEmitter:
                 if out not in writable or out.box != result_box:
                     buf = self.new_buffer(result_box, out.element)
                     self.vector("adds", buf, [out], 0.0)
-                    if out in writable and out not in (consumable or ()):
+                    if out in writable and out not in consumable:
                         self.pool.release(out)
                     return buf
                 return out
@@ -154,7 +152,7 @@ class MapBodyEmitter:
                 holders.setdefault(result, []).append(inner.results[0])
                 writable.add(result)
             for x in {id(x): x for x in operands if isinstance(x, Buffer)}.values():
-                if x is not result and x in writable and dead(x) and x not in (consumable or ()):
+                if x is not result and x in writable and dead(x) and x not in consumable:
                     self.pool.release(x)
         raise TilingError("a map body without tile.yield")  # pragma: no cover - the verifier requires it
 
