@@ -59,7 +59,7 @@ def slot(nbytes: int) -> int:
 def tensors_of(kernel: t.KernelOp) -> list[str]:
     """The GM tensors a kernel references: through tile.gm (loop-level) or
     tile.load / tile.store (structured, before tile-expand-structured)."""
-    return [op.tensor.data for op in kernel.walk() if isinstance(op, t.GmOp | st.LoadOp | st.StoreOp)]
+    return [op.tensor.data for op in kernel.walk() if isinstance(op, t.GmOp | st.LoadOp | st.GatherOp | st.StoreOp)]
 
 
 def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, TensorType
+from xdsl.dialects.builtin import Float32Type, IntegerType, TensorType
 from xdsl.ir import Block, Operation, SSAValue
 
 from gedialects.graph import ops as g
@@ -60,6 +60,12 @@ def _rank(v: SSAValue) -> int:
 
 def _is_f32(v: SSAValue) -> bool:
     return isinstance(v.type, TensorType) and isinstance(v.type.element_type, Float32Type)
+
+
+def _is_int(v: SSAValue) -> bool:
+    """An i32 or i64 tensor (the integers the AI core reads)."""
+    element = getattr(v.type, "element_type", None)
+    return isinstance(element, IntegerType) and element.width.data in (32, 64)
 
 
 def _nonnegative_activation(op: Operation) -> bool:
@@ -412,7 +418,7 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
     if not isinstance(op, g.VIEW_OPS) and any(v in ctx.fp32_maps and not _reads_as_map(op, v, ctx.fp16) for v in op.operands):
         return "force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata)"
     for v in (*op.operands, *op.results):
-        if not _is_f32(v) and not (is_constant(v) and isinstance(op, g.GatherOp)):
+        if not _is_f32(v) and not isinstance(op, g.VIEW_OPS):  # a view aliases any element type
             return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
         if not shapes.is_static(g.shape_of(v)):
             return "dynamic shape"
@@ -447,7 +453,10 @@ def vector_rule(*op_types: type[Operation]):
 
 
 def _stored_bytes(v: SSAValue, ctx: Context) -> int:
-    """Bytes per element of v in GM: fp32 graph inputs stay fp32 in force_fp16."""
+    """Bytes per element of v in GM: fp32 graph inputs stay fp32 in force_fp16;
+    integers are stored as they are."""
+    if _is_int(v):
+        return v.type.element_type.width.data // 8  # type: ignore[attr-defined]
     if ctx.fp16 and not isinstance(v.owner, Operation) and _is_f32(v):
         return 4
     return _compute_bytes(ctx.fp16)
@@ -473,14 +482,25 @@ def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
     if isinstance(op, g.FusionOp):
         if len(op.results) != 1:
             return "a multi-output fusion is not lowered"
+        integers = {a for a, v in zip(op.body.block.args, op.inputs) if _is_int(v)}
         for inner in op.body.block.ops:
-            if isinstance(inner, g.YieldOp | g.ConstantOp | g.FillOp):
+            if isinstance(inner, g.YieldOp):
+                continue
+            if isinstance(inner, g.ConstantOp | g.FillOp):
+                if _is_int(inner.results[0]):
+                    integers.add(inner.results[0])
                 continue
             if type(inner) not in ELEMENTWISE:
                 return f"{inner.name} has no vector kernel"
+            if (why := _integer_use(inner, integers)) is not None:
+                return why
+            if _is_int(inner.results[0]):
+                integers.add(inner.results[0])
         operands += fusion_tensor_constants(op)  # loaded like operands
     elif type(op) not in ELEMENTWISE:
         return f"no AI-core kernel for {op.name}"
+    elif (why := _integer_use(op, {v for v in op.operands if _is_int(v)})) is not None:
+        return why
     shape = g.shape_of(out)
     for v in operands:
         if not shapes.is_static(g.shape_of(v)) or len(g.shape_of(v)) > len(shape):
@@ -500,6 +520,16 @@ def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
         if why is not None:
             return why
     return None
+
+
+def _integer_use(op: Operation, integers: set[SSAValue]) -> str | None:
+    """Integers reach the vector unit as fp32 (vconv): a cast of them (to bool:
+    != 0; to float: rounded, as ONNX Cast does) is exact, arithmetic and
+    comparisons are not beyond 2^24."""
+    if isinstance(op, g.CastOp) or not any(v in integers for v in op.operands):
+        return None
+    return (f"{op.name} of integers (the vector unit computes on them in fp32, exact only below 2^24; "
+            f"the AI CPU computes them exactly)")
 
 
 def _column_fits_blocks(n: int, v: SSAValue, ctx: Context, what: str) -> str | None:
@@ -633,14 +663,34 @@ def _vector_transpose(op: g.TransposeOp, ctx: Context) -> str | None:
     return _rows_fit_blocks(s[-1], op.input, ctx) or _rows_fit_blocks(s[-1], op.results[0], ctx)
 
 
+def gather_view(op: g.GatherOp) -> tuple[int, int, int]:
+    """[A, V, B]: a gather's data as rows of B elements, V per index range."""
+    shape = g.shape_of(op.input)
+    axis = op.int_("axis", 0) % len(shape)
+    return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
+
+
+@vector_rule(g.GatherOp)
+def _vector_gather(op: g.GatherOp, ctx: Context) -> str | None:
+    element = op.indices.type.element_type  # type: ignore[attr-defined]
+    if not isinstance(element, IntegerType) or element.width.data not in (32, 64):
+        return f"indices of type {element} (i32 or i64 only)"
+    _, _, row = gather_view(op)
+    why = _rows_fit_blocks(row, op.input, ctx) or _rows_fit_blocks(row, op.output, ctx)
+    return None if why is None else f"gathered {why}"
+
+
 def vector_refusal(op: Operation, ctx: Context) -> str | None:
     """None when the vector family lowers op, else why not."""
     from lowering.map_bodies import ELEMENTWISE
 
     if type(op) not in VECTOR_RULES and type(op) not in ELEMENTWISE and not isinstance(op, g.FusionOp):
         return f"no AI-core kernel for {op.name}"
+    index_operands = {op.indices} if isinstance(op, g.GatherOp) else set()
+    if type(op) in ELEMENTWISE or isinstance(op, g.FusionOp):
+        index_operands = {v for v in op.operands if _is_int(v)}  # converted to fp32 where loaded
     for v in (*op.operands, *op.results):
-        if not _is_f32(v) and not is_constant(v):
+        if not _is_f32(v) and not is_constant(v) and v not in index_operands:
             return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
         if not shapes.is_static(g.shape_of(v)):
             return "dynamic shape"

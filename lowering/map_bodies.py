@@ -1,7 +1,10 @@
 """The scalar computation of each elementwise graph op, as the body of a tile.map.
 
 `ELEMENTWISE[type(op)](builder, op, *args)` emits arith/math ops on fp32
-scalars and returns the result. Ops the vector unit has no instruction for
+scalars and returns the result. Bools are i1 values (a comparison's result,
+0/1 in the vector unit's buffers) or fp32 numbers read as `!= 0` (a loaded
+bool constant); integers arrive as fp32 (the kernel converts them on load:
+exact below 2^24). Ops the vector unit has no instruction for
 (tanh, erf, powf) are left as math ops: tile-legalize-math expands them.
 Adding an elementwise op to the AI core costs one entry here (and, if the
 vector unit lacks an instruction for it, a rewrite in tile-legalize-math).
@@ -14,7 +17,7 @@ import math
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import FloatAttr, f32
+from xdsl.dialects.builtin import Float16Type, FloatAttr, IntegerAttr, IntegerType, f16, f32, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from gedialects.graph import ops as g
@@ -87,6 +90,15 @@ class ScalarBuilder:
     def select(self, condition, a, b):
         return self.emit(arith.SelectOp(condition, a, b))
 
+    def true(self):
+        return self.emit(arith.ConstantOp(IntegerAttr(1, i1)))
+
+    def as_bool(self, x):
+        """x as an i1: a comparison's i1 as it is, a number as `x != 0`."""
+        if _is_bool(x.type):
+            return x
+        return self.compare("une", x, self.const(0.0))
+
     # composites used by several ops
     def sigmoid(self, a):
         return self.div(self.const(1.0), self.add(self.exp(self.neg(a)), self.const(1.0)))
@@ -143,6 +155,28 @@ def _sum(sb: ScalarBuilder, op, *xs):
     return acc
 
 
+def _is_bool(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.width.data == 1
+
+
+def _cast(sb: ScalarBuilder, op: g.CastOp, x):
+    """To a bool: `!= 0`; to a float: the value (a bool as 1.0 / 0.0), rounded
+    through fp16 for an f16 target. Casts to integers are not lowered (the
+    legality rule refuses integer results)."""
+    target = op.output.type.element_type  # type: ignore[attr-defined]
+    if _is_bool(target):
+        return sb.as_bool(x)
+    if _is_bool(x.type):
+        x = sb.select(x, sb.const(1.0), sb.const(0.0))
+    if isinstance(target, Float16Type):
+        return sb.emit(arith.ExtFOp(sb.emit(arith.TruncFOp(x, f16)), f32))
+    return x
+
+
+def _logic(cls):
+    return lambda sb, op, a, b: sb.emit(cls(sb.as_bool(a), sb.as_bool(b)))
+
+
 def _where(sb: ScalarBuilder, op, c, x, y):
     if not isinstance(c.type, type(f32)):  # a comparison's i1 inside a fusion
         return sb.select(c, x, y)
@@ -181,6 +215,11 @@ ELEMENTWISE = {
     g.LessEqualOp: lambda sb, op, a, b: sb.compare("ole", a, b),
     g.GreaterOp: lambda sb, op, a, b: sb.compare("ogt", a, b),
     g.GreaterEqualOp: lambda sb, op, a, b: sb.compare("oge", a, b),
+    g.CastOp: _cast,
+    g.AndOp: _logic(arith.AndIOp),
+    g.OrOp: _logic(arith.OrIOp),
+    g.XorOp: _logic(arith.XOrIOp),
+    g.NotOp: lambda sb, op, a: sb.emit(arith.XOrIOp(sb.as_bool(a), sb.true())),
 }
 """Graph op -> its scalar body; the vector family lowers exactly these (and fusions of them)."""
 

@@ -30,7 +30,8 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph.tensors import tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
-from gedialects.npu.isa import BLOCKS_PER_REPEAT, DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, MemSpace
+from gedialects.npu.isa import BLOCKS_PER_REPEAT, DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, REPEAT_BYTES, MemSpace
+from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.allocate import buffer_bytes
@@ -161,6 +162,11 @@ class KernelTranslator:
             r = self.ref(op.ref)
             dyn = r.dyn if op.dyn is None else self.iadd(r.dyn, self.idx(op.dyn))
             self.env[op.result] = Ref(r.base, r.off + op.offset.value.data, dyn, r.es, r.space)
+        elif isinstance(op, t.LoadIndexOp):
+            ref = self.ref(op.ref)
+            element = op.ref.type.element  # type: ignore[attr-defined]
+            self.emit(load := npu.LoadIndexOp(self.ptr(ref), element, op.bound.value.data))
+            self.env[op.result] = load.result
         elif isinstance(op, scf.ForOp):
             self.loop(op)
         elif isinstance(op, scf.YieldOp):
@@ -208,14 +214,15 @@ class KernelTranslator:
         elif isinstance(op, t.CastOp):
             dst, src = self.ref(op.dst), self.ref(op.src)
             n = op.count.value.data
-            dd, sd = ("f16", "f32") if dst.es == 2 else ("f32", "f16")
-            for s in range(0, n, 64 * MAX_REPEAT):
-                c = min(64 * MAX_REPEAT, n - s)
-                full, tail = divmod(c, 64)
+            dd, sd = (dtype_name(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
+            epr = REPEAT_BYTES // max(dst.es, src.es)  # a repeat covers 256 bytes of the wider side
+            for s in range(0, n, epr * MAX_REPEAT):
+                c = min(epr * MAX_REPEAT, n - s)
+                full, tail = divmod(c, epr)
                 if full:
                     self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s), self.ptr(src, s), repeat=full))
                 if tail:
-                    self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s + full * 64), self.ptr(src, s + full * 64), repeat=1, mask=tail))
+                    self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s + full * epr), self.ptr(src, s + full * epr), repeat=1, mask=tail))
         elif isinstance(op, t.DupOp):
             dst = self.ref(op.dst)
             epr = 256 // dst.es

@@ -208,6 +208,12 @@ class _KernelAssembler:
             self.regs[op.result] = 1
         elif isinstance(op, npu.BlockNumOp):
             self.regs[op.result] = 2
+        elif isinstance(op, npu.LoadIndexOp):
+            _, reg, imm = self.addr(op.ptr, op)
+            dst = self.new_reg()
+            self.regs[op.result] = dst
+            dtype = P.INDEX_DTYPES.index(f"s{op.dtype.width.data}")
+            self.emit(op, (P.LOAD_INDEX, -1, dst, reg, imm, dtype, op.bound.value.data))
         elif isinstance(op, npu.PtrOp):
             reg = 0 if op.dyn is None else self.reg(op.dyn, op)
             self.ptrs[op.result] = (op.mem_space, reg, op.offset.value.data)

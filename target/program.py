@@ -5,6 +5,7 @@ for the scalar of the scalar family and vdup), so the simulator's inner loop
 never touches xDSL objects. Layouts:
 
   scalar ops:  (op, -1, ...operands...)                       op < FIRST_PIPE_OP
+  load_index:  (LOAD_INDEX, -1, dst, r, i, dtype, bound)      reads UB at regs[r] + i
   pipe ops:    (op, pipe, r0, i0, r1, i1, r2, i2, *fields)    op >= FIRST_PIPE_OP
 
 where address k is `regs[rk] + ik` (register 0 always holds 0, so a static
@@ -41,7 +42,10 @@ from gedialects.npu.isa import (
     ALIGNMENT,
     BLOCK_BYTES,
     DMA_PATHS,
+    DTYPE_BYTES,
+    ELEM_BYTES,
     FRACTAL,
+    INT_BYTES,
     MAX_NBURST,
     MAX_REPEAT,
     MAX_STRIDE,
@@ -63,7 +67,7 @@ READABLE_VERSIONS = (3,)  # older files carry no checksum: recompile them
 
 # --- scalar opcodes -------------------------------------------------------
 MOV, ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX = range(10)
-FOR, ENDFOR, WAIT_S, BARRIER_ALL = 10, 11, 12, 13
+FOR, ENDFOR, WAIT_S, BARRIER_ALL, LOAD_INDEX = 10, 11, 12, 13, 14
 FIRST_PIPE_OP = 32
 # --- pipe opcodes ---------------------------------------------------------
 DMA, LOAD2D, LOAD3D, MMAD = 32, 33, 34, 35
@@ -86,6 +90,7 @@ OPCODE_NAMES = {
     ENDFOR: "endfor",
     WAIT_S: "wait_flag",
     BARRIER_ALL: "pipe_barrier",
+    LOAD_INDEX: "load_index",
     DMA: "dma",
     LOAD2D: "load_2d",
     LOAD3D: "load_3d",
@@ -104,7 +109,8 @@ OPCODE_NAMES = {
     BARRIER: "pipe_barrier",
 }
 
-DTYPES = ("f16", "f32")  # dtype codes
+DTYPES = ("f16", "f32", "s32", "s64")  # dtype codes; the integers only as a vconv source
+INDEX_DTYPES = tuple(INT_BYTES)  # load_index's dtype codes (s32, s64)
 
 # One opcode per vector family.
 VECTOR_OPCODES: dict[Family, int] = {
@@ -510,7 +516,7 @@ _TASK_KEYS = ("name", "ins", "outs", "body", "kind", "absorbed", "source", "reas
 _BINARY_SCALAR = (ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX)
 # Instruction length per opcode (ENDFOR: 6 + 2 per loop-carried value).
 _LENGTH = {
-    MOV: 4, FOR: 7, WAIT_S: 4, BARRIER_ALL: 2,
+    MOV: 4, FOR: 7, WAIT_S: 4, BARRIER_ALL: 2, LOAD_INDEX: 7,
     DMA: 16, LOAD2D: 12, LOAD3D: 23, MMAD: 13,
     **{op: e.length for op, e in VECTOR_ENCODINGS.items()},
     SET_FLAG: 11, WAIT_FLAG: 11, BARRIER: 8,
@@ -520,7 +526,8 @@ _NPIPES = len(PIPES)
 _S = PIPE_INDEX[Pipe.S]
 _SP = SPACE_INDEX
 _PATHS = tuple(DMA_PATHS)  # path index -> (src, dst): as target.assembler.PATHS
-_ELEM = (2, 4)  # bytes per element by dtype code (f16, f32)
+_ELEM = tuple(DTYPE_BYTES[d] for d in DTYPES)  # bytes per element by dtype code
+_FLOAT_CODES = sum(1 for d in DTYPES if d in ELEM_BYTES)  # codes 0.. of the dtypes the units compute on
 
 
 class InvalidField(Exception):
@@ -853,7 +860,7 @@ def _check_schedule(program: Program) -> None:
 def _regs_written(ins: tuple) -> tuple[int, ...]:
     """Registers an instruction writes."""
     op = ins[0]
-    if op == MOV or op in _BINARY_SCALAR or op == FOR:
+    if op in (MOV, FOR, LOAD_INDEX) or op in _BINARY_SCALAR:
         return (ins[2],)
     if op == ENDFOR:
         return (ins[2], *ins[6::2])
@@ -863,7 +870,7 @@ def _regs_written(ins: tuple) -> tuple[int, ...]:
 def _regs_read(ins: tuple) -> tuple[int, ...]:
     """Registers an instruction reads."""
     op = ins[0]
-    if op == MOV:
+    if op in (MOV, LOAD_INDEX):
         return (ins[3],)
     if op in _BINARY_SCALAR:
         return (ins[3], ins[4])
@@ -934,6 +941,10 @@ def _check_kernel(k: Kernel, where: str) -> None:
                 if ins[2] == _S:
                     raise InvalidField(f"{f}.src_pipe", "a flag connects two different pipes")
                 _int(ins[3], f"{f}.event", 0, NUM_EVENTS - 1)
+            elif op == LOAD_INDEX:
+                _int(ins[4], f"{f}.offset", 0, MAX_ADDRESS)
+                _int(ins[5], f"{f}.dtype", 0, len(INDEX_DTYPES) - 1)
+                _int(ins[6], f"{f}.bound", 1, INT64_MAX)
             continue
         _check_pipe_instruction(ins, f)
     if loops:
@@ -1014,7 +1025,7 @@ def _check_pipe_instruction(ins: tuple, f: str) -> None:
         rng(20, "m_start", 0, oh * ow - 1)
     elif op == MMAD:
         want_pipe(Pipe.M)
-        dt = rng(8, "dtype", 0, len(DTYPES) - 1)
+        dt = rng(8, "dtype", 0, _FLOAT_CODES - 1)
         k0 = BLOCK_BYTES // _ELEM[dt]
         for i, name, unit in ((9, "m", FRACTAL), (10, "n", FRACTAL), (11, "k", k0)):
             if rng(i, name, 1, 4095) % unit:
@@ -1025,7 +1036,7 @@ def _check_pipe_instruction(ins: tuple, f: str) -> None:
         enc = VECTOR_ENCODINGS[op]
         if enc.kind is not None:
             rng(enc.kind, "kind", 0, len(enc.kinds) - 1)
-        dt = rng(enc.dtype, "dtype", 0, len(DTYPES) - 1)
+        dt = rng(enc.dtype, "dtype", 0, _FLOAT_CODES - 1)
         widest = _ELEM[dt]
         if enc.src_dtype is not None:
             sdt = rng(enc.src_dtype, "src_dtype", 0, len(DTYPES) - 1)
@@ -1160,6 +1171,8 @@ def instruction_bound(kernel: Kernel, block_dim: int) -> tuple[int | None, int]:
             val[ins[2]] = (lb[0], max(lb[1], ub[1] - 1 + max(1, step[1])))
             for r in ins[6::2]:
                 val[r] = None
+        elif op == LOAD_INDEX:
+            val[ins[2]] = (0, ins[6] - 1) if writes.get(ins[2], 0) == 1 else None
         elif op == MOV or op in _BINARY_SCALAR:
             dst = ins[2]
             if writes.get(dst, 0) != 1:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gedialects.npu.isa import PIPES, SPACES
+from gedialects.npu.isa import PIPE_INDEX, PIPES, SPACES, Pipe
 from target.errors import RaceError
 
 NPIPES = len(PIPES)
@@ -133,6 +133,21 @@ class BlockRaces:
             self.prune(space, p)
         if space == 0:
             self.gm.append((lo, hi, pat, write, pc))
+
+    def scalar_read(self, space: int, lo: int, hi: int, pc: int) -> None:
+        """A read by the scalar unit (npu.load_index): checked against earlier
+        writes of the other pipes, not recorded, since everything the scalar
+        unit issues after it is ordered after it by issue."""
+        s = PIPE_INDEX[Pipe.S]
+        known = self.vc[s]
+        for q in self.space_pipes[space]:
+            if q == s:
+                continue
+            for rec in self.live[space][q]:
+                if rec[3] > known[q] and rec[2] and rec[0] < hi and lo < rec[1] and (
+                    patterns_overlap(lo, hi, None, rec[0], rec[1], rec[4])
+                ):
+                    self.report(space, lo, hi, False, s, pc, rec, q)
 
     def prune(self, space: int, p: int) -> None:
         """Forget records every other pipe touching this space is ordered after.

@@ -16,8 +16,9 @@ import numpy as np
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
 from gedialects.npu.vector_ops import strided_span
 
-NP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32))  # by dtype code
-ESIZE = (2, 4)
+# by dtype code (target.program.DTYPES: f16, f32, s32, s64)
+NP_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype("<i4"), np.dtype("<i8"))
+ESIZE = tuple(d.itemsize for d in NP_DTYPES)
 
 
 

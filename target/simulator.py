@@ -31,6 +31,7 @@ import numpy as np
 
 from gedialects.npu.isa import (
     FRACTAL_BYTES,
+    INT_BYTES,
     PIPE_INDEX,
     PIPES,
     REPEAT_BYTES,
@@ -74,6 +75,7 @@ VECTOR_OPS = frozenset(P.VECTOR_ENCODINGS)
 # Opcodes with a fourth address pair (words 8, 9): the run loop computes it at
 # issue, like the other three, and hands the pair over as the third address.
 FOUR_ADDRESS_OPS = frozenset(op for op, e in P.VECTOR_ENCODINGS.items() if len(e.addresses) == 4)
+INDEX_NUMPY = tuple(np.dtype(f"<i{INT_BYTES[d]}") for d in P.INDEX_DTYPES)  # by load_index dtype code
 
 
 @dataclass
@@ -98,7 +100,7 @@ class Machine:
             raise SimulationError(f"cannot allocate the program's GM ({gm_size} bytes)") from None
         self.f16 = [b.view(np.float16) for b in self.bufs]
         self.f32 = [b.view(np.float32) for b in self.bufs]
-        self.views = (self.f16, self.f32)  # by dtype code
+        self.views = (self.f16, self.f32, *([b.view(dt) for b in self.bufs] for dt in NP_DTYPES[2:]))  # by dtype code
         self.cap = [gm_size] + [cap[s.value] for s in SPACES[1:]]
         self.align = [config.alignment_bytes[s.value] for s in SPACES]
 
@@ -307,6 +309,8 @@ class KernelRun:
                     pc = ins[6]
             elif op == P.MOV:
                 regs[ins[2]] = regs[ins[3]]
+            elif op == P.LOAD_INDEX:
+                regs[ins[2]] = self.load_index(ins, pc, regs[ins[3]] + ins[4])
             elif op == P.WAIT_S:
                 t = self.wait_scalar(ins, pc, t)
             elif op == P.BARRIER_ALL:
@@ -459,6 +463,27 @@ class KernelRun:
             for p in range(NPIPES):
                 self.rd.join(p, snap)
         return max(t, fired) + self.c_flag
+
+    def load_index(self, ins, pc, addr: int) -> int:
+        """npu.load_index: one integer from UB, wrapped once by the bound."""
+        size = INDEX_NUMPY[ins[5]].itemsize
+        if addr < 0 or addr + size > self.m.cap[UB]:
+            raise SimulationError(
+                f"{self.where(pc)}: index ub [{addr}, {addr + size}) is out of bounds "
+                f"(capacity {self.m.cap[UB]} bytes)"
+            )
+        if addr % size:  # scalar reads need element alignment only, not a whole block
+            raise SimulationError(f"{self.where(pc)}: index address {addr} is not aligned to {size} bytes")
+        if self.rd is not None:
+            self.rd.scalar_read(UB, addr, addr + size, pc)
+        value = int(self.m.bufs[UB][addr : addr + size].view(INDEX_NUMPY[ins[5]])[0])
+        bound = ins[6]
+        if not -bound <= value < bound:
+            raise SimulationError(
+                f"{self.where(pc)}: index {value} is out of range [-{bound}, {bound}) "
+                f"(ub byte {addr}); check the indices fed to the gather"
+            )
+        return value + bound if value < 0 else value
 
     def barrier_all(self, pc, t) -> int:
         for p in range(NPIPES):

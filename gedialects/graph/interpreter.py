@@ -360,8 +360,13 @@ def _unsqueeze(op: g.UnsqueezeOp, args):
 def _gather(op: g.GatherOp, args):
     x, idx = args
     axis = op.int_("axis", 0) % x.ndim
-    idx = np.where(idx < 0, idx + x.shape[axis], idx)
-    return np.take(x, idx, axis=axis)
+    n = x.shape[axis]
+    bad = (idx < -n) | (idx >= n)
+    if np.any(bad):
+        raise InterpretationError(
+            f"{describe_op(op)}: index {int(idx[bad].flat[0])} is out of range [-{n}, {n}) along axis {axis}"
+        )
+    return np.take(x, np.where(idx < 0, idx + n, idx), axis=axis)
 
 
 @kernel(g.OffloadOp)

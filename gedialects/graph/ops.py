@@ -1547,7 +1547,7 @@ class FusionOp(IRDLOperation):
         if [v.type for v in term.values] != [r.type for r in self.outputs]:
             raise VerifyException(f"{describe_op(self)}: graph.yield types must match the result types")
         for op in block.ops:
-            if op is not term and not isinstance(op, ElementwiseUnaryOp | ElementwiseBinaryOp | SumOp | FillOp | ConstantOp):
+            if op is not term and not isinstance(op, ElementwiseUnaryOp | ElementwiseBinaryOp | SumOp | WhereOp | FillOp | ConstantOp):
                 raise VerifyException(
                     f"{describe_op(self)}: {op.name} cannot be fused into a loop fusion body"
                 )

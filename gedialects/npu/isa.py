@@ -86,3 +86,8 @@ FRACTAL_BYTES = 512  # one L0A/L0B fractal: 16 x 32 bytes
 
 # Element size in bytes of the dtypes the vector and cube units understand.
 ELEM_BYTES: dict[str, int] = {"f16": 2, "f32": 4}
+# Bytes of the integers UB holds: indices the scalar unit reads (npu.load_index)
+# and sources of vconv to a float type (Ascend C's Cast from int32/int64).
+INT_BYTES: dict[str, int] = {"s32": 4, "s64": 8}
+DTYPE_BYTES: dict[str, int] = {**ELEM_BYTES, **INT_BYTES}
+"""Every dtype an npu instruction names."""

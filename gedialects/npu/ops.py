@@ -27,6 +27,7 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
+    IntegerType,
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    Signedness,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -55,6 +57,7 @@ from xdsl.ir import (
 )
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
@@ -84,8 +87,10 @@ from gedialects.npu.isa import (
     ALIGNMENT,
     BLOCK_BYTES,
     DMA_PATHS,
+    DTYPE_BYTES,
     ELEM_BYTES,
     FRACTAL,
+    INT_BYTES,
     MAX_NBURST,
     MAX_REPEAT,
     MAX_STRIDE,
@@ -571,6 +576,10 @@ def _vector_fields(family: FamilySpec) -> tuple[Field, ...]:
     return head + (Field("repeat"),) + mask + blk + rep
 
 
+_DTYPE_SYNTAX = {"s32": "i32", "s64": "i64"}
+"""How the integer dtypes are written in the IR (messages use the syntax)."""
+
+
 class VectorOp(NpuInstruction, abc.ABC):
     """A vector instruction: `repeat` iterations, each over 256 bytes of the
     widest operand (8 blocks of 32 bytes). Per strided operand, `<role>_blk`
@@ -600,7 +609,7 @@ class VectorOp(NpuInstruction, abc.ABC):
 
     @classmethod
     def elems_per_repeat(cls, head: dict[str, Attribute]) -> int:
-        widest = max(ELEM_BYTES.get(d, 2) for d in cls._role_dtypes(head).values())
+        widest = max(DTYPE_BYTES.get(d, 2) for d in cls._role_dtypes(head).values())
         return REPEAT_BYTES // widest
 
     @classmethod
@@ -608,7 +617,7 @@ class VectorOp(NpuInstruction, abc.ABC):
         defaults = super().field_defaults(head)
         per_repeat = cls.elems_per_repeat(head)
         for role, dt in cls._role_dtypes(head).items():
-            defaults[f"{role}_rep"] = per_repeat * ELEM_BYTES.get(dt, 2) // BLOCK_BYTES
+            defaults[f"{role}_rep"] = per_repeat * DTYPE_BYTES.get(dt, 2) // BLOCK_BYTES
         if cls.family().mask:
             defaults["mask"] = per_repeat
         return defaults
@@ -624,10 +633,13 @@ class VectorOp(NpuInstruction, abc.ABC):
 
     def verify_fields(self) -> None:
         head = self.head()
-        for dt in self._role_dtypes(head).values():
-            if dt not in ELEM_BYTES:
+        for role, dt in self._role_dtypes(head).items():
+            allowed = self.role_dtypes_allowed(role)
+            if dt not in allowed:
+                names = [_DTYPE_SYNTAX.get(a, a) for a in allowed]
                 raise VerifyException(
-                    f"{self.name}: dtype must be f16 or f32, got {dt}"
+                    f"{self.name}: {'source ' if role != 'dst' and len(allowed) > 2 else ''}dtype must be "
+                    f"{', '.join(names[:-1])} or {names[-1]}, got {_DTYPE_SYNTAX.get(dt, dt)}"
                 )
         self.check_range("repeat", 1, MAX_REPEAT, "split into several instructions")
         if self.family().mask:
@@ -636,13 +648,19 @@ class VectorOp(NpuInstruction, abc.ABC):
             if f.name.endswith("_blk") or f.name.endswith("_rep"):
                 self.check_range(f.name, 0, MAX_STRIDE)
 
+    @classmethod
+    def role_dtypes_allowed(cls, role: str) -> tuple[str, ...]:
+        """The dtypes an operand of this role may have: the vector unit
+        computes on f16/f32."""
+        return tuple(ELEM_BYTES)
+
     def operand_spans(self) -> list[tuple[SSAValue, int, bool]]:
         """(pointer, bytes it covers from its address, written) per operand."""
         f = self.fields()
         repeat, mask = f["repeat"], self.elements_per_repeat()
         spans = []
         for i, (value, operand) in enumerate(zip(self.operands, self.family().operands)):
-            es = ELEM_BYTES[self.role_dtype(operand.role)]
+            es = DTYPE_BYTES[self.role_dtype(operand.role)]
             if operand.per_repeat is None:
                 r = operand.role
                 span = strided_span(repeat, mask, f[f"{r}_blk"], f[f"{r}_rep"], es)
@@ -805,9 +823,10 @@ class VectorReduceOp(VectorOp, abc.ABC):
 
 
 class VectorConvertOp(VectorOp, abc.ABC):
-    """dst (dtype) = cast(src (src_dtype)), f32 <-> f16. A repeat processes 64
-    elements (256 bytes of the f32 side, 128 of the f16 side), so the default
-    repeat stride is 8 blocks on the f32 side and 4 on the f16 side."""
+    """dst (dtype) = cast(src (src_dtype)): f32 <-> f16, or s32/s64 -> f16/f32
+    (rounded to nearest even; Ascend C's Cast from int32/int64). A repeat
+    processes 256 bytes of the wider side (64 elements of f32 <-> f16, 32 of
+    s64 -> f32), so the default repeat stride is 8 blocks on the wider side."""
 
     FAMILY: ClassVar = Family.CONVERT
     HEAD: ClassVar = (("dtype", "dtype"), ("src_dtype", "dtype"))
@@ -818,7 +837,7 @@ class VectorConvertOp(VectorOp, abc.ABC):
     dst = operand_def(PtrType)
     src = operand_def(PtrType)
     dtype = prop_def(AnyFloat)
-    src_dtype = prop_def(AnyFloat)
+    src_dtype = prop_def(AnyFloat | IntegerType)
     repeat = prop_def(IntegerAttr[I64])
     mask = prop_def(IntegerAttr[I64])
     dst_blk = prop_def(IntegerAttr[I64])
@@ -854,12 +873,16 @@ class VectorConvertOp(VectorOp, abc.ABC):
             "src": dtype_name(head.get("src_dtype", f16)),
         }
 
+    @classmethod
+    def role_dtypes_allowed(cls, role: str) -> tuple[str, ...]:
+        return tuple(DTYPE_BYTES) if role == "src" else tuple(ELEM_BYTES)
+
     def verify_fields(self) -> None:
         super().verify_fields()
         if dtype_name(self.dtype) == dtype_name(self.src_dtype):
             raise VerifyException(
                 f"{self.name}: source and destination dtypes are both "
-                f"{dtype_name(self.dtype)}; use f32 <-> f16"
+                f"{dtype_name(self.dtype)}; use f32 <-> f16 or an integer source"
             )
 
 
@@ -1462,6 +1485,53 @@ class BlockNumOp(_BlockScalarOp):
 
 
 @irdl_op_definition
+class LoadIndexOp(IRDLOperation):
+    """The scalar unit reads one integer from UB: an index into a table of
+    `bound` rows (Ascend C's `LocalTensor::GetValue`, how a Gather kernel reads
+    its indices). A negative index counts from the end (ONNX Gather's rule:
+    bound is added once); one outside [-bound, bound) stops the simulator with
+    the kernel and the value, where hardware would read some other row. The
+    UB bytes are written by a DMA, so a flag orders the read after it
+    (npu-insert-sync adds it); what the scalar unit issues after the read is
+    ordered by issue."""
+
+    name = "npu.load_index"
+
+    ptr = operand_def(PtrType)
+    dtype = prop_def(IntegerType)
+    bound = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType)
+
+    traits = traits_def(HasAncestor(KernelOp))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$ptr attr-dict `:` type($ptr)"
+
+    def __init__(self, ptr: SSAValue | Operation, dtype: IntegerType, bound: int):
+        super().__init__(
+            operands=[ptr],
+            properties={"dtype": dtype, "bound": IntegerAttr(bound, i64)},
+            result_types=[IndexType()],
+        )
+
+    @property
+    def element_bytes(self) -> int:
+        return self.dtype.width.data // 8
+
+    def pipe(self) -> Pipe:
+        return Pipe.S
+
+    def verify_(self) -> None:
+        if self.ptr.type != PtrType(MemSpace.UB):  # type: ignore[attr-defined]
+            raise VerifyException(f"npu.load_index: reads ub, not {self.ptr.type}")
+        if not self.dtype.signedness.data == Signedness.SIGNLESS or f"s{self.dtype.width.data}" not in INT_BYTES:
+            raise VerifyException(
+                f"npu.load_index: indices are {' or '.join('i' + k[1:] for k in INT_BYTES)}, got {self.dtype}"
+            )
+        if self.bound.value.data < 1:
+            raise VerifyException(f"npu.load_index: bound must be positive, got {self.bound.value.data}")
+
+
+@irdl_op_definition
 class LaunchOp(IRDLOperation):
     """Run `kernel` on `block_dim` blocks, after earlier work of `stream`."""
 
@@ -1820,6 +1890,7 @@ NPU = Dialect(
         AicpuReturnOp,
         BlockIdxOp,
         BlockNumOp,
+        LoadIndexOp,
         PtrOp,
         DmaOp,
         Load2dOp,

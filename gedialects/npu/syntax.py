@@ -24,6 +24,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerType,
+    Signedness,
     FloatAttr,
     IntegerAttr,
     UnitAttr,
@@ -56,6 +58,8 @@ def dtype_name(t: Attribute) -> str:
         return "f16"
     if isinstance(t, Float32Type):
         return "f32"
+    if isinstance(t, IntegerType) and t.signedness.data == Signedness.SIGNLESS and t.width.data in (32, 64):
+        return f"s{t.width.data}"
     return str(t)
 
 
@@ -66,7 +70,9 @@ def dtype_attr(name: str | Attribute) -> Attribute:
         return Float16Type()
     if name == "f32":
         return Float32Type()
-    raise ValueError(f"unsupported npu dtype {name!r} (use f16 or f32)")
+    if name in ("s32", "s64"):
+        return IntegerType(int(name[1:]))
+    raise ValueError(f"unsupported npu dtype {name!r} (use f16, f32, s32 or s64)")
 
 
 def _print_float(printer: Printer, value: float) -> None:

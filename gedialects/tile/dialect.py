@@ -12,8 +12,8 @@ Tile = Dialect(
     [
         ops.ProgramOp, ops.TensorOp, ops.KernelOp, ops.BlockIdxOp, ops.AllocOp, ops.GmOp, ops.AtOp,
         ops.CopyOp, ops.Im2colOp, ops.LoadFractalOp, ops.MatmulOp, ops.VecOp, ops.ReduceOp, ops.CastOp,
-        ops.DupOp, ops.AicpuOp, ops.AicpuReturnOp,
-        structured.LoadOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
+        ops.DupOp, ops.LoadIndexOp, ops.AicpuOp, ops.AicpuReturnOp,
+        structured.LoadOp, structured.GatherOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
         structured.BatchMatmulOp,
     ],
     [ops.RefType, structured.TilingAttr, structured.DistributionAttr],

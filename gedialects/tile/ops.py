@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -77,12 +78,15 @@ VECTOR_OPS = tuple(TILE_SPECS)  # tile.vec's ops: the rows of gedialects/npu/vec
 
 
 def element_bytes(element: Attribute) -> int | None:
-    """Bytes of one on-chip element: 2 for f16, 4 for f32, None for types
-    the AI core's buffers do not hold."""
+    """Bytes of one element in GM or on chip: 2 for f16, 4 for f32, width/8
+    for i32/i64 (indices) and 1 for i1 (bool bytes); None for types the AI
+    core's buffers do not hold."""
     if isinstance(element, Float16Type):
         return 2
     if isinstance(element, Float32Type):
         return 4
+    if isinstance(element, IntegerType) and element.width.data in (1, 8, 32, 64):
+        return max(1, element.width.data // 8)
     return None
 
 
@@ -292,6 +296,31 @@ class AtOp(TileOp):
         )
 
 
+@irdl_op_definition
+class LoadIndexOp(TileOp):
+    """The integer at `ref` (an i32/i64 UB buffer, plus an element offset),
+    read by the scalar unit as an index into `bound` rows: a negative one
+    counts from the end, one outside [-bound, bound) is an error when it runs
+    (npu.load_index). How a gather addresses the rows it copies."""
+
+    name = "tile.load_index"
+    ref = operand_def(RefType)
+    bound = prop_def(IntegerAttr)
+    result = result_def(IndexType)
+    assembly_format = "$ref attr-dict `:` type($ref)"
+
+    def __init__(self, ref: SSAValue, bound: int):
+        super().__init__(operands=[ref], properties={"bound": IntegerAttr(bound, i64)}, result_types=[IndexType()])
+
+    def verify_(self) -> None:
+        ref = self.ref.type
+        assert isinstance(ref, RefType)
+        if space_of(self.ref) != "ub" or not isinstance(ref.element, IntegerType) or ref.element.width.data not in (32, 64):
+            raise VerifyException(f"tile.load_index: reads an i32 or i64 ub reference, got {ref}")
+        if self.bound.value.data < 1:
+            raise VerifyException("tile.load_index: bound must be positive")
+
+
 # ------------------------------------------------------------ data movement
 
 
@@ -475,7 +504,8 @@ class ReduceOp(TileOp):
 
 @irdl_op_definition
 class CastOp(TileOp):
-    """dst = cast(src) over `count` contiguous elements (f32 <-> f16)."""
+    """dst = cast(src) over `count` contiguous elements: f32 <-> f16, or an
+    i32/i64 source to f16/f32 (vconv)."""
 
     name = "tile.cast"
     dst = operand_def(RefType)

@@ -22,6 +22,8 @@ manner of linalg on tensors; the tile passes decide *how*:
   (ranks aligned on the right). The region is a chain of `arith` / `math`
   scalar ops ending in `tile.yield`: a fused elementwise chain.
 * `tile.reduction` folds the last dim (`sum` or `max`) and keeps it as 1.
+* `tile.gather` reads the GM rows its integer indices choose (an embedding
+  lookup): the indices are a tile.load, each row one DMA.
 * `tile.batch_matmul` is a (batched) product on the cube, in fp32; maps after
   it are its epilogue (bias, activation), applied in UB.
 
@@ -38,7 +40,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, IntAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     irdl_attr_definition,
@@ -445,13 +457,54 @@ class BatchMatmulOp(TileOp):
             raise VerifyException("tile.batch_matmul: both operands are tile.load results (the cube reads GM)")
 
 
+@irdl_op_definition
+class GatherOp(TileOp):
+    """Rows of the GM tensor `tensor`, chosen by integer indices: with the
+    tensor viewed as `table` = [A, V, B] (row-major), result[a, n, b] =
+    tensor[a, indices[n], b]; `indices` is [N, 1] (i32 or i64) and the result
+    [A, N, B]. A negative index counts from the end; one outside [-V, V) is
+    an error when the kernel runs. ONNX Gather along axis k of data is the
+    view A = prod(data.shape[:k]), V = data.shape[k], B = the rest."""
+
+    name = "tile.gather"
+    tensor = prop_def(StringAttr)
+    table = prop_def(DenseArrayBase)
+    indices = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($indices) `->` type($result)"
+
+    def __init__(self, tensor: str, table: Sequence[int], indices: SSAValue, element: Attribute):
+        a, _, b = table
+        n = shape_of(indices)[0]
+        super().__init__(operands=[indices],
+                         properties={"tensor": StringAttr(tensor), "table": DenseArrayBase.from_list(i64, list(table))},
+                         result_types=[TensorType(element, [a, n, b])])
+
+    def table_shape(self) -> tuple[int, int, int]:
+        a, v, b = (int(d) for d in self.table.get_values())
+        return a, v, b
+
+    def verify_(self) -> None:
+        table = [int(d) for d in self.table.get_values()]
+        idx, out = shape_of(self.indices), shape_of(self.result)
+        if len(table) != 3 or min(table) < 1:
+            raise VerifyException(f"tile.gather: table is [A, V, B] with positive sizes, got {table}")
+        element = self.indices.type.element_type  # type: ignore[attr-defined]
+        if not isinstance(element, IntegerType) or element.width.data not in (32, 64):
+            raise VerifyException(f"tile.gather: indices are i32 or i64, got {element}")
+        if len(idx) != 2 or idx[1] != 1:
+            raise VerifyException(f"tile.gather: indices are [N, 1], got {list(idx)}")
+        if out != (table[0], idx[0], table[2]):
+            raise VerifyException(f"tile.gather: result {list(out)} is not [A, N, B] = {[table[0], idx[0], table[2]]}")
+
+
 def _broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     n = max(len(a), len(b))
     a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-STRUCTURED_OPS = (LoadOp, StoreOp, MapOp, ReductionOp, BatchMatmulOp)
+STRUCTURED_OPS = (LoadOp, GatherOp, StoreOp, MapOp, ReductionOp, BatchMatmulOp)
 
 
 def is_structured(kernel: KernelOp) -> bool:
@@ -485,6 +538,6 @@ def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:
 
 
 __all__ = [
-    "LoadOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "BatchMatmulOp", "TilingAttr", "DistributionAttr",
+    "LoadOp", "GatherOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "BatchMatmulOp", "TilingAttr", "DistributionAttr",
     "STRUCTURED_OPS", "is_structured", "iteration_shape", "IntegerAttr", "i64",
 ]

@@ -22,6 +22,7 @@ The package, one job per module:
                  below: a new family module is one more line there)
   vector         structured vector kernels of row-major tensors (any rank):
                  elementwise/fusions, softmax, layer_norm, reductions
+  copy, gather   box copies (slice/split/concat, expand), gathers by integer indices
   cube           structured matmul/gemm kernels of row-major tensors
   aicpu          ops graph-partition placed on the AI CPU
 """
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -52,6 +53,7 @@ from . import (  # noqa: F401  the family modules: importing one registers its p
     copy,
     data_movement,
     elementwise,
+    gather,
     matmul,
     pool,
     softmax,
@@ -130,7 +132,7 @@ def _bind_inputs(ctx: LoweringContext) -> None:
         # structured kernels read an fp32 input as it is (the cube through a cast kernel)
         core_readers = any(engine_of(u.operation) == AI_CORE and kernel_of(u.operation) is None
                            and not isinstance(u.operation, func.ReturnOp) for u in arg.uses)
-        if len(shape) != 4 and ctx.fp16 and core_readers:
+        if len(shape) != 4 and ctx.fp16 and core_readers and isinstance(arg.type.element_type, AnyFloat):
             raise PassFailedException(f"force_fp16: input '{name}' read by an AI-core op needs a cast kernel "
                                       "(not implemented; graph-partition places its readers on the AI CPU)")
         ctx.values[arg] = TensorView(st, 0, "NCHW" if len(shape) == 4 else "ND", shape)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, TensorType, f32
+from xdsl.dialects.builtin import Float16Type, IntegerType, TensorType, f32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from gedialects.graph import ops as g
@@ -57,7 +57,10 @@ class VectorKernel:
     def source(self, v: SSAValue) -> tuple[str, Attribute]:
         """(GM tensor, stored element type) a tile.load of graph value v reads."""
         array = self.ctx.constant_value(v)
-        if array is not None:
+        if array is not None and np.asarray(array).dtype.kind in "iu":  # converted on load, like an input
+            name = self.ctx.add_constant("const", np.broadcast_to(array, g.shape_of(v)).astype(np.int64))
+            element = i64
+        elif array is not None:  # floats in the precision mode's type; bools as 0/1
             name = self.ctx.add_constant("const", np.broadcast_to(array, g.shape_of(v)).astype(np.float32))
             element = self.ctx.elem
         else:
@@ -94,6 +97,8 @@ class VectorKernel:
         """A loaded element as its fp32 value (cast, times its scale)."""
         if isinstance(x.type, Float16Type):
             x = sb.emit(arith.ExtFOp(x, f32))
+        elif isinstance(x.type, IntegerType):  # an integer tensor: its value in fp32 (vconv)
+            return sb.emit(arith.SIToFPOp(x, f32))
         scale = self.ctx.scale_of(v) if v is not None and self.ctx.constant_value(v) is None else 1.0
         return x if scale == 1.0 else sb.mul(x, sb.const(scale))
 

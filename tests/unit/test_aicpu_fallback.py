@@ -67,9 +67,11 @@ def test_an_ai_cpu_op_between_two_ai_core_convs(precision):
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
-def test_token_embedding_mask_and_attention_on_the_ai_cpu(precision):
+def test_token_embedding_mask_and_attention(precision):
     # int64 token ids, an embedding gather, a boolean mask with Where and a
-    # matmul of two activations: the transformer ops the AI core lacks
+    # matmul of two activations: all on the AI core in fp32; in force_fp16
+    # the rows of 8 fp16 scores (16 bytes) are not whole 32-byte blocks, so
+    # the softmax and the products around it fall back to the AI CPU
     S, D, V = 8, 16, 32
     nodes = [
         helper.make_node("Gather", ["emb", "ids"], ["h"], axis=0),
@@ -92,7 +94,10 @@ def test_token_embedding_mask_and_attention_on_the_ai_cpu(precision):
         "mask": np.tril(np.ones((S, S), np.int64))[None],
     }
     compiled, _ = _run(m, feeds, precision)
-    assert compiled.aicpu >= 3
+    if precision == "force_fp16":
+        assert compiled.aicpu >= 3
+    else:
+        assert compiled.aicpu == 0, compiled.kernel_kinds
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)

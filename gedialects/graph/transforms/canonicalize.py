@@ -1,6 +1,8 @@
 """graph-canonicalize: fold constants and shape ops, drop no-op ops, write
-max-pool ceil_mode as pads and a spatial mean as a global average pool, then
-CSE and DCE.
+max-pool ceil_mode as pads, a spatial mean as a global average pool, a
+gather of a constant run of consecutive indices as a slice (+ reshape) and a
+view of a cast as a cast of the view (so the cast fuses with what follows),
+then CSE and DCE.
 
 Constant folding evaluates an op whose operands are all constants with the
 reference kernels; a splat result stays a `graph.fill`, so folding never
@@ -83,7 +85,7 @@ class RemoveNoOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if isinstance(op, g.IdentityOp):
             pass
-        elif isinstance(op, (*g.RESHAPING_OPS, g.CastOp)):
+        elif isinstance(op, (*g.RESHAPING_OPS, g.CastOp, g.ExpandOp)):
             if op.operands[0].type != op.results[0].type:
                 return
         elif isinstance(op, g.TransposeOp):
@@ -213,14 +215,110 @@ class SpatialMeanToGlobalPool(RewritePattern):
         rewriter.replace(op, new, [new[-1].results[0]])
 
 
+class GatherRunToSlice(RewritePattern):
+    """gather(x, c, axis) with constant indices c that, flattened and wrapped,
+    run k, k+1, ..., k+n-1 -> slice [k, k+n) on the axis (+ a reshape to
+    x.shape[:axis] + c.shape + x.shape[axis+1:]): one contiguous block
+    copied, or only a view when the run is the whole axis, instead of an
+    indexed gather (GPT-2's causal-mask rows, BERT's pooler CLS token)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.GatherOp) or not g.shape_of(op.input):
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        axis = shapes.normalize_axis(op.int_("axis", 0), len(x))
+        dim, n = x[axis], shapes.num_elements(g.shape_of(op.indices))
+        if dim == shapes.DYN or not 1 <= n <= dim:
+            return
+        idx = constant_value(op.indices)
+        if idx is None:
+            return
+        run = np.where(idx < 0, idx + dim, idx).reshape(-1).astype(np.int64)
+        k = int(run[0])
+        if not (0 <= k and k + n <= dim and np.array_equal(run, np.arange(k, k + n))):
+            return
+        reshape = out != (*x[:axis], n, *x[axis + 1 :])
+        if reshape and not shapes.is_static(out):
+            return
+        new: list[Operation] = []
+        value = op.input
+        if (k, n) != (0, dim):
+            new.append(g.SliceOp.build_inferred(
+                [value], {"starts": g.int_array([k]), "ends": g.int_array([k + n]), "axes": g.int_array([axis])},
+                location=op.location,
+            ))
+            value = new[-1].results[0]
+        if reshape:
+            new.append(g.ReshapeOp.build_inferred([value], {"shape": g.int_array(out)}, location=op.location))
+        if new:
+            new[0].attributes.update(op.attributes)
+        log.info("rewrote %s: indices %d..%d are a slice of axis %d", describe_op(op), k, k + n - 1, axis)
+        rewriter.replace(op, new, [new[-1].results[0] if new else op.input])
+
+
 _CSE_GUARD = "ge.cse_guard"
+
+
+class GatherNDToGather(RewritePattern):
+    """gather_nd(x, c) with constant index tuples c of length m (no batch
+    dims) -> gather(reshape(x, [x0 * ... * x(m-1), x(m)...]), flat c, axis 0):
+    each tuple is one row-major offset into the first m dims. A run of
+    consecutive offsets then becomes a slice (GatherRunToSlice): torch's
+    exporter writes `mask[:, None, None, :]` on a bool mask as a gather_nd."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.GatherNDOp) or op.int_("batch_dims", 0) != 0:
+            return
+        x, ishape = g.shape_of(op.input), g.shape_of(op.indices)
+        if not (shapes.is_static(x) and shapes.is_static(ishape)) or not ishape:
+            return
+        m = ishape[-1]
+        idx = constant_value(op.indices)
+        if idx is None or not 1 <= m <= len(x):
+            return
+        dims = np.asarray(x[:m], dtype=np.int64)
+        idx = np.where(idx < 0, idx + dims, idx).astype(np.int64)
+        if np.any(idx < 0) or np.any(idx >= dims):
+            return  # out of range: left to the op's own error
+        strides = np.cumprod([1, *x[m - 1 : 0 : -1]], dtype=np.int64)[::-1]  # row-major strides of x[:m]
+        flat = (idx * strides).sum(axis=-1)
+        rows = g.ReshapeOp.build_inferred([op.input], {"shape": g.int_array([int(dims.prod()), *x[m:]])},
+                                          location=op.location)
+        indices = materialize(flat.reshape(ishape[:-1]), f"{node_name(op)}_offsets", op.location)
+        gather = g.GatherOp.build_inferred([rows.results[0], indices.results[0]], {"axis": builtin.IntegerAttr(0, 64)},
+                                           dict(op.attributes), location=op.location)
+        log.info("rewrote %s: constant index tuples are offsets into the first %d dims", describe_op(op), m)
+        rewriter.replace(op, [rows, indices, gather], [gather.results[0]])
+
+
+class ViewBeforeCast(RewritePattern):
+    """view(cast(x)) -> cast(view(x)) when the view is the cast's only user:
+    the cast then meets the elementwise ops after the view and fuses with
+    them (an attention mask: cast(int64 -> bool), unsqueeze, and, where)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.RESHAPING_OPS):
+            return
+        cast = op.operands[0].owner
+        if not isinstance(cast, g.CastOp) or len(list(cast.output.uses)) != 1:
+            return
+        out = g.shape_of(op.results[0])
+        if not shapes.is_static(out):
+            return
+        view = g.ReshapeOp.build_inferred([cast.input], {"shape": g.int_array(out)}, location=op.location)
+        new_cast = g.CastOp.build_inferred([view.results[0]], dict(cast.properties), dict(cast.attributes),
+                                           cast.location, element_type=cast.output.type.element_type)
+        log.info("moved %s after %s", describe_op(cast), describe_op(op))
+        rewriter.replace(op, [view, new_cast], [new_cast.results[0]])
+        rewriter.erase_op(cast)
 
 
 @dataclass(frozen=True)
 class GraphCanonicalizePass(ModulePass):
     """Fold constants and shape ops, remove Identity/Dropout and no-op view ops,
-    write max-pool ceil_mode as pads and spatial means as global pools,
-    eliminate common subexpressions and dead ops."""
+    write max-pool ceil_mode as pads, spatial means as global pools,
+    gathers of consecutive constant indices as slices and views of casts as
+    casts of views, eliminate common subexpressions and dead ops."""
 
     name = "graph-canonicalize"
 
@@ -228,7 +326,8 @@ class GraphCanonicalizePass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), MaxPoolCeilToPads(),
-                 SpatialMeanToGlobalPool(), FoldConstantOp()]
+                 SpatialMeanToGlobalPool(), FoldConstantOp(), GatherNDToGather(), GatherRunToSlice(),
+                 ViewBeforeCast()]
             )
         ).rewrite_module(op)
         _cse_keeping_weights_apart(op)

@@ -7,7 +7,8 @@ pointer follows from the instruction's fields. For every straight-line body
 touching the union of what it touches):
 
 * forward dependences (item i before item j in one iteration, on different
-  pipes, overlapping bytes, one writing): `set_flag P->C; wait_flag P->C`
+  pipes, overlapping bytes, one writing; i not a scalar-unit read
+  (npu.load_index), which precedes everything issued after it): `set_flag P->C; wait_flag P->C`
   right before j, unless an earlier pair (P, C) placed after i already
   orders them. Placing the set as late as possible lets one flag cover every
   earlier producer on P. These pairs use event 0 (sets are counted).
@@ -76,7 +77,7 @@ def _ptr(value: SSAValue, nbytes: int) -> tuple[MemSpace, int, int] | None:
 def accesses(op: Operation) -> list[Access]:
     """What one npu instruction reads and writes on chip."""
     pipe = op.pipe()  # type: ignore[attr-defined]
-    f = op.fields()  # type: ignore[attr-defined]
+    f = op.fields() if isinstance(op, npu.NpuInstruction) else {}
     spans: list[tuple[SSAValue, int, bool]] = []
     if isinstance(op, npu.DmaOp):
         dlen = f["len"] // 2 if f.get("cast_f16") else f["len"]
@@ -100,6 +101,8 @@ def accesses(op: Operation) -> list[Access]:
         spans = [(op.c, m * n * 4, True), (op.a, m * k * es, False), (op.b, k * n * es, False)]
     elif isinstance(op, npu.VectorOp):
         spans = op.operand_spans()
+    elif isinstance(op, npu.LoadIndexOp):
+        spans = [(op.ptr, op.element_bytes, False)]
     out = []
     for value, nbytes, write in spans:
         r = _ptr(value, nbytes)
@@ -119,6 +122,8 @@ class _Body:
 
 
 def _is_instruction(op: Operation) -> bool:
+    if isinstance(op, npu.LoadIndexOp):
+        return True
     return isinstance(op, npu.NpuInstruction) and not isinstance(op, npu.FlagOp | npu.PipeBarrierOp)
 
 
@@ -143,7 +148,8 @@ def _latest_conflicts(body: _Body, j: int, a: Access, upto: int) -> dict[Pipe, i
         if i == j and upto <= j:
             continue
         for b in body.acc[i]:
-            if b.pipe != a.pipe and b.pipe not in found and _conflict(a, b):
+            # the scalar unit's reads are ordered before all it issues later
+            if b.pipe not in (a.pipe, Pipe.S) and b.pipe not in found and _conflict(a, b):
                 found[b.pipe] = i
     return found
 

@@ -22,7 +22,8 @@ construction.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -42,6 +43,13 @@ __all__ = ["KernelExpansion", "TileExpandStructuredPass", "TilingError", "dry_ru
 
 
 # ----------------------------------------------------------------- the expansion
+
+
+@contextmanager
+def _single() -> Iterator[int]:
+    """A loop of one iteration, not built: its index is 0."""
+    yield 0
+
 
 
 class KernelExpansion:
@@ -126,6 +134,8 @@ class KernelExpansion:
                 if isinstance(op, st.LoadOp):
                     if op.result not in self.cube_operands:  # the cube reads its operands itself
                         self.load(op, coords)
+                elif isinstance(op, st.GatherOp):
+                    self.gather(op, coords)
                 elif isinstance(op, st.BatchMatmulOp):
                     self.matmul(op, coords)
                 elif isinstance(op, st.StoreOp):
@@ -211,7 +221,12 @@ class KernelExpansion:
                 raise TilingError(f"a column tile {list(buf.box)} is not contiguous in GM")
             n = buf.rows
             if (n * es) % BLOCK_BYTES:
-                raise TilingError(f"a column tile of {n} elements is not a whole number of 32-byte blocks")
+                if not load:
+                    raise TilingError(f"a column tile of {n} elements is not a whole number of 32-byte blocks")
+                # Read on to the end of the last block: at most 31 bytes past the
+                # tile, inside the tensor or the slack every GM tensor has
+                # (lowering/gm_plan.slot); the column's buffer holds whole blocks.
+                n = round_up(n, per_block(buf.element))
             shape, ub_strides, g_strides = [n], [1], [1]
         else:
             if (buf.box[-1] * es) % BLOCK_BYTES:
@@ -239,6 +254,36 @@ class KernelExpansion:
         while k >= 0 and b[k] == s[k]:
             k -= 1
         return k < 0 or all(x == 1 for x in b[:k])  # k < 0: the whole tensor (b[:-1] is not "none")
+
+    def gather(self, op: st.GatherOp, coords) -> None:
+        """This tile's rows of a gather: for each of its indices (read from
+        the indices' UB column by the scalar unit) one DMA of the row's
+        columns in the tile, GM -> the rows of a UB buffer."""
+        idx = self.values[op.indices]
+        if idx.kind != "column":
+            raise TilingError("a gather's indices are a column of the tile (the last dim of the rows is wider)")
+        a_dim, rows, b_dim = op.table_shape()
+        box = self.box_of(op.result)
+        at, nt, bt = box[-3:]
+        element = op.result.type.element_type  # type: ignore[attr-defined]
+        for what, width in (("gathered rows", b_dim), ("a tile of gathered rows", bt)):
+            if (width * elem_bytes(element)) % BLOCK_BYTES:
+                raise TilingError(f"{what} of {width} x {elem_bytes(element)} bytes are not whole 32-byte blocks")
+        out = self.new_buffer(box, element)
+        strides = out.strides()[-3:]
+        origin: Index = 0
+        if coords is not None:
+            for k, step in ((-3, at * rows * b_dim), (-1, bt)):
+                if self.grid[k] > 1:
+                    origin = self.b.add(origin, self.b.mul(coords[k], step))
+        table = self.b.gm(op.tensor.data, element)
+        with self.b.loop(0, at) if at > 1 else _single() as a:
+            with self.b.loop(0, nt) as r:
+                row = self.b.emit(t.LoadIndexOp(self.b.at(idx.ref, r), rows)).results[0]
+                start = self.b.add(self.b.add(origin, self.b.mul(a, rows * b_dim)), self.b.mul(row, b_dim))
+                dst = self.b.at(out.ref, self.b.add(self.b.mul(a, strides[0]), self.b.mul(r, strides[1])))
+                self.b.copy(dst, self.b.at(table, start), [bt], [1], [1])
+        self.values[op.result] = out
 
     # -- the cube ------------------------------------------------------------------
     def cube_alloc(self, space: str, element: Attribute, count: int) -> SSAValue:

@@ -31,6 +31,8 @@ from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingErro
 BINARY = {
     arith.AddfOp: "add", arith.SubfOp: "sub", arith.MulfOp: "mul", arith.DivfOp: "div",
     arith.MaximumfOp: "max", arith.MinimumfOp: "min", arith.MaxnumfOp: "max", arith.MinnumfOp: "min",
+    # i1 values are 0/1 in the buffers (a comparison's result)
+    arith.AndIOp: "min", arith.OrIOp: "max", arith.XOrIOp: "cmp_ne",
 }
 UNARY = {mathd.ExpOp: "exp", mathd.LogOp: "ln", mathd.SqrtOp: "sqrt", mathd.RsqrtOp: "rsqrt", mathd.AbsFOp: "abs"}
 SCALAR_FORM = {"add": "adds", "mul": "muls", "max": "maxs", "min": "mins"}
@@ -46,6 +48,9 @@ def body_op_supported(op: Operation) -> str | None:
     if isinstance(op, (*BINARY, *UNARY, arith.NegfOp, arith.ExtFOp, arith.TruncFOp, arith.ConstantOp,
                        arith.SelectOp, st.YieldOp)):
         return None
+    if isinstance(op, arith.SIToFPOp):
+        width = getattr(op.input.type, "width", None)
+        return None if width is not None and width.data in (32, 64) else f"arith.sitofp of {op.input.type}"
     if isinstance(op, arith.CmpfOp):
         pred = CMPF_PREDICATES[op.predicate.value.data]
         return None if pred in COMPARE else f"arith.cmpf {pred} has no vector compare"
@@ -69,7 +74,7 @@ def fold_scalar(op: Operation, values: list[float]) -> float:
             return float(x[1] if x[0] != 0 else x[2])
         if isinstance(op, arith.NegfOp):
             return float(-x[0])
-        if isinstance(op, arith.ExtFOp | arith.TruncFOp):
+        if isinstance(op, arith.ExtFOp | arith.TruncFOp | arith.SIToFPOp):
             return float(x[0])
         if isinstance(op, arith.CmpfOp):
             kind = COMPARE[CMPF_PREDICATES[op.predicate.value.data]]
@@ -136,7 +141,9 @@ class MapBodyEmitter:
                     return buf
                 return out
             if isinstance(inner, arith.ConstantOp):
-                env[inner.result] = float(inner.value.value.data)  # type: ignore[union-attr]
+                value = inner.value.value.data  # type: ignore[union-attr]
+                is_bool = getattr(inner.result.type, "width", None) is not None and inner.result.type.width.data == 1
+                env[inner.result] = float(value != 0) if is_bool else float(value)
                 continue
             why = body_op_supported(inner)
             if why is not None:
@@ -168,6 +175,12 @@ class MapBodyEmitter:
         if not isinstance(element, Float16Type | Float32Type):  # a comparison's i1: a 0/1 mask
             element = next(x.element for x in operands if isinstance(x, Buffer))
         bufs = [x for x in operands if isinstance(x, Buffer)]
+        if isinstance(op, arith.SIToFPOp):  # an integer operand, converted once where it is read
+            src = bufs[0]
+            dst = forced or self.new_buffer(src.box, element)
+            self.b.emit(t.CastOp(dst.ref, src.ref, min(dst.count(), src.count())))
+            return dst
+        bufs = [x for x in operands if isinstance(x, Buffer)]
         box = tuple(max(d) for d in zip(*(b.box for b in bufs)))
         if isinstance(op, arith.ExtFOp | arith.TruncFOp):
             src = bufs[0]
@@ -184,6 +197,8 @@ class MapBodyEmitter:
             a, b = operands
             if isinstance(a, Buffer) and isinstance(b, Buffer):
                 self.vector(kind, dst, [a, b])
+            elif kind not in SCALAR_FORM and kind not in ("sub", "div"):  # no immediate form (an xor's cmp_ne)
+                self.vector(kind, dst, [self._materialise(x, box, element) for x in operands])
             elif kind == "max" and 0.0 in (a, b):  # max(x, 0): the relu instruction
                 self.vector("relu", dst, bufs)
             elif isinstance(b, float):

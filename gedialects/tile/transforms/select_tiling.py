@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import scf
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -69,22 +69,24 @@ class TileWork:
 def tile_work(body: Block, config: TargetConfig) -> TileWork:
     """The work of one iteration of the expansion's tile loop (hoisted loads excluded)."""
     loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
-    ops = list(loop.body.block.walk()) if loop is not None else list(body.walk())
+    ops = _weighted(loop.body.block if loop is not None else body, 1)
     bytes_in = bytes_out = vec = cube = instrs = 0
-    for op in ops:
+    for op, times in ops:
         if isinstance(op, t.MatmulOp):
             dtype = "f16" if elem_bytes(op.a.type.element) == 2 else "f32"  # type: ignore[attr-defined]
-            cube += config.mmad_cycles(dtype, op.m.value.data, op.n.value.data, op.k.value.data)
-            instrs += 1
+            cube += times * config.mmad_cycles(dtype, op.m.value.data, op.n.value.data, op.k.value.data)
+            instrs += times
         elif isinstance(op, t.CopyOp) and t.space_of(op.src) != "gm" and t.space_of(op.dst) != "gm":
-            instrs += 1  # on-chip moves (L0C -> UB) ride on other pipes
+            instrs += times  # on-chip moves (L0C -> UB) ride on other pipes
         elif isinstance(op, t.CopyOp):
-            n = math.prod(t.ints(op.shape)) * elem_bytes(op.src.type.element)  # type: ignore[attr-defined]
+            n = times * math.prod(t.ints(op.shape)) * elem_bytes(op.src.type.element)  # type: ignore[attr-defined]
             if t.space_of(op.src) == "gm":
                 bytes_in += n
             else:
                 bytes_out += n
-            instrs += 1
+            instrs += times
+        elif isinstance(op, t.LoadIndexOp):
+            instrs += times
         elif isinstance(op, t.VecOp | t.ReduceOp | t.CastOp | t.DupOp):
             ref = op.operands[0]
             epr = REPEAT_BYTES // elem_bytes(ref.type.element)  # type: ignore[attr-defined]
@@ -94,13 +96,30 @@ def tile_work(body: Block, config: TargetConfig) -> TileWork:
                 name = f"vreduce_{op.op.data}"
                 elements = op.rows.value.data * op.cols.value.data
             elif isinstance(op, t.CastOp):
-                name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // 4
+                widest = max(elem_bytes(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
+                name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // widest
             else:
                 name, elements = "vdup", op.count.value.data
             repeats = -(-elements // epr)
-            vec += config.vector_cycles(name, repeats)
-            instrs += 1
+            vec += times * config.vector_cycles(name, repeats)
+            instrs += times
     return TileWork(bytes_in, bytes_out, vec, cube, instrs)
+
+
+def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
+    """The ops of a block and of the loops in it, each with how often it
+    runs per execution of the block (a loop's trip count when its bounds are
+    constants, else once)."""
+    out: list[tuple[Operation, int]] = []
+    for op in block.ops:
+        if isinstance(op, scf.ForOp):
+            bounds = [b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
+                      for b in (op.lb, op.ub, op.step)]
+            trips = 1 if None in bounds else max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+            out += _weighted(op.body.block, times * trips)
+        else:
+            out.append((op, times))
+    return out
 
 
 def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:

@@ -1,7 +1,9 @@
 // graph-canonicalize: no-op removal, view-chain merging, constant and shape
-// folding, max-pool ceil_mode as pads, spatial means as global pools, CSE
-// and DCE. The second RUN uses MLIR's --pass-pipeline syntax and
-// shows that folded ops keep their locations; its log names what was done.
+// folding, max-pool ceil_mode as pads, spatial means as global pools,
+// gathers of a constant index run as slices, gather_nd of constant tuples as
+// gathers, views of casts as casts of views, CSE and DCE. The second RUN
+// uses MLIR's --pass-pipeline syntax and shows that folded ops keep their
+// locations; its log names what was done.
 // RUN: ge-opt %s -p graph-canonicalize | filecheck %s
 // RUN: ge-opt %s --pass-pipeline='builtin.module(graph-canonicalize)' --mlir-print-debuginfo --log=info 2>&1 | filecheck %s --check-prefix=LOC
 
@@ -225,6 +227,144 @@ func.func @transdata_pair(%x: tensor<1x16x4x4xf32>) -> (tensor<1x16x4x4xf32>, te
 // CHECK-NEXT:    func.return %x, %[[C]]
 
 
+// A gather of constant indices that run k, k+1, ..., k+n-1 (negative ones
+// wrapped by the axis length) is a slice of the axis plus a reshape to the
+// gather's shape: GPT-2's causal-mask rows (a reshape only: the whole axis),
+// BERT's pooler CLS token (a scalar index drops the axis), negative indices
+// and a negative axis (a slice only), the whole axis in order (nothing).
+// CHECK-LABEL: func.func @gather_run
+// CHECK-SAME:    (%[[M:.*]]: tensor<16x1xi1>, %[[H:.*]]: tensor<1x16x64xf32>, %[[X:.*]]: tensor<8x4xf32>, %[[Z:.*]]: tensor<2x5xf32>)
+// CHECK-NEXT:    %[[R0:.*]] = graph.reshape %[[M]] {shape = array<i64: 1, 1, 1, 16, 1>} : (tensor<16x1xi1>) -> tensor<1x1x1x16x1xi1>
+// CHECK-NEXT:    %[[S1:.*]] = graph.slice %[[H]] {starts = array<i64: 0>, ends = array<i64: 1>, axes = array<i64: 1>} : (tensor<1x16x64xf32>) -> tensor<1x1x64xf32>
+// CHECK-NEXT:    %[[R1:.*]] = graph.reshape %[[S1]] {shape = array<i64: 1, 64>} : (tensor<1x1x64xf32>) -> tensor<1x64xf32>
+// CHECK-NEXT:    %[[S2:.*]] = graph.slice %[[X]] {starts = array<i64: 5>, ends = array<i64: 7>, axes = array<i64: 0>} : (tensor<8x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[S3:.*]] = graph.slice %[[Z]] {starts = array<i64: 1>, ends = array<i64: 4>, axes = array<i64: 1>} : (tensor<2x5xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:    func.return %[[R0]], %[[R1]], %[[S2]], %[[S3]], %[[X]]
+// CHECK-NEXT:  }
+// CHECK-NOT:   graph.gather
+func.func @gather_run(%m: tensor<16x1xi1>, %h: tensor<1x16x64xf32>, %x: tensor<8x4xf32>, %z: tensor<2x5xf32>) -> (tensor<1x1x1x16x1xi1>, tensor<1x64xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<8x4xf32>) {
+  %i0 = graph.constant dense<[[[[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]]]]> : tensor<1x1x1x16xi64>
+  %g0 = graph.gather %m, %i0 {axis = 0 : i64} : (tensor<16x1xi1>, tensor<1x1x1x16xi64>) -> tensor<1x1x1x16x1xi1>
+  %i1 = graph.constant dense<0> : tensor<i64>
+  %g1 = graph.gather %h, %i1 {axis = 1 : i64} : (tensor<1x16x64xf32>, tensor<i64>) -> tensor<1x64xf32> loc("pooler_gather")
+  %i2 = graph.constant dense<[-3, 6]> : tensor<2xi64>
+  %g2 = graph.gather %x, %i2 {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  %i3 = graph.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %g3 = graph.gather %z, %i3 {axis = -1 : i64} : (tensor<2x5xf32>, tensor<3xi32>) -> tensor<2x3xf32>
+  %i4 = graph.constant dense<[-8, 1, 2, 3, 4, 5, 6, 7]> : tensor<8xi64>
+  %g4 = graph.gather %x, %i4 {axis = 0 : i64} : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<8x4xf32>
+  func.return %g0, %g1, %g2, %g3, %g4 : tensor<1x1x1x16x1xi1>, tensor<1x64xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<8x4xf32>
+}
+
+// Indices that are not a run, or not constant, stay a gather.
+// CHECK-LABEL: func.func @gather_not_a_run
+// CHECK-SAME:    (%[[X:.*]]: tensor<8x4xf32>, %[[I:.*]]: tensor<2xi64>)
+// CHECK-NEXT:    %[[C:.*]] = graph.constant dense<[0, 2]> : tensor<2xi64>
+// CHECK-NEXT:    %[[A:.*]] = graph.gather %[[X]], %[[C]] {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[B:.*]] = graph.gather %[[X]], %[[I]] {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]]
+// CHECK-NOT:     graph.slice
+func.func @gather_not_a_run(%x: tensor<8x4xf32>, %i: tensor<2xi64>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %c = graph.constant dense<[0, 2]> : tensor<2xi64>
+  %a = graph.gather %x, %c {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  %b = graph.gather %x, %i {axis = 0 : i64} : (tensor<8x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
+  func.return %a, %b : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+
+// A view of a cast whose only user is the view becomes a cast of the view
+// (so the cast meets the elementwise ops after the view and fuses with them:
+// BERT's cast(attention_mask -> bool) then unsqueeze); the view is a reshape
+// of the cast's input, named after the view.
+// CHECK-LABEL: func.func @view_before_cast
+// CHECK-SAME:    (%[[M:.*]]: tensor<1x16xi64>, %[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT:    %[[U:.*]] = graph.reshape %[[M]] {shape = array<i64: 1, 1, 1, 16>} : (tensor<1x16xi64>) -> tensor<1x1x1x16xi64>
+// CHECK-NEXT:    %[[C:.*]] = graph.cast %[[U]] : (tensor<1x1x1x16xi64>) -> tensor<1x1x1x16xi1>
+// CHECK-NEXT:    %[[F:.*]] = graph.reshape %[[X]] {shape = array<i64: 2, 12>} : (tensor<2x3x4xf32>) -> tensor<2x12xf32>
+// CHECK-NEXT:    %[[H:.*]] = graph.cast %[[F]] : (tensor<2x12xf32>) -> tensor<2x12xf16>
+// CHECK-NEXT:    func.return %[[C]], %[[H]]
+// CHECK-NEXT:  }
+func.func @view_before_cast(%m: tensor<1x16xi64>, %x: tensor<2x3x4xf32>) -> (tensor<1x1x1x16xi1>, tensor<2x12xf16>) {
+  %c = graph.cast %m : (tensor<1x16xi64>) -> tensor<1x16xi1> loc("mask_cast")
+  %u = graph.unsqueeze %c {axes = array<i64: 1, 2>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1> loc("mask_unsqueeze")
+  %h = graph.cast %x : (tensor<2x3x4xf32>) -> tensor<2x3x4xf16>
+  %f = graph.flatten %h {axis = 1 : i64} : (tensor<2x3x4xf16>) -> tensor<2x12xf16>
+  func.return %u, %f : tensor<1x1x1x16xi1>, tensor<2x12xf16>
+}
+
+// ... not when the cast has another user (it would be computed twice).
+// CHECK-LABEL: func.func @view_after_shared_cast
+// CHECK-SAME:    (%[[M:.*]]: tensor<1x16xi64>)
+// CHECK-NEXT:    %[[C:.*]] = graph.cast %[[M]] : (tensor<1x16xi64>) -> tensor<1x16xi1>
+// CHECK-NEXT:    %[[U:.*]] = graph.unsqueeze %[[C]] {axes = array<i64: 1, 2>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1>
+// CHECK-NEXT:    func.return %[[U]], %[[C]]
+// CHECK-NEXT:  }
+func.func @view_after_shared_cast(%m: tensor<1x16xi64>) -> (tensor<1x1x1x16xi1>, tensor<1x16xi1>) {
+  %c = graph.cast %m : (tensor<1x16xi64>) -> tensor<1x16xi1>
+  %u = graph.unsqueeze %c {axes = array<i64: 1, 2>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1>
+  func.return %u, %c : tensor<1x1x1x16xi1>, tensor<1x16xi1>
+}
+
+// gather_nd with constant index tuples (batch_dims 0) is a gather of the data
+// with its first m dims merged, by the tuples' row-major offsets (a negative
+// index wrapped): [1, 2] and [-1, 0] of a [4, 6, 5] are rows 8 and 18 of a
+// [24, 5]. Consecutive offsets then become a slice (rows 8..10) or, when they
+// are the whole axis, a view only: torch's `mask[:, None, None, :]` on a
+// [1, 16] bool mask is a reshape.
+// CHECK-LABEL: func.func @gather_nd_constant
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x6x5xf32>, %[[M:.*]]: tensor<1x16xi1>)
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %[[X]] {shape = array<i64: 24, 5>} : (tensor<4x6x5xf32>) -> tensor<24x5xf32>
+// CHECK-NEXT:    %[[O:.*]] = graph.constant dense<[8, 18]> : tensor<2xi64>
+// CHECK-NEXT:    %[[G:.*]] = graph.gather %[[R]], %[[O]] {axis = 0 : i64} : (tensor<24x5xf32>, tensor<2xi64>) -> tensor<2x5xf32>
+// CHECK-NEXT:    %[[S:.*]] = graph.slice %[[R]] {starts = array<i64: 8>, ends = array<i64: 11>, axes = array<i64: 0>} : (tensor<24x5xf32>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[V:.*]] = graph.reshape %[[M]] {shape = array<i64: 1, 1, 1, 16>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1>
+// CHECK-NEXT:    func.return %[[G]], %[[S]], %[[V]]
+// CHECK-NEXT:  }
+func.func @gather_nd_constant(%x: tensor<4x6x5xf32>, %m: tensor<1x16xi1>) -> (tensor<2x5xf32>, tensor<3x5xf32>, tensor<1x1x1x16xi1>) {
+  %i = graph.constant dense<[[1, 2], [-1, 0]]> : tensor<2x2xi64>
+  %a = graph.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<2x2xi64>) -> tensor<2x5xf32> loc("gnd")
+  %j = graph.constant dense<[[1, 2], [1, 3], [1, 4]]> : tensor<3x2xi64>
+  %b = graph.gather_nd %x, %j {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<3x2xi64>) -> tensor<3x5xf32>
+  %k = graph.constant dense<[[[[[0, 0], [0, 1], [0, 2], [0, 3], [0, 4], [0, 5], [0, 6], [0, 7], [0, 8], [0, 9], [0, 10], [0, 11], [0, 12], [0, 13], [0, 14], [0, 15]]]]]> : tensor<1x1x1x16x2xi64>
+  %c = graph.gather_nd %m, %k {batch_dims = 0 : i64} : (tensor<1x16xi1>, tensor<1x1x1x16x2xi64>) -> tensor<1x1x1x16xi1> loc("torch_mask")
+  func.return %a, %b, %c : tensor<2x5xf32>, tensor<3x5xf32>, tensor<1x1x1x16xi1>
+}
+
+// Left alone: non-constant indices, batch_dims = 1, and a constant index out
+// of range (left to the op's own error).
+// CHECK-LABEL: func.func @gather_nd_stays
+// CHECK-SAME:    (%[[X:.*]]: tensor<4x6x5xf32>, %[[I:.*]]: tensor<3x2xi64>, %[[Y:.*]]: tensor<2x6x5xf32>)
+// CHECK-NEXT:    %[[A:.*]] = graph.gather_nd %[[X]], %[[I]] {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<3x2xi64>) -> tensor<3x5xf32>
+// CHECK-NEXT:    %[[J:.*]] = graph.constant dense<{{\[\[\[}}1], [2], [3]], {{\[\[}}0], [1], [5]]]> : tensor<2x3x1xi64>
+// CHECK-NEXT:    %[[B:.*]] = graph.gather_nd %[[Y]], %[[J]] {batch_dims = 1 : i64} : (tensor<2x6x5xf32>, tensor<2x3x1xi64>) -> tensor<2x3x5xf32>
+// CHECK-NEXT:    %[[K:.*]] = graph.constant dense<{{\[\[}}4, 0]]> : tensor<1x2xi64>
+// CHECK-NEXT:    %[[C:.*]] = graph.gather_nd %[[X]], %[[K]] {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<1x2xi64>) -> tensor<1x5xf32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]], %[[C]]
+// CHECK-NEXT:  }
+// CHECK-NOT:   graph.gather %
+func.func @gather_nd_stays(%x: tensor<4x6x5xf32>, %i: tensor<3x2xi64>, %y: tensor<2x6x5xf32>) -> (tensor<3x5xf32>, tensor<2x3x5xf32>, tensor<1x5xf32>) {
+  %a = graph.gather_nd %x, %i {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<3x2xi64>) -> tensor<3x5xf32>
+  %j = graph.constant dense<[[[1], [2], [3]], [[0], [1], [5]]]> : tensor<2x3x1xi64>
+  %b = graph.gather_nd %y, %j {batch_dims = 1 : i64} : (tensor<2x6x5xf32>, tensor<2x3x1xi64>) -> tensor<2x3x5xf32>
+  %k = graph.constant dense<[[4, 0]]> : tensor<1x2xi64>
+  %c = graph.gather_nd %x, %k {batch_dims = 0 : i64} : (tensor<4x6x5xf32>, tensor<1x2xi64>) -> tensor<1x5xf32>
+  func.return %a, %b, %c : tensor<3x5xf32>, tensor<2x3x5xf32>, tensor<1x5xf32>
+}
+
+// An expand to its operand's own shape (also by a shape of ones: numpy
+// broadcasting keeps the operand's) is no op; a real broadcast stays.
+// CHECK-LABEL: func.func @expand_noop
+// CHECK-SAME:    (%[[X:.*]]: tensor<2x3xf32>, %[[I:.*]]: tensor<2x3xi64>)
+// CHECK-NEXT:    %[[E:.*]] = graph.expand %[[X]] {shape = array<i64: 2, 1, 1>} : (tensor<2x3xf32>) -> tensor<2x2x3xf32>
+// CHECK-NEXT:    func.return %[[X]], %[[I]], %[[E]]
+// CHECK-NEXT:  }
+func.func @expand_noop(%x: tensor<2x3xf32>, %i: tensor<2x3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x2x3xf32>) {
+  %a = graph.expand %x {shape = array<i64: 2, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %b = graph.expand %i {shape = array<i64: 1, 1>} : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  %c = graph.expand %x {shape = array<i64: 2, 1, 1>} : (tensor<2x3xf32>) -> tensor<2x2x3xf32>
+  func.return %a, %b, %c : tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x2x3xf32>
+}
+
 // Two weights equal in value are still two layers' parameters: CSE keeps
 // them apart (and leaves no trace of its guard attribute on them).
 func.func @weights_not_merged(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) {
@@ -260,11 +400,26 @@ func.func @weights_not_merged(%x: tensor<1x3x8x8xf32>) -> (tensor<1x4x6x6xf32>, 
 // LOC:         INFO: folded graph.add at loc("add1") into a constant
 // LOC:         INFO: folded graph.shape: the shape is static
 // LOC:         INFO: {{.*}}cancelled graph.transdata against graph.transdata: inverse format changes
+// LOC:         INFO: rewrote graph.gather at loc("pooler_gather"): indices 0..0 are a slice of axis 1
+// LOC:         INFO: moved graph.cast at loc("mask_cast") after graph.unsqueeze at loc("mask_unsqueeze")
+// LOC:         INFO: rewrote graph.gather_nd at loc("gnd"): constant index tuples are offsets into the first 2 dims
+// LOC:         INFO: rewrote graph.gather_nd at loc("torch_mask"): constant index tuples are offsets into the first 2 dims
+// LOC:         INFO: rewrote graph.gather at loc("torch_mask"): indices 0..15 are a slice of axis 0
 // LOC-LABEL:   func.func @fold_add
 // LOC:           %[[S:.*]] = graph.constant dense<[1.100000e+01, 2.200000e+01]> : tensor<2xf32> loc("add1")
 // LOC-NEXT:      %{{.*}} = graph.add %{{.*}}, %[[S]] : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32> loc("add2")
 // LOC-LABEL:   func.func @fold_into_blob
 // LOC:           graph.constant dense_resource<{{.*}}> : tensor<32xf32> loc("neg1")
+// LOC-LABEL:   func.func @gather_run
+// LOC:           graph.slice {{.*}} -> tensor<1x1x64xf32> loc("pooler_gather")
+// LOC-NEXT:      graph.reshape {{.*}} -> tensor<1x64xf32> loc("pooler_gather")
+// LOC-LABEL:   func.func @view_before_cast
+// LOC:           graph.reshape {{.*}} -> tensor<1x1x1x16xi64> loc("mask_unsqueeze")
+// LOC-NEXT:      graph.cast {{.*}} -> tensor<1x1x1x16xi1> loc("mask_cast")
+// LOC-LABEL:   func.func @gather_nd_constant
+// LOC:           graph.reshape {{.*}} -> tensor<24x5xf32> loc("gnd")
+// LOC-NEXT:      graph.constant dense<[8, 18]> : tensor<2xi64> loc("gnd")
+// LOC-NEXT:      graph.gather {{.*}} loc("gnd")
 // LOC-LABEL:   func.func @weights_not_merged
 // LOC:           graph.fill 0.02 : tensor<4x3x3x3xf32> loc("conv1.weight")
 // LOC-NEXT:      graph.fill 0.02 : tensor<4x3x3x3xf32> loc("conv2.weight")

@@ -60,7 +60,8 @@ func.func @net(%x: tensor<1x3x4x4xf32>, %a: tensor<2x8xf32>, %b: tensor<8x4xf32>
 // REPORT-NEXT:     "missed": {
 // REPORT-NEXT:       "unknown/custom op": 1
 // REPORT:      "ub_fusion": {
-// REPORT-NEXT:   "ElementwiseLoopFusionPass": {
+// REPORT-NEXT:   "MaskWhereFusionPass": {
+// REPORT:        "ElementwiseLoopFusionPass": {
 // REPORT-NEXT:     "match_times": 1,
 // REPORT-NEXT:     "effect_times": 0,
 // REPORT-NEXT:     "switch": "off",

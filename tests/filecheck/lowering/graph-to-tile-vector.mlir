@@ -352,3 +352,68 @@ func.func @roll(%x: tensor<2x16x32xf32> {ge.name = "x"}) -> (tensor<2x16x48xf32>
   %y = graph.concat %t, %h {axis = 2 : i64} : (tensor<2x16x16xf32>, tensor<2x16x32xf32>) -> tensor<2x16x48xf32>
   func.return %y : tensor<2x16x48xf32>
 }
+
+// -----
+
+// Gathers (graph_to_tile/gather.py): an embedding lookup [V, D] by [1, N]
+// indices is a tile.load of the indices as an [N, 1] column and a tile.gather
+// of the table viewed as [A, V, B] = [1, 50, 64], stored as the result
+// [A, N, B]. In force_fp16 the f32 input table is read as f32 and stored
+// fp16 (truncf), the graph output cast back by its own kernel.
+// CHECK-LABEL: tile.program "embedding"
+// CHECK:       tile.tensor {name = "i", kind = "input", {{.*}}type = tensor<1x16xi64>
+// CHECK:       tile.kernel "k0_gather" attributes {kind = "gather", source = "graph.gather at loc(\22emb\22)"
+// CHECK-NEXT:    %[[I:[0-9a-z_]+]] = tile.load "i" : tensor<16x1xi64>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.gather "w"[%[[I]]] {table = array<i64: 1, 50, 64>} : tensor<16x1xi64> -> tensor<1x16x64xf32>
+// CHECK-NEXT:    tile.store %[[Y]], "y" : tensor<1x16x64xf32>
+// CHECK-NEXT:  }
+// FP16-LABEL: tile.program "embedding"
+// FP16:       tile.kernel "k0_gather"
+// FP16-NEXT:    %[[I:[0-9a-z_]+]] = tile.load "i" : tensor<16x1xi64>
+// FP16-NEXT:    %[[G:[0-9a-z_]+]] = tile.gather "w"[%[[I]]] {table = array<i64: 1, 50, 64>} : tensor<16x1xi64> -> tensor<1x16x64xf32>
+// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[G]] : tensor<1x16x64xf32>) -> tensor<1x16x64xf16> {
+// FP16-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
+// FP16-NEXT:      %[[T:[0-9a-z_]+]] = arith.truncf %[[A]] : f32 to f16
+// FP16-NEXT:      tile.yield %[[T]] : f16
+// FP16-NEXT:    }
+// FP16-NEXT:    tile.store %[[Y]], "[[S:[0-9a-z_]+]]" : tensor<1x16x64xf16>
+// FP16:       tile.kernel "k1_cast" attributes {kind = "cast", source = "output 'y' f16 -> f32"
+func.func @embedding(%w: tensor<50x64xf32> {ge.name = "w"}, %i: tensor<1x16xi64> {ge.name = "i"}) -> (tensor<1x16x64xf32> {ge.name = "y"}) {
+  %y = graph.gather %w, %i {axis = 0 : i64} : (tensor<50x64xf32>, tensor<1x16xi64>) -> tensor<1x16x64xf32> loc("emb")
+  func.return %y : tensor<1x16x64xf32>
+}
+
+// -----
+
+// A gather along axis 1 of a computed [2, 10, 32] value with constant
+// indices (not a run, so not a slice): the indices get a GM copy (i64) and
+// the table is [2, 10, 32]; in force_fp16 the rows move as fp16.
+// CHECK-LABEL: tile.program "middle_axis"
+// CHECK:       tile.tensor {name = "indices", kind = "constant", {{.*}}type = tensor<3xi64>
+// CHECK:       tile.kernel "k1_gather" attributes {kind = "gather", source = "graph.gather at loc(\22g\22)"
+// CHECK-NEXT:    %[[I:[0-9a-z_]+]] = tile.load "indices" : tensor<3x1xi64>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.gather "relu"[%[[I]]] {table = array<i64: 2, 10, 32>} : tensor<3x1xi64> -> tensor<2x3x32xf32>
+// CHECK-NEXT:    tile.store %[[Y]], "y" : tensor<2x3x32xf32>
+// FP16-LABEL: tile.program "middle_axis"
+// FP16:       tile.kernel "k1_gather"
+// FP16-NEXT:    %[[I:[0-9a-z_]+]] = tile.load "indices" : tensor<3x1xi64>
+// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.gather "relu"[%[[I]]] {table = array<i64: 2, 10, 32>} : tensor<3x1xi64> -> tensor<2x3x32xf16>
+// FP16-NEXT:    tile.store %[[Y]], "{{.*}}" : tensor<2x3x32xf16>
+func.func @middle_axis(%x: tensor<2x10x32xf32> {ge.name = "x"}) -> (tensor<2x3x32xf32> {ge.name = "y"}) {
+  %r = graph.relu %x : (tensor<2x10x32xf32>) -> tensor<2x10x32xf32> loc("relu")
+  %i = graph.constant dense<[7, -1, 7]> : tensor<3xi64>
+  %y = graph.gather %r, %i {axis = 1 : i64} : (tensor<2x10x32xf32>, tensor<3xi64>) -> tensor<2x3x32xf32> loc("g")
+  func.return %y : tensor<2x3x32xf32>
+}
+
+// -----
+
+// Rows of 4 floats (16 bytes) are not whole 32-byte blocks: the gather goes
+// to the AI CPU, saying why.
+// CHECK-LABEL: tile.program "narrow_rows"
+// CHECK:       tile.aicpu "k0_aicpu_gather" attributes {{{.*}}reason = "gathered rows of 4 elements are not a whole number of 32-byte blocks
+// CHECK-NOT:   tile.kernel
+func.func @narrow_rows(%w: tensor<50x4xf32> {ge.name = "w"}, %i: tensor<16xi64> {ge.name = "i"}) -> (tensor<16x4xf32> {ge.name = "y"}) {
+  %y = graph.gather %w, %i {axis = 0 : i64} : (tensor<50x4xf32>, tensor<16xi64>) -> tensor<16x4xf32> loc("narrow")
+  func.return %y : tensor<16x4xf32>
+}

@@ -60,3 +60,66 @@ npu.program @q gm_size 4096 {
   npu.launch @bounded block_dim 1 stream 0
   npu.launch @unbounded block_dim 1 stream 0
 }
+
+// -----
+
+// npu.load_index reads UB bytes a DMA wrote: the scalar unit waits for mte2.
+// In a gather's row loop (index column DMA, load_index, a row DMA at the
+// index, the row stored), the scalar read needs no flag after it: the next
+// iteration's DMA over the same UB bytes is issued after it by the scalar
+// unit itself, so no flag has s as its source.
+// CHECK-LABEL: npu.kernel @index
+// CHECK:      npu.dma mte2 %[[U:.*]], %{{.*}} len 32
+// CHECK-NEXT: npu.set_flag mte2 -> s event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> s event 0
+// CHECK-NEXT: npu.load_index %[[U]] {dtype = i64, bound = 50 : i64}
+// CHECK-LABEL: npu.kernel @rows
+// CHECK-NOT:  _flag s ->
+// CHECK:      scf.for
+// CHECK-NOT:  _flag s ->
+// CHECK:      npu.dma mte2 %[[I:.*]], %{{.*}} len 32
+// CHECK-NEXT: npu.set_flag mte2 -> s event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> s event 0
+// CHECK-NEXT: %[[K:.*]] = npu.load_index %[[I]] {dtype = i64, bound = 50 : i64}
+// CHECK-NOT:  _flag s ->
+// CHECK:      npu.dma mte2 %[[ROW:.*]], %{{.*}} len 256
+// CHECK-NOT:  _flag s ->
+// CHECK:      npu.set_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.dma mte3 %{{.*}}, %[[ROW]] len 256
+// CHECK-NOT:  _flag s ->
+// CHECK:      npu.launch @index
+npu.program @li gm_size 16384 {
+  npu.input "i" at 0 : tensor<4xi64>
+  npu.input "w" at 1024 : tensor<50x64xf32>
+  npu.output "y" at 14336 : tensor<4x64xf32>
+  npu.kernel @index {
+    %gi = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    npu.dma mte2 %u, %gi len 32 : !npu.ptr<ub>, !npu.ptr<gm>
+    %k = npu.load_index %u {dtype = i64, bound = 50 : i64} : !npu.ptr<ub>
+  }
+  npu.kernel @rows {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %c256 = arith.constant 256 : index
+    scf.for %r = %c0 to %c4 step %c1 {
+      %off = arith.muli %r, %c8 : index
+      %gi = npu.ptr gm 0 + %off
+      %u = npu.ptr ub 0
+      npu.dma mte2 %u, %gi len 32 : !npu.ptr<ub>, !npu.ptr<gm>
+      %k = npu.load_index %u {dtype = i64, bound = 50 : i64} : !npu.ptr<ub>
+      %start = arith.muli %k, %c256 : index
+      %gw = npu.ptr gm 1024 + %start
+      %row = npu.ptr ub 256
+      npu.dma mte2 %row, %gw len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+      %yo = arith.muli %r, %c256 : index
+      %gy = npu.ptr gm 14336 + %yo
+      npu.dma mte3 %gy, %row len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    }
+  }
+  npu.launch @index block_dim 1 stream 0
+  npu.launch @rows block_dim 1 stream 0
+}

@@ -672,3 +672,106 @@ npu.program @p gm_size 1024 {
 npu.aicpu @t stream 0 ins [] outs [] {
   npu.aicpu_return
 }
+
+// -----
+
+// npu.load_index: the scalar unit reads its index from UB only...
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    // expected-error@+1 {{npu.load_index: reads ub, not !npu.ptr<gm>}}
+    %k = npu.load_index %g {dtype = i64, bound = 4 : i64} : !npu.ptr<gm>
+  }
+}
+
+// -----
+
+// ... an i32 or i64 ...
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.load_index: indices are i32 or i64, got i16}}
+    %k = npu.load_index %u {dtype = i16, bound = 4 : i64} : !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// ... into a table of at least one row.
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.load_index: bound must be positive, got 0}}
+    %k = npu.load_index %u {dtype = i64, bound = 0 : i64} : !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// expected-error@+3 {{'npu.load_index' expects ancestor op 'npu.kernel'}}
+func.func @outside() {
+  %u = npu.ptr ub 0
+  %k = npu.load_index %u {dtype = i64, bound = 4 : i64} : !npu.ptr<ub>
+  func.return
+}
+
+// -----
+
+// npu.vconv converts integers (i32/i64 sources, named s32/s64 in messages) to
+// floats, never to an integer: the destination dtype is f16 or f32. (Today the
+// property's constraint rejects it with xDSL's "Unexpected attribute i64"
+// before the field check; either way the message names the op and the type.)
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    %u1 = npu.ptr ub 512
+    // expected-error-re@+1 {{npu.vconv{{.*(i64|s64)}}}}
+    npu.vconv i64 f32 %u, %u1 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// ... nor integer to integer.
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    %u1 = npu.ptr ub 512
+    // expected-error-re@+1 {{npu.vconv{{.*(i32|s32)}}}}
+    npu.vconv i32 i64 %u, %u1 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// The integer sources are 32 and 64 bits wide only.
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.vconv: source dtype must be f16, f32, i32 or i64, got i16}}
+    npu.vconv f32 i16 %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// f32 <- i64: a repeat is 32 elements (256 bytes of the i64 side).
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    %u1 = npu.ptr ub 512
+    // expected-error@+1 {{npu.vconv: mask must be [1, 32], got 64}}
+    npu.vconv f32 i64 %u, %u1 repeat 1 mask 64 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// The other vector instructions compute on f16/f32 only: no vadd on i64.
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %u = npu.ptr ub 0
+    // expected-error-re@+1 {{npu.vadd{{.*(i64|s64)}}}}
+    npu.vadd i64 %u, %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+  }
+}

@@ -58,6 +58,12 @@ npu.program @prog gm_size 65536 {
     npu.dma mte1 %u, %l1 len 64 : !ub, !npu.ptr<l1>
     npu.dma mte3 %l1, %u len 64 dst_gap 32 : !npu.ptr<l1>, !ub
     npu.dma v %u1, %u len 32 : !ub, !ub
+    // CHECK-NEXT: %[[K:.*]] = npu.load_index %[[U]] {dtype = i64, bound = 50 : i64} : !npu.ptr<ub>
+    // CHECK-NEXT: %[[K32:.*]] = npu.load_index %[[U1]] {dtype = i32, bound = 1 : i64} : !npu.ptr<ub>
+    // CHECK-NEXT: %[[GK:.*]] = npu.ptr gm 0 + %[[K]]
+    %k = npu.load_index %u {dtype = i64, bound = 50 : i64} : !ub
+    %k32 = npu.load_index %u1 {dtype = i32, bound = 1 : i64} : !ub
+    %gk = npu.ptr gm 0 + %k
     // CHECK-NEXT: npu.load_2d %[[LA]], %[[L1]] repeat 4 src_stride 2 : !npu.ptr<l0a>, !npu.ptr<l1>
     // CHECK-NEXT: npu.load_2d %[[LB]], %[[L1]] repeat 4 transpose : !npu.ptr<l0b>, !npu.ptr<l1>
     npu.load_2d %la, %l1 repeat 4 src_stride 2 : !npu.ptr<l0a>, !npu.ptr<l1>
@@ -106,6 +112,18 @@ npu.program @prog gm_size 65536 {
     // CHECK-NEXT: npu.vconv f32 f16 %[[U]], %[[U1]] repeat 2 src_rep 8 : !npu.ptr<ub>, !npu.ptr<ub>
     npu.vconv f16 f32 %u, %u1 repeat 2 dst_rep 4 src_rep 8 : !ub, !ub
     npu.vconv f32 f16 %u, %u1 repeat 2 src_rep 8 : !ub, !ub
+    // Integer sources (s32/s64, written i32/i64): a repeat covers 256 bytes of
+    // the wider side, so f32 <- i64 is 32 elements (mask 32, dst_rep 4,
+    // src_rep 8 by default) and f16 <- i32 64 (dst_rep 4, src_rep 8);
+    // defaults are dropped.
+    // CHECK-NEXT: npu.vconv f32 i64 %[[U]], %[[U1]] repeat 2 : !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vconv f16 i32 %[[U]], %[[U1]] repeat 1 mask 40 : !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vconv f32 i32 %[[U]], %[[U1]] repeat 3 : !npu.ptr<ub>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.vconv f32 i64 %[[U]], %[[U1]] repeat 1 dst_rep 8 src_rep 16 : !npu.ptr<ub>, !npu.ptr<ub>
+    npu.vconv f32 i64 %u, %u1 repeat 2 dst_rep 4 src_rep 8 : !ub, !ub
+    npu.vconv f16 i32 %u, %u1 repeat 1 mask 40 dst_rep 4 src_rep 8 : !ub, !ub
+    npu.vconv f32 i32 %u, %u1 repeat 3 dst_rep 8 src_rep 8 : !ub, !ub
+    npu.vconv f32 i64 %u, %u1 repeat 1 mask 32 dst_rep 8 src_rep 16 : !ub, !ub
     // CHECK-NEXT: npu.vdup f32 %[[U]] scalar 0.0 repeat 3 : !npu.ptr<ub>
     // CHECK-NEXT: npu.vdup f16 %[[U]] scalar nan repeat 1 mask 16 : !npu.ptr<ub>
     npu.vdup f32 %u scalar 0.0 repeat 3 : !ub

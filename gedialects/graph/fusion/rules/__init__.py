@@ -13,6 +13,7 @@ from .epilogue import (
 from .gelu import GeluErfFusion, GeluTanhFusion
 from .layer_norm import AddLayerNormFusion, LayerNormFusion
 from .loop import ElementwiseLoopFusion
+from .mask import MaskWhereFusion
 from .softmax import ReshapeSoftmaxFusion, SoftmaxReshapeFusion
 
 BUILTIN_RULES = (
@@ -34,5 +35,6 @@ BUILTIN_RULES = (
     GemmActivationFusion,
     AddLayerNormFusion,
     # Phase.LOOP
+    MaskWhereFusion,
     ElementwiseLoopFusion,
 )

@@ -28,7 +28,9 @@ from gedialects.location import describe_op
 from ..registry import OTHER_USERS, UB_FUSION, FusionRule, Match, Miss, Phase, Rewrite
 
 FUSABLE = (g.ElementwiseUnaryOp, g.ElementwiseBinaryOp, g.SumOp)
-NOT_FUSED = (g.IdentityOp, g.CastOp, g.CompareOp, g.LogicOp, g.NotOp)  # bool results/operands: not lowered in fusions yet
+NOT_FUSED = (g.IdentityOp, g.CastOp, g.CompareOp, g.LogicOp, g.NotOp)
+"""Bool producers are fused only into the where that reads them (mask.py): a
+bool tensor between kernels would be stored a byte per element."""
 
 
 def fusable(op: Operation) -> bool:
