@@ -452,26 +452,9 @@ def vector_rule(*op_types: type[Operation]):
     return register
 
 
-def _stored_bytes(v: SSAValue, ctx: Context) -> int:
-    """Bytes per element of v in GM: fp32 graph inputs stay fp32 in force_fp16;
-    integers are stored as they are."""
-    if _is_int(v):
-        return v.type.element_type.width.data // 8  # type: ignore[attr-defined]
-    if ctx.fp16 and not isinstance(v.owner, Operation) and _is_f32(v):
-        return 4
-    return _compute_bytes(ctx.fp16)
-
-
 def _compute_bytes(fp16: bool) -> int:
     """Bytes of an element the AI core computes on in a precision mode."""
     return 2 if fp16 else 4
-
-
-def _rows_fit_blocks(width: int, v: SSAValue, ctx: Context) -> str | None:
-    if width * _stored_bytes(v, ctx) % 32:
-        return (f"rows of {width} elements are not a whole number of 32-byte blocks "
-                f"(the vector kernels move rows of whole blocks)")
-    return None
 
 
 def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
@@ -505,20 +488,6 @@ def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
     for v in operands:
         if not shapes.is_static(g.shape_of(v)) or len(g.shape_of(v)) > len(shape):
             return "an operand does not broadcast to the result"
-    from gedialects.tile.structured import collapse_dims
-
-    collapsed, operand_shapes = collapse_dims(shape, [g.shape_of(v) for v in operands])
-    if (why := _rows_fit_blocks(collapsed[-1], out, ctx)) is not None:
-        return why
-    for v, s in zip(operands, operand_shapes):
-        if s[-1] != 1:
-            why = _rows_fit_blocks(s[-1], v, ctx)
-        elif collapsed[-1] != 1:  # a column: its elements move as one contiguous run
-            why = _column_fits_blocks(math.prod(s), v, ctx, "broadcast operand")
-        else:
-            why = None
-        if why is not None:
-            return why
     return None
 
 
@@ -532,13 +501,10 @@ def _integer_use(op: Operation, integers: set[SSAValue]) -> str | None:
             f"the AI CPU computes them exactly)")
 
 
-def _column_fits_blocks(n: int, v: SSAValue, ctx: Context, what: str) -> str | None:
-    """A column value (one element per row) is loaded or stored as one run of
-    n elements: whole 32-byte blocks (a DMA burst is whole blocks on the UB side)."""
-    if n * _stored_bytes(v, ctx) % 32:
-        return (f"a {what} of {n} elements along rows is not a whole number of 32-byte blocks "
-                f"(the vector kernels move such columns in whole blocks)")
-    return None
+def _unit_reduction(length: int) -> str | None:
+    """A reduction over one element has no column to reduce into (the
+    expansion reduces along rows wider than 1)."""
+    return "a reduction over one element" if length == 1 else None
 
 
 @vector_rule(g.SoftmaxOp, g.LogSoftmaxOp)
@@ -547,7 +513,7 @@ def _vector_softmax(op: Operation, ctx: Context) -> str | None:
     axis = op.int_("axis", -1) % len(s)
     if math.prod(s[axis + 1 :]) != 1:
         return f"softmax along axis {axis} of {shapes.fmt(s)} is not along the last non-unit dim"
-    return _rows_fit_blocks(s[axis], op.operands[0], ctx) or _rows_fit_blocks(s[axis], op.results[0], ctx)
+    return _unit_reduction(s[axis])
 
 
 @vector_rule(g.LayerNormOp)
@@ -560,7 +526,7 @@ def _vector_layer_norm(op: g.LayerNormOp, ctx: Context) -> str | None:
             return "scale/bias that do not cover the normalised dims"
     if op.residual is not None and g.shape_of(op.residual) != s:
         return "a broadcast residual is not lowered"
-    return _rows_fit_blocks(cols, op.input, ctx) or _rows_fit_blocks(cols, op.results[0], ctx)
+    return _unit_reduction(cols)
 
 
 @vector_rule(g.ReduceMeanOp, g.ReduceSumOp, g.ReduceMaxOp)
@@ -569,12 +535,7 @@ def _vector_reduce(op: g.ReduceOp, ctx: Context) -> str | None:
     axes = sorted(a % len(s) for a in (op.ints("axes") or range(len(s))))
     if axes != list(range(axes[0], len(s))):
         return f"reduction over axes {tuple(axes)} of {shapes.fmt(s)}: only trailing axes are lowered"
-    rows = math.prod(s[: axes[0]])
-    if (why := _rows_fit_blocks(math.prod(s[axes[0] :]), op.input, ctx)) is not None:
-        return why
-    if math.prod(s[axes[0] :]) != 1:  # the result is a column, stored as one run of `rows`
-        return _column_fits_blocks(rows, op.results[0], ctx, "reduction result")
-    return None
+    return _unit_reduction(math.prod(s[axes[0] :]))
 
 
 @dataclass(frozen=True)
@@ -635,21 +596,12 @@ def _vector_copy(op: Operation, ctx: Context) -> str | None:
     for box in boxes:
         if is_constant(box.src):
             return "a copy of a constant (fold it)"
-        why = _rows_fit_blocks(box.shape[-1], box.src, ctx) or _rows_fit_blocks(box.shape[-1], box.dst, ctx)
-        if why is not None:
-            return why
     return None
 
 
 @vector_rule(g.ExpandOp)
 def _vector_expand(op: g.ExpandOp, ctx: Context) -> str | None:
-    out, x = g.shape_of(op.output), g.shape_of(op.input)
-    from gedialects.tile.structured import collapse_dims
-
-    collapsed, (xs,) = collapse_dims(out, [x])
-    if xs[-1] == 1 and collapsed[-1] != 1:
-        return _column_fits_blocks(math.prod(xs), op.input, ctx, "broadcast operand")
-    return _rows_fit_blocks(collapsed[-1], op.output, ctx) or _rows_fit_blocks(xs[-1], op.input, ctx)
+    return None  # a broadcasting map
 
 
 @vector_rule(g.TransposeOp)
@@ -660,7 +612,9 @@ def _vector_transpose(op: g.TransposeOp, ctx: Context) -> str | None:
         return f"graph.transpose perm {tuple(perm)} moves the innermost dim (DMA moves whole rows)"
     if is_constant(op.input):
         return "a transpose of a constant (fold it)"
-    return _rows_fit_blocks(s[-1], op.input, ctx) or _rows_fit_blocks(s[-1], op.results[0], ctx)
+    if s[-1] == 1:  # e.g. a channel shuffle of a [1, C, 1, 1] map, whose views assign-layouts reads as maps
+        return "a transpose of rows of one element"
+    return None
 
 
 def gather_view(op: g.GatherOp) -> tuple[int, int, int]:
@@ -675,9 +629,7 @@ def _vector_gather(op: g.GatherOp, ctx: Context) -> str | None:
     element = op.indices.type.element_type  # type: ignore[attr-defined]
     if not isinstance(element, IntegerType) or element.width.data not in (32, 64):
         return f"indices of type {element} (i32 or i64 only)"
-    _, _, row = gather_view(op)
-    why = _rows_fit_blocks(row, op.input, ctx) or _rows_fit_blocks(row, op.output, ctx)
-    return None if why is None else f"gathered {why}"
+    return None
 
 
 def vector_refusal(op: Operation, ctx: Context) -> str | None:

@@ -7,7 +7,8 @@
   remainder loop of at most one iteration); the first copy of the body uses
   the first address of every double buffer, the second copy the second.
 * Expansion: strided copies become DMA bursts (<= 4095 per instruction,
-  gaps for strides, static unrolling of outer dims); vector ops become
+  gaps for strides, static unrolling of outer dims; a GM <-> UB run that is
+  not whole 32-byte blocks on the UB side is a padded DMA); vector ops become
   repeats of 256 bytes (<= 255 per instruction) with block/repeat strides
   and masks, the dims mapped to blocks and repeats chosen by a cost estimate;
   fractal loads are split at 255.
@@ -30,7 +31,18 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph.tensors import tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
-from gedialects.npu.isa import BLOCKS_PER_REPEAT, DMA_PATHS, MAX_NBURST, MAX_REPEAT, MAX_STRIDE, REPEAT_BYTES, MemSpace
+from gedialects.npu.isa import (
+    BLOCK_BYTES,
+    BLOCKS_PER_REPEAT,
+    DMA_PATHS,
+    MAX_NBURST,
+    MAX_REPEAT,
+    MAX_STRIDE,
+    PAD_PATHS,
+    REPEAT_BYTES,
+    MemSpace,
+    padded_burst,
+)
 from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
@@ -288,25 +300,38 @@ class KernelTranslator:
         dst, src = self.ref(op.dst), self.ref(op.src)
         cast = op.cast is not None
         dims = _merge(list(t.ints(op.shape)), [list(t.ints(op.dst_strides)), list(t.ints(op.src_strides))])
+        if dims[-1][1] != [1, 1]:  # the innermost dim had one element: a run of one, the rest are bursts
+            dims.append((1, [1, 1]))
         pipe = DMA_PATHS.get((MemSpace(src.space), MemSpace(dst.space)))
         if pipe is None:
             raise PassFailedException(f"tile.copy: no DMA path {src.space} -> {dst.space}")
         n_in = dims[-1][0]
         slen, dlen = n_in * src.es, n_in * dst.es
+        # a run that is not whole blocks on the UB side of a GM <-> UB copy:
+        # a padded DMA, whose UB side takes whole blocks per burst
+        path = (MemSpace(src.space), MemSpace(dst.space))
+        ub_len = dlen if dst.space == "ub" else slen
+        pad = path in PAD_PATHS and ub_len % BLOCK_BYTES != 0
+        s_ext = padded_burst(slen) if pad and src.space == "ub" else slen
+        d_ext = padded_burst(dlen) if pad and dst.space == "ub" else dlen
         outer = dims[:-1]
         burst = None
         if outer:
             cand = outer[-1]
-            dgap = cand[1][0] * dst.es - dlen
-            sgap = cand[1][1] * src.es - slen
+            dgap = cand[1][0] * dst.es - d_ext
+            sgap = cand[1][1] * src.es - s_ext
             if dgap >= 0 and sgap >= 0:
                 burst = (cand[0], dgap, sgap, cand[1])
                 outer = outer[:-1]
+            elif pad and (dgap if dst.space == "ub" else sgap) < 0:  # padded bursts would overlap in UB
+                raise PassFailedException(
+                    f"tile.copy: rows of {ub_len} bytes {cand[1][0] * dst.es if dst.space == 'ub' else cand[1][1] * src.es}"
+                    " bytes apart in UB are closer than their whole 32-byte blocks")
         for index in itertools.product(*(range(d[0]) for d in outer)):
             d_off = sum(i * d[1][0] for i, d in zip(index, outer))
             s_off = sum(i * d[1][1] for i, d in zip(index, outer))
             if burst is None:
-                self.emit(npu.DmaOp(pipe, self.ptr(dst, d_off), self.ptr(src, s_off), len=slen, cast_f16=cast))
+                self.emit(npu.DmaOp(pipe, self.ptr(dst, d_off), self.ptr(src, s_off), len=slen, cast_f16=cast, pad=pad))
                 continue
             count, dgap, sgap, strides = burst
             for b in range(0, count, MAX_NBURST):
@@ -316,7 +341,7 @@ class KernelTranslator:
                         pipe,
                         self.ptr(dst, d_off + b * strides[0]),
                         self.ptr(src, s_off + b * strides[1]),
-                        len=slen, nburst=nb, src_gap=sgap, dst_gap=dgap, cast_f16=cast,
+                        len=slen, nburst=nb, src_gap=sgap, dst_gap=dgap, cast_f16=cast, pad=pad,
                     )
                 )
 

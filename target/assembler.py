@@ -292,7 +292,7 @@ def _enc_dma(a: _KernelAssembler, op: npu.DmaOp) -> tuple:
         f["len"],
         f["src_gap"],
         f["dst_gap"],
-        int(f["cast_f16"]),
+        P.DMA_PAD if f["pad"] else P.DMA_CAST_F16 if f["cast_f16"] else P.DMA_PLAIN,
         PATH_INDEX[(src, dst)],
     )
 

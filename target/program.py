@@ -50,6 +50,7 @@ from gedialects.npu.isa import (
     MAX_REPEAT,
     MAX_STRIDE,
     NUM_EVENTS,
+    PAD_PATHS,
     PIPE_INDEX,
     PIPES,
     REPEAT_BYTES,
@@ -57,6 +58,7 @@ from gedialects.npu.isa import (
     SPACES,
     MemSpace,
     Pipe,
+    padded_burst,
 )
 from gedialects.npu.vector_ops import FAMILIES, Family, FamilySpec, family_members
 from target.errors import AssemblyError
@@ -71,6 +73,7 @@ FOR, ENDFOR, WAIT_S, BARRIER_ALL, LOAD_INDEX = 10, 11, 12, 13, 14
 FIRST_PIPE_OP = 32
 # --- pipe opcodes ---------------------------------------------------------
 DMA, LOAD2D, LOAD3D, MMAD = 32, 33, 34, 35
+DMA_PLAIN, DMA_CAST_F16, DMA_PAD = 0, 1, 2  # a DMA's mode word (word 14)
 VBIN, VUN, VSCALAR, VREDUCE, VCONV, VDUP = 36, 37, 38, 39, 40, 41
 SET_FLAG, WAIT_FLAG, BARRIER = 42, 43, 44
 VCMP, VSEL, VBRCB = 45, 46, 47
@@ -989,14 +992,19 @@ def _check_pipe_instruction(ins: tuple, f: str) -> None:
         length = rng(11, "len", 1, MAX_ADDRESS)
         rng(12, "src_gap", 0, MAX_ADDRESS)
         rng(13, "dst_gap", 0, MAX_ADDRESS)
-        cast = flag(14, "cast_f16")
+        mode = rng(14, "mode", DMA_PLAIN, DMA_PAD)
+        cast, pad = mode == DMA_CAST_F16, mode == DMA_PAD
         if cast and (src, dst) != (MemSpace.L0C, MemSpace.UB):
             raise InvalidField(f"{f}.cast_f16", f"only l0c -> ub converts, not {src.value} -> {dst.value}")
+        if pad and (src, dst) not in PAD_PATHS:
+            raise InvalidField(f"{f}.pad", f"only gm <-> ub pads, not {src.value} -> {dst.value}")
         for side, space, nb, gap, gname in (
             ("source", src, length, ins[12], "src_gap"),
             ("destination", dst, length // 2 if cast else length, ins[13], "dst_gap"),
         ):
             unit = max(ALIGNMENT[space], BLOCK_BYTES) if space != MemSpace.GM else 1
+            if pad and space == MemSpace.UB:
+                nb = padded_burst(nb)
             if nb % unit or gap % unit:
                 raise InvalidField(f"{f}.len", f"len and {gname} must be multiples of {unit} bytes on the {side} side ({space.value}), got {nb} and {gap}")
     elif op == LOAD2D:

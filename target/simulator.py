@@ -38,6 +38,7 @@ from gedialects.npu.isa import (
     SPACE_INDEX,
     SPACES,
     MemSpace,
+    padded_burst,
 )
 from gedialects.npu.vector_ops import SPECS, contiguous_span
 from target import program as P
@@ -516,7 +517,7 @@ class KernelRun:
     # ------------------------------------------------------------------
 
     def h_dma(self, ins, pc, dst, src, a2, t) -> None:
-        p, ssp, dsp, nb, ln, sg, dg, cast, path = (
+        p, ssp, dsp, nb, ln, sg, dg, mode, path = (
             ins[1],
             ins[8],
             ins[9],
@@ -527,13 +528,23 @@ class KernelRun:
             ins[14],
             ins[15],
         )
+        pad = mode == P.DMA_PAD
+        cast = mode == P.DMA_CAST_F16
         dln = ln // 2 if cast else ln
-        s_hi = src + nb * ln + (nb - 1) * sg
-        d_hi = dst + nb * dln + (nb - 1) * dg
+        # with pad, the UB side of each burst is whole blocks (its extent, sx / dx)
+        sx = padded_burst(ln) if pad and ssp == UB else ln
+        dx = padded_burst(dln) if pad and dsp == UB else dln
+        s_hi = src + nb * sx + (nb - 1) * sg
+        d_hi = dst + nb * dx + (nb - 1) * dg
         self.check(ssp, src, s_hi, pc, "source")
         self.check(dsp, dst, d_hi, pc, "destination")
         bufs = self.m.bufs
-        if cast:
+        if pad:
+            sv = np.ndarray((nb, ln), np.uint8, buffer=bufs[ssp], offset=src, strides=(sx + sg, 1))
+            dv = np.ndarray((nb, dx), np.uint8, buffer=bufs[dsp], offset=dst, strides=(dx + dg, 1))
+            dv[:, :ln] = sv
+            dv[:, ln:] = 0  # GM -> UB: the rest of the last block (UB -> GM: none, dx == ln)
+        elif cast:
             sv = np.ndarray(
                 (nb, ln // 4),
                 np.float32,
@@ -569,7 +580,7 @@ class KernelRun:
                 src,
                 s_hi,
                 False,
-                None if nb == 1 or sg == 0 else (src, nb, ln + sg, 1, 0, ln),
+                None if nb == 1 or sg == 0 else (src, nb, sx + sg, 1, 0, sx),
                 p,
                 pc,
             )
@@ -578,7 +589,7 @@ class KernelRun:
                 dst,
                 d_hi,
                 True,
-                None if nb == 1 or dg == 0 else (dst, nb, dln + dg, 1, 0, dln),
+                None if nb == 1 or dg == 0 else (dst, nb, dx + dg, 1, 0, dx),
                 p,
                 pc,
             )

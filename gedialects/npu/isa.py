@@ -69,6 +69,17 @@ DMA_PATHS: dict[tuple[MemSpace, MemSpace], Pipe] = {
 }
 
 
+# Paths whose DMA may move bursts that are not whole 32-byte blocks (`pad`,
+# Ascend C's DataCopyPad): the UB side of each burst is rounded up to blocks.
+PAD_PATHS: frozenset[tuple[MemSpace, MemSpace]] = frozenset({(MemSpace.GM, MemSpace.UB), (MemSpace.UB, MemSpace.GM)})
+
+
+def padded_burst(nbytes: int) -> int:
+    """UB bytes a padded burst of `nbytes` occupies: whole 32-byte blocks
+    (GM -> UB zero-fills the rest of the last block)."""
+    return -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
+
+
 def path_name(src: MemSpace, dst: MemSpace) -> str:
     """The config key of a data path, e.g. `gm_ub`."""
     return f"{src.value}_{dst.value}"

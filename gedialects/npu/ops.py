@@ -95,9 +95,11 @@ from gedialects.npu.isa import (
     MAX_REPEAT,
     MAX_STRIDE,
     NUM_EVENTS,
+    PAD_PATHS,
     REPEAT_BYTES,
     MemSpace,
     Pipe,
+    padded_burst,
 )
 from gedialects.npu.syntax import (
     Field,
@@ -225,7 +227,10 @@ class DmaOp(NpuInstruction):
     (GM->L1/UB: mte2, L1->L0A/L0B/UB: mte1, UB->GM/L1: mte3, L0C->UB and UB->UB:
     v). With `cast_f16` (L0C->UB only) fp32 accumulators are converted to fp16
     on the way: `len` and `src_gap` count source bytes, `dst_gap` destination
-    bytes."""
+    bytes. With `pad` (GM<->UB only; Ascend C's DataCopyPad) `len` need not
+    be whole 32-byte blocks: on the UB side each burst takes whole blocks
+    (GM->UB zero-fills the rest of its last block) and the gap counts from
+    there; GM sees exactly `len` bytes per burst."""
 
     name = "npu.dma"
     HEAD: ClassVar = (("pipe", "pipe"),)
@@ -235,6 +240,7 @@ class DmaOp(NpuInstruction):
         Field("src_gap", default=0),
         Field("dst_gap", default=0),
         Field("cast_f16", "flag"),
+        Field("pad", "flag"),
     )
     SPACES: ClassVar = (frozenset(MemSpace), frozenset(MemSpace))
 
@@ -246,6 +252,7 @@ class DmaOp(NpuInstruction):
     src_gap = prop_def(IntegerAttr[I64])
     dst_gap = prop_def(IntegerAttr[I64])
     cast_f16 = opt_prop_def(UnitAttr)
+    pad = opt_prop_def(UnitAttr)
 
     def __init__(
         self,
@@ -258,6 +265,7 @@ class DmaOp(NpuInstruction):
         src_gap: int = 0,
         dst_gap: int = 0,
         cast_f16: bool = False,
+        pad: bool = False,
     ):
         head = {"pipe": PipeAttr(Pipe(pipe))}
         fields = {
@@ -266,6 +274,7 @@ class DmaOp(NpuInstruction):
             "src_gap": src_gap,
             "dst_gap": dst_gap,
             "cast_f16": cast_f16,
+            "pad": pad,
         }
         super().__init__(
             operands=[dst, src], properties=self.build_properties(head, fields)
@@ -303,12 +312,17 @@ class DmaOp(NpuInstruction):
         cast = self.flag("cast_f16")
         if cast and (src, dst) != (MemSpace.L0C, MemSpace.UB):
             raise VerifyException("npu.dma: cast_f16 is only valid for l0c -> ub")
+        pad = self.flag("pad")
+        if pad and (src, dst) not in PAD_PATHS:
+            raise VerifyException(f"npu.dma: pad is only valid for gm <-> ub, not {src.value} -> {dst.value}")
         dst_len = length // 2 if cast else length
         for side, space, n, gap in (
             ("source", src, length, "src_gap"),
             ("destination", dst, dst_len, "dst_gap"),
         ):
             unit = max(ALIGNMENT[space], BLOCK_BYTES) if space != MemSpace.GM else 1
+            if pad and space == MemSpace.UB:
+                n = padded_burst(n)
             if n % unit or self.int_field(gap) % unit:
                 raise VerifyException(
                     f"npu.dma: burst length and {gap} must be multiples of {unit} "

@@ -310,7 +310,7 @@ class ViewBeforeCast(RewritePattern):
                                            cast.location, element_type=cast.output.type.element_type)
         log.info("moved %s after %s", describe_op(cast), describe_op(op))
         rewriter.replace(op, [view, new_cast], [new_cast.results[0]])
-        rewriter.erase_op(cast)
+        rewriter.erase(cast)
 
 
 @dataclass(frozen=True)

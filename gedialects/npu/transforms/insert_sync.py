@@ -39,7 +39,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from gedialects.npu import ops as npu
-from gedialects.npu.isa import FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe
+from gedialects.npu.isa import FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe, padded_burst
 
 
 @dataclass
@@ -81,9 +81,12 @@ def accesses(op: Operation) -> list[Access]:
     spans: list[tuple[SSAValue, int, bool]] = []
     if isinstance(op, npu.DmaOp):
         dlen = f["len"] // 2 if f.get("cast_f16") else f["len"]
+        slen = f["len"]
+        if f.get("pad"):  # the UB side of a burst is whole blocks
+            dlen, slen = (padded_burst(dlen), slen) if op.dst_space == MemSpace.UB else (dlen, padded_burst(slen))
         spans = [
             (op.dst, f["nburst"] * (dlen + f["dst_gap"]), True),
-            (op.src, f["nburst"] * (f["len"] + f["src_gap"]), False),
+            (op.src, f["nburst"] * (slen + f["src_gap"]), False),
         ]
     elif isinstance(op, npu.Load2dOp):
         spans = [

@@ -212,27 +212,16 @@ class KernelExpansion:
         self._dma(buf, dst, op)
 
     def _dma(self, buf: Buffer, gm: SSAValue, end: st.LoadOp | st.StoreOp) -> None:
-        es = elem_bytes(buf.element)
+        """GM <-> UB for one tile's box (a run that is not whole 32-byte
+        blocks moves by a padded DMA: convert-tile-to-npu's business)."""
         gstrides = self.gm_strides(end)
         load = isinstance(end, st.LoadOp)
         if buf.kind == "column":
             # one element per row: the rows must be one contiguous GM run
             if not self._contiguous_rows(end, buf.box):
                 raise TilingError(f"a column tile {list(buf.box)} is not contiguous in GM")
-            n = buf.rows
-            if (n * es) % BLOCK_BYTES:
-                if not load:
-                    raise TilingError(f"a column tile of {n} elements is not a whole number of 32-byte blocks")
-                # Read on to the end of the last block: at most 31 bytes past the
-                # tile, inside the tensor or the slack every GM tensor has
-                # (lowering/gm_plan.slot); the column's buffer holds whole blocks.
-                n = round_up(n, per_block(buf.element))
-            shape, ub_strides, g_strides = [n], [1], [1]
+            shape, ub_strides, g_strides = [buf.rows], [1], [1]
         else:
-            if (buf.box[-1] * es) % BLOCK_BYTES:
-                raise TilingError(
-                    f"rows of {buf.box[-1]} x {es} bytes are not a whole number of 32-byte blocks"
-                )
             shape, ub_strides = list(buf.box), buf.strides()
             g_strides = [g if b > 1 else 0 for g, b in zip(gstrides, buf.box)]
             g_strides[-1] = 1
@@ -260,26 +249,22 @@ class KernelExpansion:
         the indices' UB column by the scalar unit) one DMA of the row's
         columns in the tile, GM -> the rows of a UB buffer."""
         idx = self.values[op.indices]
-        if idx.kind != "column":
-            raise TilingError("a gather's indices are a column of the tile (the last dim of the rows is wider)")
+        index_step = 1 if idx.kind == "column" else idx.pitch  # rows of one element: one index per padded row
         a_dim, rows, b_dim = op.table_shape()
         box = self.box_of(op.result)
         at, nt, bt = box[-3:]
         element = op.result.type.element_type  # type: ignore[attr-defined]
-        for what, width in (("gathered rows", b_dim), ("a tile of gathered rows", bt)):
-            if (width * elem_bytes(element)) % BLOCK_BYTES:
-                raise TilingError(f"{what} of {width} x {elem_bytes(element)} bytes are not whole 32-byte blocks")
         out = self.new_buffer(box, element)
         strides = out.strides()[-3:]
         origin: Index = 0
         if coords is not None:
-            for k, step in ((-3, at * rows * b_dim), (-1, bt)):
+            for k, extent in ((-3, at * rows * b_dim), (-1, bt)):
                 if self.grid[k] > 1:
-                    origin = self.b.add(origin, self.b.mul(coords[k], step))
+                    origin = self.b.add(origin, self.b.mul(coords[k], extent))
         table = self.b.gm(op.tensor.data, element)
         with self.b.loop(0, at) if at > 1 else _single() as a:
             with self.b.loop(0, nt) as r:
-                row = self.b.emit(t.LoadIndexOp(self.b.at(idx.ref, r), rows)).results[0]
+                row = self.b.emit(t.LoadIndexOp(self.b.at(idx.ref, self.b.mul(r, index_step)), rows)).results[0]
                 start = self.b.add(self.b.add(origin, self.b.mul(a, rows * b_dim)), self.b.mul(row, b_dim))
                 dst = self.b.at(out.ref, self.b.add(self.b.mul(a, strides[0]), self.b.mul(r, strides[1])))
                 self.b.copy(dst, self.b.at(table, start), [bt], [1], [1])

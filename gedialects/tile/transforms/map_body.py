@@ -25,7 +25,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import TileBuilder
-from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, per_block
+from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, per_block, round_up
 
 
 BINARY = {
@@ -267,6 +267,11 @@ class MapBodyEmitter:
         n = len(dst.box)
         dims = n if dst.kind == "row" else n - 1  # a compact column: its leading dims only
         shape = list(dst.box[:dims]) or [1]
+        if dst.kind == "row":
+            # rows to the end of their last 32-byte block (inside every row
+            # buffer's pitch): the vector unit masks whole blocks only; what
+            # lands in the padding is never stored or reduced
+            shape[-1] = round_up(shape[-1], per_block(dst.element))
 
         def broadcast_strides(s: Buffer) -> list[int]:
             ss = s.strides()

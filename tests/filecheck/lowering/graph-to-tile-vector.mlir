@@ -312,13 +312,13 @@ func.func @scaled_bias(%x: tensor<16x64xf32> {ge.name = "x"}) -> (tensor<16x64xf
 
 // -----
 
-// Refused by the vector family: softmax along a middle axis and a [4, 1]
-// column (16 bytes) go to the AI CPU, saying why.
+// Refused by the vector family: softmax along a middle axis goes to the AI
+// CPU, saying why; a [4, 1] column (16 bytes) is a vector kernel (a padded
+// DMA loads it).
 
 // CHECK-LABEL: tile.program "refused"
 // CHECK:       tile.aicpu "k0_aicpu_softmax" attributes {{{.*}}reason = "{{.*}}as a vector kernel: softmax along axis 1 of 2x16x32 is not along the last non-unit dim"
-// CHECK:       tile.aicpu "k1_aicpu_add" attributes {{{.*}}reason = "{{.*}}as a vector kernel: a broadcast operand of 4 elements along rows is not a whole number of 32-byte blocks
-// CHECK-NOT:   tile.kernel
+// CHECK:       tile.kernel "k1_vector"
 func.func @refused(%x: tensor<2x16x32xf32> {ge.name = "x"}, %c: tensor<4x1xf32> {ge.name = "c"}, %z: tensor<4x32xf32> {ge.name = "z"}) -> (tensor<2x16x32xf32> {ge.name = "y"}, tensor<4x32xf32> {ge.name = "w"}) {
   %y = graph.softmax %x {axis = 1 : i64} : (tensor<2x16x32xf32>) -> tensor<2x16x32xf32> loc("middle")
   %w = graph.add %z, %c : (tensor<4x32xf32>, tensor<4x1xf32>) -> tensor<4x32xf32> loc("short")
@@ -408,11 +408,12 @@ func.func @middle_axis(%x: tensor<2x10x32xf32> {ge.name = "x"}) -> (tensor<2x3x3
 
 // -----
 
-// Rows of 4 floats (16 bytes) are not whole 32-byte blocks: the gather goes
-// to the AI CPU, saying why.
+// Rows of 4 floats (16 bytes) are not whole 32-byte blocks: the gather is
+// an AI-core kernel all the same (each row a padded DMA).
 // CHECK-LABEL: tile.program "narrow_rows"
-// CHECK:       tile.aicpu "k0_aicpu_gather" attributes {{{.*}}reason = "gathered rows of 4 elements are not a whole number of 32-byte blocks
-// CHECK-NOT:   tile.kernel
+// CHECK:       tile.kernel "k0_gather"
+// CHECK:         tile.gather "w"[%{{.*}}] {table = array<i64: 1, 50, 4>} : tensor<16x1xi64> -> tensor<1x16x4xf32>
+// CHECK-NOT:   tile.aicpu
 func.func @narrow_rows(%w: tensor<50x4xf32> {ge.name = "w"}, %i: tensor<16xi64> {ge.name = "i"}) -> (tensor<16x4xf32> {ge.name = "y"}) {
   %y = graph.gather %w, %i {axis = 0 : i64} : (tensor<50x4xf32>, tensor<16xi64>) -> tensor<16x4xf32> loc("narrow")
   func.return %y : tensor<16x4xf32>

@@ -4,8 +4,13 @@
 // forward dependences set/wait event 0 right before the consumer; copies are
 // npu.dma on the path's pipe (bursts with gaps), the cube is load_3d (im2col,
 // f32 = C0 8), load_2d (fractals) and mmad (init, then accumulate), the
-// vector unit vrelu with repeats.
-// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s
+// vector unit vrelu with repeats. The hand-written tile IR at the end (after
+// the `// =====` lines, cut out with sed) goes through convert-tile-to-npu alone:
+// padded DMAs (prefix PAD) and the refusal of UB rows closer than whole
+// blocks (prefix CLOSE).
+// RUN: sed '/^\/\/ ===== hand-written tile IR/,$d' %s | ge-opt --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s
+// RUN: sed -n '/^\/\/ ===== hand-written tile IR: padded/,/^\/\/ ===== hand-written tile IR: UB rows closer/p' %s | ge-opt --split-input-file -p 'convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=PAD
+// RUN: sed -n '/^\/\/ ===== hand-written tile IR: UB rows closer/,$p' %s | not ge-opt -p convert-tile-to-npu 2>&1 | filecheck %s --check-prefix=CLOSE
 
 // CHECK-LABEL: npu.program @conv_relu gm_size
 // CHECK-DAG:   npu.constant "c_w" at {{[0-9]+}} = dense_resource<{{.*}}> : tensor<{{(1x)?}}2x1x1x16x8xf32>
@@ -44,4 +49,88 @@ func.func @conv_relu(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
   %c = graph.conv %x, %w {activation = "relu"} : tensor<1x16x16x16xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x16x16xf32> loc("conv1")
   func.return %c : tensor<1x16x16x16xf32>
+}
+
+// ===== hand-written tile IR: padded copies (the second RUN line) =====
+// A GM <-> UB tile.copy whose innermost run is not whole 32-byte blocks on the
+// UB side is a padded npu.dma: [3, 5] f32 rows (20 bytes) into UB rows 8
+// floats (one block) apart are 3 bursts of len 20 with no gaps: the UB gap
+// counts from the padded end (20 -> 32), so dst_gap is 0, not 12; GM rows are
+// contiguous (src_gap 0). The store back to GM is the same, mirrored.
+// PAD-LABEL: npu.program @rows_of_five
+// PAD:       npu.kernel @k {
+// PAD:         %[[U:.*]] = npu.ptr ub 0
+// PAD-NEXT:    %[[X:.*]] = npu.ptr gm 0
+// PAD-NEXT:    npu.dma mte2 %[[U]], %[[X]] nburst 3 len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
+// PAD:         %[[Y:.*]] = npu.ptr gm 128
+// PAD-NEXT:    %[[U2:.*]] = npu.ptr ub 0
+// PAD-NEXT:    npu.set_flag mte2 -> mte3 event 0
+// PAD-NEXT:    npu.wait_flag mte2 -> mte3 event 0
+// PAD-NEXT:    npu.dma mte3 %[[Y]], %[[U2]] nburst 3 len 20 pad : !npu.ptr<gm>, !npu.ptr<ub>
+// PAD-NEXT:  }
+tile.program "rows_of_five" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<3x5xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 128 : i64, type = tensor<3x5xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %u = tile.alloc {shape = array<i64: 24>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<ub, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    tile.copy %u, %x {shape = array<i64: 3, 5>, dst_strides = array<i64: 8, 1>, src_strides = array<i64: 5, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.copy %y, %u {shape = array<i64: 3, 5>, dst_strides = array<i64: 5, 1>, src_strides = array<i64: 8, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+  }
+}
+
+// -----
+
+// Gaps on both sides: a [3, 5] box of a [3, 7] tensor (GM rows 28 bytes
+// apart: a GM gap of 8 from len 20) into UB rows 16 floats (64 bytes) apart
+// (a UB gap of 32 from the padded 32). The store mirrors it.
+// PAD-LABEL: npu.program @gaps
+// PAD:       npu.dma mte2 %{{.*}}, %{{.*}} nburst 3 len 20 src_gap 8 dst_gap 32 pad : !npu.ptr<ub>, !npu.ptr<gm>
+// PAD:       npu.dma mte3 %{{.*}}, %{{.*}} nburst 3 len 20 src_gap 32 dst_gap 8 pad : !npu.ptr<gm>, !npu.ptr<ub>
+tile.program "gaps" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<3x7xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 128 : i64, type = tensor<3x7xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %u = tile.alloc {shape = array<i64: 48>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<ub, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    tile.copy %u, %x {shape = array<i64: 3, 5>, dst_strides = array<i64: 16, 1>, src_strides = array<i64: 7, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.copy %y, %u {shape = array<i64: 3, 5>, dst_strides = array<i64: 7, 1>, src_strides = array<i64: 16, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+  }
+}
+
+// -----
+
+// Rows of 5 floats contiguous on both sides merge into one run of 60 bytes:
+// one padded burst (UB [0, 64)). Rows of 8 floats (whole blocks in UB) from
+// GM rows 9 apart need no pad.
+// PAD-LABEL: npu.program @merged
+// PAD:       npu.dma mte2 %{{.*}}, %{{.*}} len 60 pad : !npu.ptr<ub>, !npu.ptr<gm>
+// PAD:       npu.dma mte2 %{{.*}}, %{{.*}} nburst 3 len 32 src_gap 4 : !npu.ptr<ub>, !npu.ptr<gm>
+tile.program "merged" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<3x5xf32>, layout = "ND"}
+  tile.tensor {name = "w", kind = "input", offset = 128 : i64, type = tensor<3x9xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %u = tile.alloc {shape = array<i64: 16>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<ub, f32>
+    %v = tile.alloc {shape = array<i64: 24>, layout = "ND", buffers = 1 : i64, offset = 64 : i64} : !tile.ref<ub, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    tile.copy %u, %x {shape = array<i64: 3, 5>, dst_strides = array<i64: 5, 1>, src_strides = array<i64: 5, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+    %w = tile.gm {tensor = "w"} : !tile.ref<gm, f32>
+    tile.copy %v, %w {shape = array<i64: 3, 8>, dst_strides = array<i64: 8, 1>, src_strides = array<i64: 9, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+  }
+}
+
+// ===== hand-written tile IR: UB rows closer than whole blocks (the third RUN line) =====
+// Rows of 5 floats 5 floats apart in UB but 7 apart in GM: each padded burst
+// would take a whole block in UB, overlapping the next row. One line, no traceback.
+// CLOSE:     {{^}}ge-opt: error: tile.copy: rows of 20 bytes 20 bytes apart in UB are closer than their whole 32-byte blocks{{$}}
+// CLOSE-NOT: {{.}}
+tile.program "close_rows" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<3x7xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %u = tile.alloc {shape = array<i64: 16>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<ub, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    tile.copy %u, %x {shape = array<i64: 3, 5>, dst_strides = array<i64: 5, 1>, src_strides = array<i64: 7, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+  }
 }

@@ -123,3 +123,79 @@ npu.program @li gm_size 16384 {
   npu.launch @index block_dim 1 stream 0
   npu.launch @rows block_dim 1 stream 0
 }
+
+// -----
+
+// A padded DMA (pad) occupies whole 32-byte blocks in UB: 20 bytes GM -> UB
+// at ub 0 write ub [0, 32) (the last 12 zero-filled). A vector op reading
+// ub [0, 32) waits for it; one reading ub [32, 64) does not overlap it.
+// CHECK-LABEL: npu.kernel @pad_tail
+// CHECK:      npu.dma mte2 %{{.*}}, %{{.*}} len 20 pad
+// CHECK-NEXT: npu.set_flag mte2 -> v event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> v event 0
+// CHECK-NEXT: npu.vadds f32
+// CHECK-LABEL: npu.kernel @pad_next_block
+// CHECK:      npu.dma mte2 %{{.*}}, %{{.*}} len 20 pad
+// CHECK-NOT:  npu.wait_flag
+// CHECK:      npu.vadds f32
+// CHECK-NOT:  npu.wait_flag
+// CHECK:      npu.launch @pad_tail
+npu.program @pad gm_size 4096 {
+  npu.input "x" at 0 : tensor<5xf32>
+  npu.kernel @pad_tail {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    %v = npu.ptr ub 512
+    npu.dma mte2 %u, %g len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.vadds f32 %v, %u scalar 1.0 repeat 1 mask 8 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+  npu.kernel @pad_next_block {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    %w = npu.ptr ub 32
+    %v = npu.ptr ub 512
+    npu.dma mte2 %u, %g len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.vadds f32 %v, %w scalar 1.0 repeat 1 mask 8 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+  npu.launch @pad_tail block_dim 1 stream 0
+  npu.launch @pad_next_block block_dim 1 stream 0
+}
+
+// -----
+
+// Three padded bursts of 20 bytes are ub [0, 96), not the 60 bytes they move:
+// a vector op on the third block [64, 96) reads the third burst (GM -> UB),
+// and a padded UB -> GM store of three 20-byte rows reads what a vector op
+// wrote to the third block.
+// CHECK-LABEL: npu.kernel @pad_bursts_load
+// CHECK:      npu.dma mte2 %{{.*}}, %{{.*}} nburst 3 len 20 pad
+// CHECK-NEXT: npu.set_flag mte2 -> v event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> v event 0
+// CHECK-NEXT: npu.vadds f32
+// CHECK-LABEL: npu.kernel @pad_bursts_store
+// CHECK:      npu.vadds f32
+// CHECK-NEXT: npu.set_flag v -> mte3 event 0
+// CHECK-NEXT: npu.wait_flag v -> mte3 event 0
+// CHECK-NEXT: npu.dma mte3 %{{.*}}, %{{.*}} nburst 3 len 20 pad
+npu.program @bursts gm_size 4096 {
+  npu.input "x" at 0 : tensor<15xf32>
+  npu.output "y" at 1024 : tensor<15xf32>
+  npu.kernel @pad_bursts_load {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    %third = npu.ptr ub 64
+    %v = npu.ptr ub 512
+    npu.dma mte2 %u, %g nburst 3 len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.vadds f32 %v, %third scalar 1.0 repeat 1 mask 8 : !npu.ptr<ub>, !npu.ptr<ub>
+  }
+  npu.kernel @pad_bursts_store {
+    %o = npu.ptr gm 1024
+    %u = npu.ptr ub 0
+    %third = npu.ptr ub 64
+    %v = npu.ptr ub 512
+    npu.vadds f32 %third, %v scalar 1.0 repeat 1 mask 8 : !npu.ptr<ub>, !npu.ptr<ub>
+    npu.dma mte3 %o, %u nburst 3 len 20 pad : !npu.ptr<gm>, !npu.ptr<ub>
+  }
+  npu.launch @pad_bursts_load block_dim 1 stream 0
+  npu.launch @pad_bursts_store block_dim 1 stream 0
+}

@@ -118,6 +118,89 @@ npu.program @p gm_size 1024 {
 
 // -----
 
+// pad (DataCopyPad) is a GM <-> UB feature: not on the cube's paths
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %l1 = npu.ptr l1 0
+    %a = npu.ptr l0a 0
+    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub, not l1 -> l0a}}
+    npu.dma mte1 %a, %l1 len 512 pad : !npu.ptr<l0a>, !npu.ptr<l1>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %l1 = npu.ptr l1 0
+    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub, not gm -> l1}}
+    npu.dma mte2 %l1, %g len 20 pad : !npu.ptr<l1>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+// pad and cast_f16 never go together (cast_f16 is l0c -> ub only)
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %c = npu.ptr l0c 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub, not l0c -> ub}}
+    npu.dma v %u, %c len 1024 cast_f16 pad : !npu.ptr<ub>, !npu.ptr<l0c>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: cast_f16 is only valid for l0c -> ub}}
+    npu.dma mte2 %u, %g len 20 cast_f16 pad : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+// A padded burst takes whole blocks in UB and its gap counts from there:
+// 20 bytes + a gap of 12 would be 32 without the padding, but the padded
+// burst is already 32 bytes, so the gap of 12 leaves the next burst unaligned.
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: burst length and dst_gap must be multiples of 32 bytes on the destination side (ub), got len=32, dst_gap=12}}
+    npu.dma mte2 %u, %g nburst 2 len 20 dst_gap 12 pad : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: burst length and src_gap must be multiples of 32 bytes on the source side (ub), got len=32, src_gap=12}}
+    npu.dma mte3 %g, %u nburst 2 len 20 src_gap 12 pad : !npu.ptr<gm>, !npu.ptr<ub>
+  }
+}
+
+// -----
+
+// Without pad a burst into UB is whole blocks
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
+    // expected-error@+1 {{npu.dma: burst length and dst_gap must be multiples of 32 bytes on the destination side (ub), got len=20, dst_gap=0}}
+    npu.dma mte2 %u, %g len 20 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+}
+
+// -----
+
 npu.program @p gm_size 1024 {
   npu.kernel @k {
     %u = npu.ptr ub 0

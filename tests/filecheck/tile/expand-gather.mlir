@@ -45,8 +45,8 @@ tile.program "e" {
 // -----
 
 // A gather along a middle axis of a [2, 10, 32] tensor, [A, V, B] = [2, 10, 32]
-// with 3 i32 indices, one tile [2, 3, 32]: the indices' column (3 x i32, read
-// as one whole 32-byte block) is copied once, before the tile loop; a loop
+// with 3 i32 indices, one tile [2, 3, 32]: the indices' column (3 x i32, 12
+// bytes: a padded DMA) is copied once, before the tile loop; a loop
 // over A around the loop over the rows; the row of index k in slice a starts
 // at a * 10 * 32 + k * 32 and lands at a * 3 * 32 + r * 32 in UB.
 // CHECK-LABEL: tile.kernel "middle" attributes {tiling = #tile.tiling<tile = [2, 3, 32], grid = [1, 1, 1]
@@ -54,7 +54,7 @@ tile.program "e" {
 // CHECK-DAG:   %[[C32:.*]] = arith.constant 32 : index
 // CHECK-DAG:   %[[C320:.*]] = arith.constant 320 : index
 // CHECK-DAG:   %[[IDX:.*]] = tile.alloc {shape = array<i64: 8>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, i32>
-// CHECK:       tile.copy %[[IDX]], %{{.*}} {shape = array<i64: 8>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, i32>, !tile.ref<gm, i32>
+// CHECK:       tile.copy %[[IDX]], %{{.*}} {shape = array<i64: 3>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, i32>, !tile.ref<gm, i32>
 // CHECK-NEXT:  scf.for
 // CHECK-NEXT:    %[[X:.*]] = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
 // CHECK-NEXT:    scf.for %[[A:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -104,29 +104,19 @@ tile.program "s" {
 
 // -----
 
-// Rows of 4 floats (16 bytes) cannot move as whole 32-byte blocks: with a
-// given tiling the expansion refuses it...
+// Rows of 4 floats (16 bytes), not whole 32-byte blocks: each row copy is
+// 4 floats into a UB row padded to a block (8 floats apart); convert-tile-to-npu
+// makes it a padded DMA.
+// CHECK-LABEL: tile.kernel "narrow"
+// CHECK:         tile.load_index %{{.*}} {bound = 50 : i64} : !tile.ref<ub, i64>
+// CHECK:         %[[NOFF:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK:         tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 4>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK:         tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 1, 16, 4>, dst_strides = array<i64: 0, 4, 1>, src_strides = array<i64: {{[0-9]+}}, 8, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
 tile.program "n" {
   tile.tensor {name = "w", kind = "input", offset = 0 : i64, type = tensor<50x4xf32>, layout = "ND"}
   tile.tensor {name = "i", kind = "input", offset = 1024 : i64, type = tensor<16x1xi64>, layout = "ND"}
   tile.tensor {name = "y", kind = "output", offset = 2048 : i64, type = tensor<1x16x4xf32>, layout = "ND"}
-  // expected-error@unknown {{tile.kernel narrow: gathered rows of 4 x 4 bytes are not whole 32-byte blocks}}
   tile.kernel "narrow" attributes {block_dim = 1 : i64, tiling = #tile.tiling<tile = [1, 16, 4], grid = [1, 1, 1], ub_bytes = 1, cycles = 1>} {
-    %i = tile.load "i" : tensor<16x1xi64>
-    %y = tile.gather "w"[%i] {table = array<i64: 1, 50, 4>} : tensor<16x1xi64> -> tensor<1x16x4xf32>
-    tile.store %y, "y" : tensor<1x16x4xf32>
-  }
-}
-
-// -----
-
-// ... and tile-select-tiling finds no tile box.
-tile.program "n" {
-  tile.tensor {name = "w", kind = "input", offset = 0 : i64, type = tensor<50x4xf32>, layout = "ND"}
-  tile.tensor {name = "i", kind = "input", offset = 1024 : i64, type = tensor<16x1xi64>, layout = "ND"}
-  tile.tensor {name = "y", kind = "output", offset = 2048 : i64, type = tensor<1x16x4xf32>, layout = "ND"}
-  // expected-error-re@unknown {{tile.kernel untiled: no tiling of [1, 16, 4] fits: gathered rows of {{[0-9]+}} x 4 bytes are not whole 32-byte blocks}}
-  tile.kernel "untiled" attributes {block_dim = 1 : i64} {
     %i = tile.load "i" : tensor<16x1xi64>
     %y = tile.gather "w"[%i] {table = array<i64: 1, 50, 4>} : tensor<16x1xi64> -> tensor<1x16x4xf32>
     tile.store %y, "y" : tensor<1x16x4xf32>
