@@ -121,6 +121,22 @@ tile.program "merged" {
   }
 }
 
+// -----
+
+// An innermost dim of one element (a [2, 4, 1] box, GM elements 1 and 2
+// apart, UB rows a block apart) is a run of one element per burst, not a
+// run of the dim above it (the fuzzer's channel shuffle of a 1x1 map).
+// PAD-LABEL: npu.program @unit_inner
+// PAD-COUNT-2: npu.dma mte2 %{{.*}}, %{{.*}} nburst 4 len 4 src_gap 4 pad : !npu.ptr<ub>, !npu.ptr<gm>
+tile.program "unit_inner" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<8xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %u = tile.alloc {shape = array<i64: 64>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<ub, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    tile.copy %u, %x {shape = array<i64: 2, 4, 1>, dst_strides = array<i64: 32, 8, 1>, src_strides = array<i64: 1, 2, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+  }
+}
+
 // ===== hand-written tile IR: UB rows closer than whole blocks (the third RUN line) =====
 // Rows of 5 floats 5 floats apart in UB but 7 apart in GM: each padded burst
 // would take a whole block in UB, overlapping the next row. One line, no traceback.
