@@ -638,11 +638,14 @@ def vector_refusal(op: Operation, ctx: Context) -> str | None:
 
     if type(op) not in VECTOR_RULES and type(op) not in ELEMENTWISE and not isinstance(op, g.FusionOp):
         return f"no AI-core kernel for {op.name}"
-    index_operands = {op.indices} if isinstance(op, g.GatherOp) else set()
-    if type(op) in ELEMENTWISE or isinstance(op, g.FusionOp):
-        index_operands = {v for v in op.operands if _is_int(v)}  # converted to fp32 where loaded
+    if isinstance(op, g.GatherOp):
+        integer_operands = {op.indices}
+    elif type(op) in ELEMENTWISE or isinstance(op, g.FusionOp):
+        integer_operands = {v for v in op.operands if _is_int(v)}  # converted to fp32 where loaded
+    else:
+        integer_operands = set()
     for v in (*op.operands, *op.results):
-        if not _is_f32(v) and not is_constant(v) and v not in index_operands:
+        if not _is_f32(v) and not is_constant(v) and v not in integer_operands:
             return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
         if not shapes.is_static(g.shape_of(v)):
             return "dynamic shape"

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import Float16Type, FloatAttr, IntegerAttr, IntegerType, f16, f32, i1
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, f32, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from gedialects.graph import ops as g
@@ -160,16 +160,11 @@ def _is_bool(t: Attribute) -> bool:
 
 
 def _cast(sb: ScalarBuilder, op: g.CastOp, x):
-    """To a bool: `!= 0`; to a float: the value (a bool as 1.0 / 0.0), rounded
-    through fp16 for an f16 target. Casts to integers are not lowered (the
-    legality rule refuses integer results)."""
-    target = op.output.type.element_type  # type: ignore[attr-defined]
-    if _is_bool(target):
+    """To a bool: `!= 0`; to f32: the value (an integer arrives as its fp32
+    value). The legality rules admit no other cast: results are f32, and
+    bool operands exist only inside a mask fusion, where casts make bools."""
+    if _is_bool(op.output.type.element_type):  # type: ignore[attr-defined]
         return sb.as_bool(x)
-    if _is_bool(x.type):
-        x = sb.select(x, sb.const(1.0), sb.const(0.0))
-    if isinstance(target, Float16Type):
-        return sb.emit(arith.ExtFOp(sb.emit(arith.TruncFOp(x, f16)), f32))
     return x
 
 
