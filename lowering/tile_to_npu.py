@@ -7,8 +7,8 @@
   remainder loop of at most one iteration); the first copy of the body uses
   the first address of every double buffer, the second copy the second.
 * Expansion: strided copies become DMA bursts (<= 4095 per instruction,
-  gaps for strides, static unrolling of outer dims; a GM <-> UB run that is
-  not whole 32-byte blocks on the UB side is a padded DMA); vector ops become
+  gaps for strides, static unrolling of outer dims; a GM <-> UB or GM -> L1
+  run that is not whole 32-byte blocks on chip is a padded DMA); vector ops become
   repeats of 256 bytes (<= 255 per instruction) with block/repeat strides
   and masks, the dims mapped to blocks and repeats chosen by a cost estimate;
   fractal loads are split at 255.
@@ -307,13 +307,13 @@ class KernelTranslator:
             raise PassFailedException(f"tile.copy: no DMA path {src.space} -> {dst.space}")
         n_in = dims[-1][0]
         slen, dlen = n_in * src.es, n_in * dst.es
-        # a run that is not whole blocks on the UB side of a GM <-> UB copy:
-        # a padded DMA, whose UB side takes whole blocks per burst
+        # a run that is not whole blocks on the on-chip side of a copy to or
+        # from GM: a padded DMA, whose on-chip side takes whole blocks per burst
         path = (MemSpace(src.space), MemSpace(dst.space))
-        ub_len = dlen if dst.space == "ub" else slen
-        pad = path in PAD_PATHS and ub_len % BLOCK_BYTES != 0
-        s_ext = padded_burst(slen) if pad and src.space == "ub" else slen
-        d_ext = padded_burst(dlen) if pad and dst.space == "ub" else dlen
+        chip_len = dlen if dst.space != "gm" else slen
+        pad = path in PAD_PATHS and chip_len % BLOCK_BYTES != 0
+        s_ext = padded_burst(slen) if pad and src.space != "gm" else slen
+        d_ext = padded_burst(dlen) if pad and dst.space != "gm" else dlen
         outer = dims[:-1]
         burst = None
         if outer:
@@ -323,10 +323,11 @@ class KernelTranslator:
             if dgap >= 0 and sgap >= 0:
                 burst = (cand[0], dgap, sgap, cand[1])
                 outer = outer[:-1]
-            elif pad and (dgap if dst.space == "ub" else sgap) < 0:  # padded bursts would overlap in UB
+            elif pad and (dgap if dst.space != "gm" else sgap) < 0:  # padded bursts would overlap on chip
+                chip = dst if dst.space != "gm" else src
                 raise PassFailedException(
-                    f"tile.copy: rows of {ub_len} bytes {cand[1][0] * dst.es if dst.space == 'ub' else cand[1][1] * src.es}"
-                    " bytes apart in UB are closer than their whole 32-byte blocks")
+                    f"tile.copy: rows of {chip_len} bytes {cand[1][0] * dst.es if dst is chip else cand[1][1] * src.es}"
+                    f" bytes apart in {chip.space.upper()} are closer than their whole 32-byte blocks")
         for index in itertools.product(*(range(d[0]) for d in outer)):
             d_off = sum(i * d[1][0] for i, d in zip(index, outer))
             s_off = sum(i * d[1][1] for i, d in zip(index, outer))

@@ -997,13 +997,13 @@ def _check_pipe_instruction(ins: tuple, f: str) -> None:
         if cast and (src, dst) != (MemSpace.L0C, MemSpace.UB):
             raise InvalidField(f"{f}.cast_f16", f"only l0c -> ub converts, not {src.value} -> {dst.value}")
         if pad and (src, dst) not in PAD_PATHS:
-            raise InvalidField(f"{f}.pad", f"only gm <-> ub pads, not {src.value} -> {dst.value}")
+            raise InvalidField(f"{f}.pad", f"only gm <-> ub and gm -> l1 pad, not {src.value} -> {dst.value}")
         for side, space, nb, gap, gname in (
             ("source", src, length, ins[12], "src_gap"),
             ("destination", dst, length // 2 if cast else length, ins[13], "dst_gap"),
         ):
             unit = max(ALIGNMENT[space], BLOCK_BYTES) if space != MemSpace.GM else 1
-            if pad and space == MemSpace.UB:
+            if pad and space != MemSpace.GM:
                 nb = padded_burst(nb)
             if nb % unit or gap % unit:
                 raise InvalidField(f"{f}.len", f"len and {gname} must be multiples of {unit} bytes on the {side} side ({space.value}), got {nb} and {gap}")

@@ -85,6 +85,14 @@ class SimResult:
     profile: Profile
 
 
+UNDEFINED_BYTE = 0xFF
+"""What the core-local memories hold before anything is written there: on
+the hardware their contents are undefined, and 0xFF bytes are NaN in fp16
+and fp32, so a kernel whose results depend on bytes it never wrote (a
+product over padding nobody zeroed) shows it instead of reading zeros.
+GM starts zeroed (the runtime clears the arena)."""
+
+
 class Machine:
     """GM and one set of core-local memories. Blocks run one after another, so
     the local memories are reused by every block (as a core reuses them)."""
@@ -96,7 +104,7 @@ class Machine:
         cap = config.capacity_bytes
         try:
             gm = np.zeros(-(-gm_size // 64) * 64, dtype=np.uint8)
-            self.bufs = [gm] + [np.zeros(cap[s.value], dtype=np.uint8) for s in SPACES[1:]]
+            self.bufs = [gm] + [np.full(cap[s.value], UNDEFINED_BYTE, dtype=np.uint8) for s in SPACES[1:]]
         except MemoryError:
             raise SimulationError(f"cannot allocate the program's GM ({gm_size} bytes)") from None
         self.f16 = [b.view(np.float16) for b in self.bufs]
@@ -531,9 +539,9 @@ class KernelRun:
         pad = mode == P.DMA_PAD
         cast = mode == P.DMA_CAST_F16
         dln = ln // 2 if cast else ln
-        # with pad, the UB side of each burst is whole blocks (its extent, sx / dx)
-        sx = padded_burst(ln) if pad and ssp == UB else ln
-        dx = padded_burst(dln) if pad and dsp == UB else dln
+        # with pad, the on-chip side of each burst is whole blocks (its extent, sx / dx)
+        sx = padded_burst(ln) if pad and ssp != GM else ln
+        dx = padded_burst(dln) if pad and dsp != GM else dln
         s_hi = src + nb * sx + (nb - 1) * sg
         d_hi = dst + nb * dx + (nb - 1) * dg
         self.check(ssp, src, s_hi, pc, "source")
@@ -543,7 +551,7 @@ class KernelRun:
             sv = np.ndarray((nb, ln), np.uint8, buffer=bufs[ssp], offset=src, strides=(sx + sg, 1))
             dv = np.ndarray((nb, dx), np.uint8, buffer=bufs[dsp], offset=dst, strides=(dx + dg, 1))
             dv[:, :ln] = sv
-            dv[:, ln:] = 0  # GM -> UB: the rest of the last block (UB -> GM: none, dx == ln)
+            dv[:, ln:] = 0  # a load: the rest of the last block (UB -> GM: none, dx == ln)
         elif cast:
             sv = np.ndarray(
                 (nb, ln // 4),

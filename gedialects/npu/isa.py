@@ -69,14 +69,18 @@ DMA_PATHS: dict[tuple[MemSpace, MemSpace], Pipe] = {
 }
 
 
-# Paths whose DMA may move bursts that are not whole 32-byte blocks (`pad`,
-# Ascend C's DataCopyPad): the UB side of each burst is rounded up to blocks.
-PAD_PATHS: frozenset[tuple[MemSpace, MemSpace]] = frozenset({(MemSpace.GM, MemSpace.UB), (MemSpace.UB, MemSpace.GM)})
+# Paths whose DMA may move bursts that are not whole 32-byte blocks (`pad`):
+# the on-chip side of each burst is rounded up to blocks, zero-filled on the
+# way in. GM <-> UB is Ascend C's DataCopyPad; GM -> L1 is the nd2nz load
+# (copy_gm_to_cbuf_multi_nd2nz pads a row's last 32 bytes with zeros in L1).
+PAD_PATHS: frozenset[tuple[MemSpace, MemSpace]] = frozenset(
+    {(MemSpace.GM, MemSpace.UB), (MemSpace.UB, MemSpace.GM), (MemSpace.GM, MemSpace.L1)}
+)
 
 
 def padded_burst(nbytes: int) -> int:
-    """UB bytes a padded burst of `nbytes` occupies: whole 32-byte blocks
-    (GM -> UB zero-fills the rest of the last block)."""
+    """On-chip bytes a padded burst of `nbytes` occupies: whole 32-byte
+    blocks (a load zero-fills the rest of the last block)."""
     return -(-nbytes // BLOCK_BYTES) * BLOCK_BYTES
 
 

@@ -227,10 +227,10 @@ class DmaOp(NpuInstruction):
     (GM->L1/UB: mte2, L1->L0A/L0B/UB: mte1, UB->GM/L1: mte3, L0C->UB and UB->UB:
     v). With `cast_f16` (L0C->UB only) fp32 accumulators are converted to fp16
     on the way: `len` and `src_gap` count source bytes, `dst_gap` destination
-    bytes. With `pad` (GM<->UB only; Ascend C's DataCopyPad) `len` need not
-    be whole 32-byte blocks: on the UB side each burst takes whole blocks
-    (GM->UB zero-fills the rest of its last block) and the gap counts from
-    there; GM sees exactly `len` bytes per burst."""
+    bytes. With `pad` (GM<->UB, Ascend C's DataCopyPad, and GM->L1, the nd2nz
+    load) `len` need not be whole 32-byte blocks: on the on-chip side each
+    burst takes whole blocks (a load zero-fills the rest of its last block)
+    and the gap counts from there; GM sees exactly `len` bytes per burst."""
 
     name = "npu.dma"
     HEAD: ClassVar = (("pipe", "pipe"),)
@@ -314,14 +314,14 @@ class DmaOp(NpuInstruction):
             raise VerifyException("npu.dma: cast_f16 is only valid for l0c -> ub")
         pad = self.flag("pad")
         if pad and (src, dst) not in PAD_PATHS:
-            raise VerifyException(f"npu.dma: pad is only valid for gm <-> ub, not {src.value} -> {dst.value}")
+            raise VerifyException(f"npu.dma: pad is only valid for gm <-> ub and gm -> l1, not {src.value} -> {dst.value}")
         dst_len = length // 2 if cast else length
         for side, space, n, gap in (
             ("source", src, length, "src_gap"),
             ("destination", dst, dst_len, "dst_gap"),
         ):
             unit = max(ALIGNMENT[space], BLOCK_BYTES) if space != MemSpace.GM else 1
-            if pad and space == MemSpace.UB:
+            if pad and space != MemSpace.GM:
                 n = padded_burst(n)
             if n % unit or self.int_field(gap) % unit:
                 raise VerifyException(

@@ -225,28 +225,37 @@ class LoadOp(TileOp):
     with `perm`, read as transpose(t, perm) of a row-major t (the innermost
     dim stays innermost: DMA moves rows); with `source` and `offsets`, read
     as the box t[offsets : offsets + shape] of a row-major t of shape
-    `source` (a slice). `buffers = 2` (tile-pipeline-buffers) double-buffers
-    its tiles."""
+    `source` (a slice), with `steps` every steps[k]-th element along dim k
+    (a strided slice; the innermost step is 1: DMA moves rows).
+    `buffers = 2` (tile-pipeline-buffers) double-buffers its tiles."""
 
     name = "tile.load"
     tensor = prop_def(StringAttr)
     perm = opt_prop_def(DenseArrayBase)
     source = opt_prop_def(DenseArrayBase)
     offsets = opt_prop_def(DenseArrayBase)
+    steps = opt_prop_def(DenseArrayBase)
     buffers = opt_prop_def(IntegerAttr)
     result = result_def(TensorType)
     assembly_format = "$tensor attr-dict `:` type($result)"
 
     def __init__(self, tensor: str, type: TensorType, perm: Sequence[int] | None = None,
-                 window: tuple[Sequence[int], Sequence[int]] | None = None):
-        """`window`: (source shape, offsets) of a box load."""
+                 window: tuple[Sequence[int], Sequence[int]] | None = None, steps: Sequence[int] | None = None):
+        """`window`: (source shape, offsets) of a box load; `steps` its
+        strides in elements of the source (None: all 1)."""
         props: dict[str, Attribute] = {"tensor": StringAttr(tensor)}
         if perm is not None:
             props["perm"] = DenseArrayBase.from_list(i64, list(perm))
         if window is not None:
             props["source"] = DenseArrayBase.from_list(i64, list(window[0]))
             props["offsets"] = DenseArrayBase.from_list(i64, list(window[1]))
+        if steps is not None and any(sp != 1 for sp in steps):
+            props["steps"] = DenseArrayBase.from_list(i64, list(steps))
         super().__init__(properties=props, result_types=[type])
+
+    def step_sizes(self) -> tuple[int, ...]:
+        n = len(shape_of(self.result))
+        return (1,) * n if self.steps is None else tuple(int(sp) for sp in self.steps.get_values())
 
     def buffer_count(self) -> int:
         return 1 if self.buffers is None else self.buffers.value.data
@@ -258,7 +267,8 @@ class LoadOp(TileOp):
     def gm_strides(self) -> tuple[int, ...]:
         """Element strides in GM of each dim of the result."""
         if self.source is not None:
-            return row_major_strides([int(d) for d in self.source.get_values()])
+            strides = row_major_strides([int(d) for d in self.source.get_values()])
+            return tuple(st * sp for st, sp in zip(strides, self.step_sizes()))
         perm = self.permutation()
         out = shape_of(self.result)
         source = [0] * len(out)
@@ -280,7 +290,16 @@ class LoadOp(TileOp):
                 raise VerifyException(f"tile.load: perm {list(perm)} is not a permutation of the result's dims")
             if perm[-1] != len(perm) - 1:
                 raise VerifyException("tile.load: perm keeps the innermost dim innermost (DMA moves rows)")
-        _verify_window("tile.load", self.source, self.offsets, shape_of(self.result), self.perm is not None)
+        _verify_window("tile.load", self.source, self.offsets, shape_of(self.result), self.perm is not None,
+                       self.step_sizes())
+        if self.steps is not None:
+            steps = self.step_sizes()
+            if self.source is None:
+                raise VerifyException("tile.load: steps need a box (source and offsets)")
+            if len(steps) != len(shape_of(self.result)) or any(sp < 1 for sp in steps):
+                raise VerifyException(f"tile.load: steps {list(steps)} are not one positive step per dim")
+            if steps[-1] != 1:
+                raise VerifyException("tile.load: the innermost step is 1 (DMA moves rows)")
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
@@ -298,7 +317,8 @@ def _window_base(source, offsets) -> int:
     return sum(int(o) * s for o, s in zip(offsets.get_values(), strides))
 
 
-def _verify_window(what: str, source, offsets, shape: Sequence[int], permuted: bool) -> None:
+def _verify_window(what: str, source, offsets, shape: Sequence[int], permuted: bool,
+                   steps: Sequence[int] | None = None) -> None:
     if (source is None) != (offsets is None):
         raise VerifyException(f"{what}: source and offsets go together")
     if source is None:
@@ -308,7 +328,8 @@ def _verify_window(what: str, source, offsets, shape: Sequence[int], permuted: b
     src, off = [int(d) for d in source.get_values()], [int(o) for o in offsets.get_values()]
     if not len(src) == len(off) == len(shape):
         raise VerifyException(f"{what}: source {src}, offsets {off} and the box {list(shape)} differ in rank")
-    if any(o < 0 or o + d > n for o, d, n in zip(off, shape, src)):
+    steps = steps or (1,) * len(shape)
+    if any(o < 0 or o + (d - 1) * sp >= n for o, d, n, sp in zip(off, shape, src, steps) if d):
         raise VerifyException(f"{what}: the box {list(shape)} at {off} is not inside {src}")
 
 

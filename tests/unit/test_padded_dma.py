@@ -1,9 +1,9 @@
-"""Padded DMA (`npu.dma ... pad`, Ascend C's DataCopyPad): GM <-> UB bursts
-whose length is not whole 32-byte blocks.
+"""Padded DMA (`npu.dma ... pad`: Ascend C's DataCopyPad GM <-> UB, and the
+nd2nz load GM -> L1): bursts whose length is not whole 32-byte blocks.
 
-On the UB side a padded burst occupies padded_burst(len) bytes (len rounded
-up to whole blocks; GM -> UB zero-fills the rest of the last block) and the
-UB gap counts from there; on the GM side it moves exactly `len` bytes and the
+On the on-chip side a padded burst occupies padded_burst(len) bytes (len
+rounded up to whole blocks; a load zero-fills the rest of the last block)
+and the on-chip gap counts from there; on the GM side it moves exactly `len` bytes and the
 GM gap counts from len. Encoded in DMA word 14 as a mode (P.DMA_PLAIN,
 P.DMA_CAST_F16, P.DMA_PAD).
 
@@ -110,6 +110,32 @@ def test_gm_to_ub_zero_fills_the_rest_of_the_last_block():
     np.testing.assert_array_equal(y[:5], w)
     np.testing.assert_array_equal(y[5:8], 0.0)
     np.testing.assert_array_equal(y[8:], fill[8:])
+
+
+def test_gm_to_l1_zero_fills_the_rest_of_each_rows_block():
+    """The nd2nz load (copy_gm_to_cbuf_multi_nd2nz): L1 [0, 96) first holds
+    nonzero floats; three padded bursts of 3 floats (12 bytes), from GM rows
+    of 7, land one block apart in L1 with the rest of each block zeroed. Read
+    back through UB (l1 -> ub, ub -> gm)."""
+    prog = _program(f"""
+        %gf = npu.ptr gm 0
+        %gx = npu.ptr gm 128
+        %gy = npu.ptr gm 256
+        %l1 = npu.ptr l1 0
+        %u = npu.ptr ub 0
+        npu.dma mte2 %l1, %gf len 96 : !npu.ptr<l1>, {GM}
+        npu.dma mte2 %l1, %gx nburst 3 len 12 src_gap 16 pad : !npu.ptr<l1>, {GM}
+        npu.set_flag mte2 -> mte1 event 0
+        npu.wait_flag mte2 -> mte1 event 0
+        npu.dma mte1 %u, %l1 len 96 : {UB}, !npu.ptr<l1>
+        npu.set_flag mte1 -> mte3 event 0
+        npu.wait_flag mte1 -> mte3 event 0
+        npu.dma mte3 %gy, %u len 96 : {GM}, {UB}
+    """, {"fill": (0, "tensor<3x8xf32>"), "x": (128, "tensor<3x7xf32>")}, {"y": (256, "tensor<3x8xf32>")})
+    fill, x = _nonzero(3, 8, seed=11), _nonzero(3, 7, seed=12)
+    y = simulate(prog, {"fill": fill, "x": x}).outputs["y"]
+    np.testing.assert_array_equal(y[:, :3], x[:, :3])
+    np.testing.assert_array_equal(y[:, 3:], 0.0)
 
 
 def test_gm_to_ub_bursts_with_gaps_on_both_sides():
@@ -271,25 +297,25 @@ def test_a_padded_store_reads_whole_blocks():
 # Program validation: in memory and from an offline model
 # ---------------------------------------------------------------------------
 
-# One padded load, one plain load into L1 and a padded store.
+# One padded load, a plain copy UB -> L1 (a path that never pads) and a padded store.
 VALIDATED = f"""
     %gx = npu.ptr gm 0
     %gy = npu.ptr gm 256
     %u = npu.ptr ub 0
     %l1 = npu.ptr l1 0
     npu.dma mte2 %u, %gx nburst 3 len 20 src_gap 8 dst_gap 32 pad : {UB}, {GM}
-    npu.dma mte2 %l1, %gx len 32 : !npu.ptr<l1>, {GM}
     npu.set_flag mte2 -> mte3 event 0
     npu.wait_flag mte2 -> mte3 event 0
+    npu.dma mte3 %l1, %u len 32 : !npu.ptr<l1>, {UB}
     npu.dma mte3 %gy, %u nburst 3 len 20 src_gap 32 dst_gap 8 pad : {GM}, {UB}
 """
-_PAD_LOAD, _L1_LOAD, _PAD_STORE = 0, 1, 2  # the nth DMA
+_PAD_LOAD, _L1_COPY, _PAD_STORE = 0, 1, 2  # the nth DMA
 
 # (nth DMA, word, value, the problem named after "code[pc] (dma).")
 BAD_WORDS = [
     (_PAD_LOAD, W_MODE, 3, "mode: 3 is outside [0, 2]"),
     (_PAD_LOAD, W_MODE, -1, "mode: -1 is outside [0, 2]"),
-    (_L1_LOAD, W_MODE, P.DMA_PAD, "pad: only gm <-> ub pads, not gm -> l1"),
+    (_L1_COPY, W_MODE, P.DMA_PAD, "pad: only gm <-> ub and gm -> l1 pad, not ub -> l1"),
     (_PAD_LOAD, W_MODE, P.DMA_CAST_F16, "cast_f16: only l0c -> ub converts, not gm -> ub"),
     (_PAD_LOAD, W_MODE, P.DMA_PLAIN,
      "len: len and dst_gap must be multiples of 32 bytes on the destination side (ub), got 20 and 32"),
@@ -298,7 +324,7 @@ BAD_WORDS = [
     (_PAD_STORE, W_SRC_GAP, 40,
      "len: len and src_gap must be multiples of 32 bytes on the source side (ub), got 32 and 40"),
 ]
-BAD_IDS = ["mode3", "mode-1", "pad-gm-l1", "cast-gm-ub", "unpadded-len20", "load-ub-gap12", "store-ub-gap40"]
+BAD_IDS = ["mode3", "mode-1", "pad-ub-l1", "cast-gm-ub", "unpadded-len20", "load-ub-gap12", "store-ub-gap40"]
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from target.assembler import assemble
 from target.config import VECTOR_OP_NAMES, config_from_dict, load_target
 from target.errors import AssemblyError, RaceError
 from target.program import read_om, write_om
-from target.simulator import simulate
+from target.simulator import UNDEFINED_BYTE, simulate
 from test_sim_semantics import OUT, ref_index, run_ub  # the UB harness of the instruction tests
 
 RNG = np.random.default_rng(11)
@@ -188,7 +188,7 @@ def test_brcb_replicates_each_source_element_over_one_block(dtype):
         for i in range(8):
             assert (blocks[r * 16 + i * 2] == src[8 * r + i]).all(), (r, i)
     written = {r * 16 + i * 2 for r in range(3) for i in range(8)}
-    initial = np.zeros(out_n, dtype=tp)
+    initial = np.full(out_n * np.dtype(tp).itemsize, UNDEFINED_BYTE, np.uint8).view(tp)  # never written: NaN
     initial[: src.size] = src  # OUT starts as a copy of the input bytes
     for b in set(range(len(blocks))) - written:
         np.testing.assert_array_equal(blocks[b], initial.reshape(-1, epb)[b])

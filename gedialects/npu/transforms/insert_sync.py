@@ -82,8 +82,8 @@ def accesses(op: Operation) -> list[Access]:
     if isinstance(op, npu.DmaOp):
         dlen = f["len"] // 2 if f.get("cast_f16") else f["len"]
         slen = f["len"]
-        if f.get("pad"):  # the UB side of a burst is whole blocks
-            dlen, slen = (padded_burst(dlen), slen) if op.dst_space == MemSpace.UB else (dlen, padded_burst(slen))
+        if f.get("pad"):  # the on-chip side of a burst is whole blocks
+            dlen, slen = (padded_burst(dlen), slen) if op.dst_space != MemSpace.GM else (dlen, padded_burst(slen))
         spans = [
             (op.dst, f["nburst"] * (dlen + f["dst_gap"]), True),
             (op.src, f["nburst"] * (slen + f["src_gap"]), False),

@@ -310,7 +310,10 @@ class KernelExpansion:
         L1 -> L0A / L0B, mmad over K (accumulating), L0C -> UB rows. A tile
         that is not whole fractals (a whole dim of 65 rows) is padded to them
         on chip: the padding rows of A (columns of B) are never loaded and
-        their results never leave L0C."""
+        their results never leave L0C. A contraction that is not whole
+        k0-element blocks is padded with zeros in L1, on both sides: a padded
+        burst zero-fills its last block (rows of A and of b^T), and a row-major
+        b's missing rows are zeroed from UB (0 x garbage could be NaN)."""
         n = len(self.shape)
         if any(self.tile[k] != 1 for k in range(n - 2)):
             raise TilingError("a matmul tile covers one matrix of the batch")
@@ -324,14 +327,11 @@ class KernelExpansion:
         element = a.type.element_type  # type: ignore[attr-defined]
         es = elem_bytes(element)
         k0 = BLOCK_BYTES // es
-        if k % k0:
-            raise TilingError(f"contraction length {k} is not whole {k0}-element blocks")
         transpose_b = op.transpose_b is not None
         if not transpose_b and es != 2:
             raise TilingError("a row-major right operand needs fp16 (load_2d transposes 16x16 fp16 fractals)")
-        if not transpose_b and nt % FRACTAL:
-            raise TilingError(f"a row-major right operand of {nt} columns is not whole 16-column fractals")
-        kt = self.k_chunk(mp, np_, k, k0, es)
+        kp = round_up(k, k0)
+        kt = self.k_chunk(mp, np_, kp, k0, es)
         m1, n1, k1 = mp // FRACTAL, np_ // FRACTAL, kt // k0
         l1a, l1b = self.cube_alloc("l1", element, mp * kt), self.cube_alloc("l1", element, kt * np_)
         l0a, l0b = self.cube_alloc("l0a", element, mp * kt), self.cube_alloc("l0b", element, kt * np_)
@@ -346,15 +346,19 @@ class KernelExpansion:
         ldb = b.owner.gm_strides()[-2]  # type: ignore[union-attr]
         a_base = self.operand_offset(a, coords, n - 2, mt * lda)
         b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
-        for kc in range(0, k, kt):
+        for kc in range(0, kp, kt):
+            kv = min(kt, k - kc)  # this chunk's K elements in the tensors (the rest is padding)
             # A rows -> ZZ fractals (m1, k1): 16 rows of k0 elements each
-            self._rows_to_fractals(l1a, self.b.at(a_gm, a_base, kc), mt, k1, k0, lda, FRACTAL * k0, k1 * FRACTAL * k0)
+            self._box_to_fractals(l1a, self.b.at(a_gm, a_base, kc), mt, kv, k0, lda, FRACTAL * k0, k1 * FRACTAL * k0)
             if transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
-                self._rows_to_fractals(l1b, self.b.at(b_gm, b_base, kc), nt, k1, k0, ldb, n1 * FRACTAL * k0,
-                                       FRACTAL * k0)
+                self._box_to_fractals(l1b, self.b.at(b_gm, b_base, kc), nt, kv, k0, ldb, n1 * FRACTAL * k0,
+                                      FRACTAL * k0)
             else:  # rows of b -> 16x16 fractals (k1, n1), transposed on the way to L0B
-                self.b.copy(l1b, self.b.at(b_gm, b_base, kc * ldb), [k1, n1, FRACTAL, FRACTAL],
-                            [n1 * FRACTAL * FRACTAL, FRACTAL * FRACTAL, FRACTAL, 1], [FRACTAL * ldb, FRACTAL, ldb, 1])
+                fractal = FRACTAL * FRACTAL
+                self._box_to_fractals(l1b, self.b.at(b_gm, b_base, kc * ldb), kv, nt, FRACTAL, ldb, fractal,
+                                      n1 * fractal)
+                if kv % FRACTAL:
+                    self._zero_fractal_rows(l1b, (kv // FRACTAL) * n1 * fractal, kv % FRACTAL, n1, element)
             self.b.emit(t.LoadFractalOp(l0a, l1a, m1 * k1))
             self.b.emit(t.LoadFractalOp(l0b, l1b, k1 * n1, transpose=not transpose_b))
             self.b.emit(t.MatmulOp(l0c, l0a, l0b, mp, np_, kt, accumulate=kc > 0))
@@ -363,22 +367,42 @@ class KernelExpansion:
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
         self.values[op.result] = out
 
-    def _rows_to_fractals(self, l1: SSAValue, src: SSAValue, rows: int, k1: int, k0: int, ld: int,
-                          k_step: int, row_block_step: int) -> None:
-        """`rows` GM rows (stride `ld`) of k1 * k0 elements -> L1 fractals of
-        16 rows x k0: fractal (row block r, k block j) at r * row_block_step +
-        j * k_step (the copy walks the larger step outermost). A last partial
-        row block copies only its rows."""
+    def _box_to_fractals(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, c0: int, ld: int,
+                         col_step: int, row_block_step: int) -> None:
+        """A GM box of `rows` x `cols` (row stride `ld`) -> L1 fractals of 16
+        rows x c0: fractal (row block r, column block j) at r * row_block_step
+        + j * col_step, its rows c0 apart. A last partial row block copies only
+        its rows; a last partial column block moves by padded bursts, which
+        zero-fill the rest of each row's block in L1."""
+        whole, tail = divmod(cols, c0)
+        for first, blocks, width in ((0, whole, c0), (whole, 1, tail)):
+            if blocks and width:
+                self._fractal_rows(self.b.at(l1, offset=first * col_step), self.b.at(src, offset=first * c0),
+                                   rows, blocks, width, c0, ld, col_step, row_block_step)
+
+    def _fractal_rows(self, l1: SSAValue, src: SSAValue, rows: int, blocks: int, width: int, c0: int, ld: int,
+                      col_step: int, row_block_step: int) -> None:
+        """`rows` GM rows of `blocks` column blocks, `width` elements each,
+        into fractals (the copy walks the larger step outermost)."""
         whole, rest = divmod(rows, FRACTAL)
         if whole:
-            dims = [(whole, row_block_step, FRACTAL * ld), (k1, k_step, k0)]
-            if k_step > row_block_step:
+            dims = [(whole, row_block_step, FRACTAL * ld), (blocks, col_step, c0)]
+            if col_step > row_block_step:
                 dims.reverse()
             (n0, d0, s0), (n1, d1, s1) = dims
-            self.b.copy(l1, src, [n0, n1, FRACTAL, k0], [d0, d1, k0, 1], [s0, s1, ld, 1])
+            self.b.copy(l1, src, [n0, n1, FRACTAL, width], [d0, d1, c0, 1], [s0, s1, ld, 1])
         if rest:
             self.b.copy(self.b.at(l1, offset=whole * row_block_step), self.b.at(src, offset=whole * FRACTAL * ld),
-                        [k1, rest, k0], [k_step, k0, 1], [k0, ld, 1])
+                        [blocks, rest, width], [col_step, c0, 1], [c0, ld, 1])
+
+    def _zero_fractal_rows(self, l1: SSAValue, at: int, first: int, count: int, element: Attribute) -> None:
+        """Rows `first`.. of `count` consecutive 16x16 fractals from L1 offset
+        `at`: zeros, copied from UB."""
+        run = (FRACTAL - first) * FRACTAL
+        zeros = self.pool.new("row", (1, run), run, element)
+        self.b.emit(t.DupOp(zeros.ref, run, 0.0))
+        self.b.copy(self.b.at(l1, offset=at + first * FRACTAL), zeros.ref, [count, run], [FRACTAL * FRACTAL, 1], [0, 1])
+        self.pool.release(zeros)
 
     # -- compute -------------------------------------------------------------------
     def reduction(self, op: st.ReductionOp, i: int) -> None:

@@ -123,6 +123,24 @@ tile.program "merged" {
 
 // -----
 
+// GM -> L1 (the cube's nd2nz load) pads too: 16 rows of 5 floats of a
+// [16, 13] tensor into L1 rows one block (8 floats) apart, as the tail
+// K block of a product whose K is 13: 16 bursts of len 20, the GM gap 32
+// from len 20, no L1 gap (the padded burst is the whole block).
+// PAD-LABEL: npu.program @l1_tail
+// PAD:       npu.dma mte2 %{{.*}}, %{{.*}} nburst 16 len 20 src_gap 32 pad : !npu.ptr<l1>, !npu.ptr<gm>
+tile.program "l1_tail" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<16x13xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %l1 = tile.alloc {shape = array<i64: 128>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<l1, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %tail = tile.at %x {offset = 8 : i64} : !tile.ref<gm, f32> -> !tile.ref<gm, f32>
+    tile.copy %l1, %tail {shape = array<i64: 16, 5>, dst_strides = array<i64: 8, 1>, src_strides = array<i64: 13, 1>} : !tile.ref<l1, f32>, !tile.ref<gm, f32>
+  }
+}
+
+// -----
+
 // An innermost dim of one element (a [2, 4, 1] box, GM elements 1 and 2
 // apart, UB rows a block apart) is a run of one element per burst, not a
 // run of the dim above it (the fuzzer's channel shuffle of a 1x1 map).

@@ -118,12 +118,13 @@ npu.program @p gm_size 1024 {
 
 // -----
 
-// pad (DataCopyPad) is a GM <-> UB feature: not on the cube's paths
+// pad is a feature of GM <-> UB (DataCopyPad) and GM -> L1 (the nd2nz load):
+// not of the on-chip paths
 npu.program @p gm_size 1024 {
   npu.kernel @k {
     %l1 = npu.ptr l1 0
     %a = npu.ptr l0a 0
-    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub, not l1 -> l0a}}
+    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub and gm -> l1, not l1 -> l0a}}
     npu.dma mte1 %a, %l1 len 512 pad : !npu.ptr<l0a>, !npu.ptr<l1>
   }
 }
@@ -132,10 +133,10 @@ npu.program @p gm_size 1024 {
 
 npu.program @p gm_size 1024 {
   npu.kernel @k {
-    %g = npu.ptr gm 0
+    %u = npu.ptr ub 0
     %l1 = npu.ptr l1 0
-    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub, not gm -> l1}}
-    npu.dma mte2 %l1, %g len 20 pad : !npu.ptr<l1>, !npu.ptr<gm>
+    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub and gm -> l1, not ub -> l1}}
+    npu.dma mte3 %l1, %u len 20 pad : !npu.ptr<l1>, !npu.ptr<ub>
   }
 }
 
@@ -146,7 +147,7 @@ npu.program @p gm_size 1024 {
   npu.kernel @k {
     %c = npu.ptr l0c 0
     %u = npu.ptr ub 0
-    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub, not l0c -> ub}}
+    // expected-error@+1 {{npu.dma: pad is only valid for gm <-> ub and gm -> l1, not l0c -> ub}}
     npu.dma v %u, %c len 1024 cast_f16 pad : !npu.ptr<ub>, !npu.ptr<l0c>
   }
 }

@@ -58,11 +58,13 @@ npu.program @prog gm_size 65536 {
     npu.dma mte1 %u, %l1 len 64 : !ub, !npu.ptr<l1>
     npu.dma mte3 %l1, %u len 64 dst_gap 32 : !npu.ptr<l1>, !ub
     npu.dma v %u1, %u len 32 : !ub, !ub
-    // pad (GM <-> UB only): bursts that are not whole 32-byte blocks
+    // pad (GM <-> UB and GM -> L1): bursts that are not whole 32-byte blocks
     // CHECK-NEXT: npu.dma mte2 %[[U]], %[[G]] len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
     // CHECK-NEXT: npu.dma mte3 %[[G]], %[[U1]] nburst 3 len 20 src_gap 32 dst_gap 8 pad : !npu.ptr<gm>, !npu.ptr<ub>
+    // CHECK-NEXT: npu.dma mte2 %[[L1]], %[[G]] nburst 16 len 4 src_gap 256 pad : !npu.ptr<l1>, !npu.ptr<gm>
     npu.dma mte2 %u, %g len 20 pad : !ub, !npu.ptr<gm>
     npu.dma mte3 %g, %u1 nburst 3 len 20 src_gap 32 dst_gap 8 pad : !npu.ptr<gm>, !ub
+    npu.dma mte2 %l1, %g nburst 16 len 4 src_gap 256 pad : !npu.ptr<l1>, !npu.ptr<gm>
     // CHECK-NEXT: %[[K:.*]] = npu.load_index %[[U]] {dtype = i64, bound = 50 : i64} : !npu.ptr<ub>
     // CHECK-NEXT: %[[K32:.*]] = npu.load_index %[[U1]] {dtype = i32, bound = 1 : i64} : !npu.ptr<ub>
     // CHECK-NEXT: %[[GK:.*]] = npu.ptr gm 0 + %[[K]]

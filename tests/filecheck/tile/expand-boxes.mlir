@@ -30,3 +30,45 @@ tile.program "c" {
     tile.store %x, "x" : tensor<4x32xf32>
   }
 }
+
+// -----
+
+// A strided box (Swin's x[:, 1::2, 0::2, :]): `steps` multiply the tensor's
+// strides, so rows of the box are 2 * 8 * 16 = 256 and its columns 2 * 16 =
+// 32 elements apart in GM, from the first element at 1 * 128 = 128; the
+// channels stay contiguous.
+// CHECK-LABEL: tile.kernel "strided"
+// CHECK:       %[[SRC:.*]] = tile.at %{{.*}} {offset = 128 : i64}
+// CHECK-NEXT:  tile.copy %{{.*}}, %[[SRC]] {shape = array<i64: 1, 4, 4, 16>, dst_strides = array<i64: 256, 64, 16, 1>, src_strides = array<i64: 0, 256, 32, 1>}
+tile.program "s" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<1x8x8x16xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 8192 : i64, type = tensor<1x4x4x16xf32>, layout = "ND"}
+  tile.kernel "strided" attributes {block_dim = 1 : i64, tiling = #tile.tiling<tile = [1, 4, 4, 16], grid = [1, 1, 1, 1], ub_bytes = 1, cycles = 1>} {
+    %x = tile.load "x" {source = array<i64: 1, 8, 8, 16>, offsets = array<i64: 0, 1, 0, 0>, steps = array<i64: 1, 2, 2, 1>} : tensor<1x4x4x16xf32>
+    tile.store %x, "y" : tensor<1x4x4x16xf32>
+  }
+}
+
+// -----
+
+// Steps: one per dim, positive, 1 innermost (DMA moves rows), and the last
+// element inside the tensor.
+tile.program "t" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<8x16xf32>, layout = "ND"}
+  tile.kernel "inner_step" attributes {block_dim = 1 : i64} {
+    // expected-error@+1 {{tile.load: the innermost step is 1 (DMA moves rows)}}
+    %x = tile.load "x" {source = array<i64: 8, 16>, offsets = array<i64: 0, 0>, steps = array<i64: 1, 2>} : tensor<8x8xf32>
+    tile.store %x, "x" : tensor<8x8xf32>
+  }
+}
+
+// -----
+
+tile.program "u" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<8x16xf32>, layout = "ND"}
+  tile.kernel "past_the_end" attributes {block_dim = 1 : i64} {
+    // expected-error@+1 {{tile.load: the box [4, 16] at [2, 0] is not inside [8, 16]}}
+    %x = tile.load "x" {source = array<i64: 8, 16>, offsets = array<i64: 2, 0>, steps = array<i64: 2, 1>} : tensor<4x16xf32>
+    tile.store %x, "x" : tensor<4x16xf32>
+  }
+}

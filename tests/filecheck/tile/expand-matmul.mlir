@@ -48,3 +48,59 @@ tile.program "q" {
     tile.store %c, "y" : tensor<32x32xf32>
   }
 }
+
+// -----
+
+// K = 13 is not whole 8-element fp32 blocks: K pads to 16 on chip. Each row
+// of A and of b^T goes to L1 as one whole block of 8 and a block of 5, which
+// convert-tile-to-npu moves by a padded (zero-filling) GM -> L1 DMA; the
+// mmad contracts over the padded 16.
+// CHECK-LABEL: tile.kernel "short_k"
+// CHECK:       %[[L1A:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f32>
+// CHECK:       tile.copy %[[L1A]], %[[GA:.*]] {shape = array<i64: 1, 1, 16, 8>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 208, 8, 13, 1>}
+// CHECK:       %[[TAIL:.*]] = tile.at %[[L1A]] {offset = 128 : i64}
+// CHECK:       %[[GTAIL:.*]] = tile.at %[[GA]] {offset = 8 : i64}
+// CHECK:       tile.copy %[[TAIL]], %[[GTAIL]] {shape = array<i64: 1, 1, 16, 5>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 208, 8, 13, 1>}
+// CHECK:       tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 1, 8, 5>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 13, 1>}
+// CHECK-NOT:   tile.dup
+// CHECK:       tile.matmul {{.*}} {m = 32 : i64, n = 16 : i64, k = 16 : i64}
+tile.program "k" {
+  tile.tensor {name = "a", kind = "input", offset = 0 : i64, type = tensor<20x13xf32>, layout = "ND"}
+  tile.tensor {name = "bt", kind = "input", offset = 4096 : i64, type = tensor<8x13xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 8192 : i64, type = tensor<20x8xf32>, layout = "ND"}
+  tile.kernel "short_k" attributes {block_dim = 1 : i64} {
+    %a = tile.load "a" : tensor<20x13xf32>
+    %b = tile.load "bt" : tensor<8x13xf32>
+    %c = tile.batch_matmul %a, %b {transpose_b} : tensor<20x13xf32>, tensor<8x13xf32> -> tensor<20x8xf32>
+    tile.store %c, "y" : tensor<20x8xf32>
+  }
+}
+
+// -----
+
+// fp16 P V with 5 tokens: V is a row-major right operand [K = 5, N = 20].
+// Its rows go to 16x16 fractals (one of 16 columns, one of 4: a padded
+// burst); rows 5..15 of both fractals are not in the tensor, and the padded
+// columns of P multiply them, so they are zeroed from UB (tile.dup, then
+// one copy UB -> L1 per fractal: 11 rows x 16 = 176 halves at row 5).
+// CHECK-LABEL: tile.kernel "row_major_b"
+// CHECK:       %[[L1B:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f16>
+// CHECK:       %[[ZEROS:.*]] = tile.alloc {shape = array<i64: 176>{{.*}}!tile.ref<ub, f16>
+// CHECK:       tile.copy %[[L1B]], %{{.*}} {shape = array<i64: 1, 5, 16>, dst_strides = array<i64: 256, 16, 1>, src_strides = array<i64: 16, 20, 1>}
+// CHECK:       tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 1, 5, 4>, dst_strides = array<i64: 256, 16, 1>, src_strides = array<i64: 16, 20, 1>}
+// CHECK:       tile.dup %[[ZEROS]] {count = 176 : i64, value = 0.000000e+00 : f64}
+// CHECK:       %[[ROW5:.*]] = tile.at %[[L1B]] {offset = 80 : i64}
+// CHECK:       tile.copy %[[ROW5]], %[[ZEROS]] {shape = array<i64: 2, 176>, dst_strides = array<i64: 256, 1>, src_strides = array<i64: 0, 1>}
+// CHECK:       tile.load_fractal %{{.*}}, %[[L1B]] {count = 2 : i64, src_stride = 1 : i64, transpose}
+// CHECK:       tile.matmul {{.*}} {m = 16 : i64, n = 32 : i64, k = 16 : i64}
+tile.program "v" {
+  tile.tensor {name = "p", kind = "input", offset = 0 : i64, type = tensor<5x5xf16>, layout = "ND"}
+  tile.tensor {name = "v", kind = "input", offset = 4096 : i64, type = tensor<5x20xf16>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 8192 : i64, type = tensor<5x20xf32>, layout = "ND"}
+  tile.kernel "row_major_b" attributes {block_dim = 1 : i64} {
+    %a = tile.load "p" : tensor<5x5xf16>
+    %b = tile.load "v" : tensor<5x20xf16>
+    %c = tile.batch_matmul %a, %b : tensor<5x5xf16>, tensor<5x20xf16> -> tensor<5x20xf32>
+    tile.store %c, "y" : tensor<5x20xf32>
+  }
+}
