@@ -28,6 +28,12 @@ def _graph_canonicalize():
     return GraphCanonicalizePass
 
 
+def _graph_decompose():
+    from gedialects.graph.transforms.decompose import GraphDecomposePass
+
+    return GraphDecomposePass
+
+
 def _graph_plan_memory():
     from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
 
@@ -125,6 +131,7 @@ GE_UNIVERSE = Universe(
     },
     all_passes={
         "graph-canonicalize": _graph_canonicalize,
+        "graph-decompose": _graph_decompose,
         "graph-fuse": _graph_fuse,
         "graph-plan-memory": _graph_plan_memory,
         "graph-partition": _graph_partition,

@@ -150,12 +150,18 @@ class _Classes:
             self.parent[rb] = ra
 
 
-def _weight_max(op) -> float:
-    w = constant_value(op.operands[1])
+def _activation_and_weight_max(op) -> tuple[SSAValue, float]:
+    """The operand a conv or product scales through, and the largest |weight|
+    it is multiplied by (0 for a product of two activations). The weight is
+    the right operand, or the left one of a product with a constant left
+    operand (graph-decompose's interpolation matrices)."""
+    x, w = op.operands[0], constant_value(op.operands[1])
+    if w is None and isinstance(op, g.MatMulOp) and (left := constant_value(op.operands[0])) is not None:
+        x, w = op.operands[1], left
     if w is None or not w.size:
-        return 0.0
+        return x, 0.0
     alpha = op.float_("alpha", 1.0) if isinstance(op, g.GemmOp) else 1.0
-    return float(np.max(np.abs(w))) * abs(alpha)
+    return x, float(np.max(np.abs(w))) * abs(alpha)
 
 
 def _fit_weights(fn: func.FuncOp, classes: _Classes, scale: dict, fixed: set) -> None:
@@ -167,8 +173,9 @@ def _fit_weights(fn: func.FuncOp, classes: _Classes, scale: dict, fixed: set) ->
     for _ in range(len(absorbers) + 1):
         moved = False
         for op in absorbers:
-            rin, rout = classes.find(op.operands[0]), classes.find(op.results[0])
-            need = scale[rin] * _weight_max(op) / WEIGHT_LIMIT
+            x, weight_max = _activation_and_weight_max(op)
+            rin, rout = classes.find(x), classes.find(op.results[0])
+            need = scale[rin] * weight_max / WEIGHT_LIMIT
             if rin is not rout and rout not in fixed and need > scale[rout]:
                 scale[rout] = 2.0 ** math.ceil(math.log2(need))
                 moved = True

@@ -110,10 +110,6 @@ class Context:
         for op in fn.body.block.ops:  # views alias the input's bytes
             if isinstance(op, g.VIEW_OPS) and op.operands and op.operands[0] in self.fp32_maps:
                 self.fp32_maps.update(op.results)
-        # values some op reads as a map (NC1HWC0), directly or through views:
-        # a row-major AI-core result (gemm, softmax) read so needs an
-        # NCHW -> NC1HWC0 transdata, which exists for fp32 tensors only
-        self.read_as_maps = _read_as_maps(fn.body.block, self.fp16)
 
 
 Rule = Callable[[Operation, Context], "str | None"]
@@ -199,7 +195,8 @@ def _channel_view_refusal(op: Operation, fp16: bool) -> str | None:
     c0 = 32 // _compute_bytes(fp16)
     for box in boxes:
         assert box.src_offsets is not None
-        if any(o for k, o in enumerate(box.src_offsets) if k != 1) or box.shape[2:] != tuple(g.shape_of(x))[2:]:
+        if (any(o for k, o in enumerate(box.src_offsets) if k != 1) or box.shape[2:] != tuple(g.shape_of(x))[2:]
+                or box.src_steps is not None):
             return "only a channel slice of a map is a view"
         if box.src_offsets[1] % c0 or box.shape[1] % c0:
             return f"channels [{box.src_offsets[1]}, {box.src_offsets[1] + box.shape[1]}) are not whole C0 = {c0} slices"
@@ -228,7 +225,7 @@ def _gemm(op: Operation, ctx: Context) -> str | None:
     # the vector-matrix product of the light models' classifiers is legal.
     if m != 1:
         return f"left operand {shapes.fmt(sa)}: only M = 1 is lowered"
-    return _fp16_row_result_read_as_map(op, ctx)
+    return None
 
 
 @rule(g.SoftmaxOp)
@@ -239,7 +236,7 @@ def _softmax(op: g.SoftmaxOp, ctx: Context) -> str | None:
         return f"softmax of {shapes.fmt(s)} along axis {axis}: only one row along the last non-unit axis is lowered"
     if op.shape is not None:
         return "a reshaping softmax is not lowered"
-    return _fp16_row_result_read_as_map(op, ctx)
+    return None
 
 
 def channel_permutation(view_shape: tuple, perm, C: int, H: int, W: int):
@@ -368,24 +365,6 @@ def _concat(op: g.ConcatOp, ctx: Context) -> str | None:
 
 @rule(*g.VIEW_OPS, g.TransDataOp)
 def _free(op: Operation, ctx: Context) -> str | None:
-    return None
-
-
-def _read_as_maps(block: Block, fp16: bool) -> set[SSAValue]:
-    out: set[SSAValue] = set()
-    for op in reversed(list(block.ops)):  # a view's readers come after it
-        for v in op.operands:
-            if _reads_as_map(op, v, fp16):
-                out.add(v)
-        if isinstance(op, g.VIEW_OPS) and op.operands and any(r in out for r in op.results):
-            out.add(op.operands[0])
-    return out
-
-
-def _fp16_row_result_read_as_map(op: Operation, ctx: Context) -> str | None:
-    if ctx.fp16 and any(r in ctx.read_as_maps for r in op.results):
-        return ("force_fp16: the row-major result is read as a map "
-                "(no fp16 NCHW -> NC1HWC0 transdata on the AI core)")
     return None
 
 
@@ -541,13 +520,15 @@ def _vector_reduce(op: g.ReduceOp, ctx: Context) -> str | None:
 @dataclass(frozen=True)
 class CopyBox:
     """One box copy of a data-movement op: src[src_offsets : + shape] ->
-    dst[dst_offsets : + shape] (offsets None: the whole tensor)."""
+    dst[dst_offsets : + shape] (offsets None: the whole tensor); `src_steps`:
+    every k-th source element along a dim (a strided slice; None: all 1)."""
 
     src: SSAValue
     src_offsets: tuple[int, ...] | None
     dst: SSAValue
     dst_offsets: tuple[int, ...] | None
     shape: tuple[int, ...]
+    src_steps: tuple[int, ...] | None = None
 
 
 def copy_boxes(op: Operation) -> list[CopyBox] | str:
@@ -559,12 +540,16 @@ def copy_boxes(op: Operation) -> list[CopyBox] | str:
         starts, ends = op.ints("starts"), op.ints("ends")
         axes = op.ints("axes") or tuple(range(len(starts)))
         steps = op.ints("steps") or (1,) * len(starts)
-        offsets = [0] * len(x)
+        offsets, strides = [0] * len(x), [1] * len(x)
         for st, en, ax, sp in zip(starts, ends, axes, steps):
-            if sp != 1:
-                return f"a slice with step {sp} (DMA moves contiguous rows)"
+            if sp < 1:
+                return f"a slice with step {sp} (DMA moves forwards)"
+            if sp != 1 and ax % len(x) == len(x) - 1:
+                return f"a slice with step {sp} along the innermost dim (DMA moves contiguous rows)"
             offsets[ax % len(x)] = slice(st, en, sp).indices(x[ax % len(x)])[0]
-        return [CopyBox(op.input, tuple(offsets), op.output, None, tuple(g.shape_of(op.output)))]
+            strides[ax % len(x)] = sp
+        steps_or_none = tuple(strides) if any(sp != 1 for sp in strides) else None
+        return [CopyBox(op.input, tuple(offsets), op.output, None, tuple(g.shape_of(op.output)), steps_or_none)]
     if isinstance(op, g.SplitOp):
         axis, boxes, at = op.int_("axis", 0) % len(g.shape_of(op.input)), [], 0
         for out in op.outputs:
@@ -593,10 +578,9 @@ def _vector_copy(op: Operation, ctx: Context) -> str | None:
     boxes = copy_boxes(op)
     if isinstance(boxes, str):
         return boxes
-    for box in boxes:
-        if is_constant(box.src):
-            return "a copy of a constant (fold it)"
-    return None
+    if all(is_constant(box.src) for box in boxes):
+        return "a copy of constants only (fold it)"
+    return None  # a constant box (ViT's class token before the patches) is a GM constant of the kernel
 
 
 @vector_rule(g.ExpandOp)
@@ -652,16 +636,13 @@ def vector_refusal(op: Operation, ctx: Context) -> str | None:
         if 0 in g.shape_of(v):
             return "an empty tensor"
     check = VECTOR_RULES.get(type(op), _vector_elementwise)
-    why = check(op, ctx)
-    if why is None:
-        why = _fp16_row_result_read_as_map(op, ctx)
-    return why
+    return check(op, ctx)
 
 
 # ----------------------------------------------------------------- the cube family
 # graph.matmul / graph.gemm of row-major tensors the CNN gemm refuses
-# (lowering/graph_to_tile/cube.py): any M, N in whole 16x16 fractals and K in
-# whole 32-byte blocks, batch dims broadcast, either operand from GM.
+# (lowering/graph_to_tile/cube.py): any M, N and K (padded to fractals and
+# blocks on chip), batch dims broadcast, either operand from GM.
 
 CUBE_KERNEL = "cube"
 STRUCTURED_FAMILIES = (VECTOR_KERNEL, CUBE_KERNEL)
@@ -669,7 +650,18 @@ STRUCTURED_FAMILIES = (VECTOR_KERNEL, CUBE_KERNEL)
 
 
 IDENTITY_PRODUCT_LIMIT = 512
-"""Longest row a transpose runs as an identity product (b x b MACs per row)."""
+"""Longest block of a row an identity-product transpose contracts over (bs x bs MACs per block of a row)."""
+
+
+def identity_block(b: int) -> int | None:
+    """The block length bs an identity-product transpose of rows of b
+    elements works in: b itself up to IDENTITY_PRODUCT_LIMIT, else the
+    largest divisor of b up to it (the rows are read in b / bs blocks), or
+    None when that is shorter than a fractal (16)."""
+    if b <= IDENTITY_PRODUCT_LIMIT:
+        return b
+    bs = max(d for d in range(1, IDENTITY_PRODUCT_LIMIT + 1) if b % d == 0)
+    return bs if bs >= 16 else None
 
 
 def cube_refusal(op: Operation, ctx: Context) -> str | None:
@@ -689,13 +681,7 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
     if gemm and op.int_("trans_a", 0):
         return "trans_a not lowered"
     trans_b = gemm and bool(op.int_("trans_b", 0))
-    k, n = sa[-1], sb[-2] if trans_b else sb[-1]
-    es = _compute_bytes(ctx.fp16)
-    k0 = 32 // es
-    if n * es % 32:
-        return f"rows of {n} x {es} bytes are not whole 32-byte blocks (the product's rows move as blocks)"
-    if k % k0:
-        return f"contraction length {k} is not whole {k0}-element blocks"
+    n = sb[-2] if trans_b else sb[-1]
     perm = foldable_transpose(b)
     if perm is not None and (kernel_of(b.owner) == VECTOR_KERNEL or engine_of(b.owner) == AI_CPU):  # type: ignore[arg-type]
         perm = None  # the partition did not fold it: the product reads its result
@@ -706,17 +692,15 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         # writes b^T first (graph_to_tile/cube.py), from a tensor of its own
         if perm is not None:
             return "an fp32 row-major right operand read through a transpose (load_2d transposes fp16 fractals only)"
-        if n > IDENTITY_PRODUCT_LIMIT:
-            return (f"an fp32 row-major right operand with rows of {n} elements (longer than "
-                    f"{IDENTITY_PRODUCT_LIMIT}: its identity-product transpose)")
-    if not is_constant(b) and not trans_b and ctx.fp16 and n % 16:
-        return f"a row-major right operand of {n} columns is not whole 16-column fractals"
+        if identity_block(n) is None:
+            return (f"an fp32 row-major right operand with rows of {n} elements, which have no divisor from 16 "
+                    f"to {IDENTITY_PRODUCT_LIMIT} (the blocks of its identity-product transpose)")
     bias = op.operands[2] if len(op.operands) > 2 else None
     if bias is not None:
         sbias = g.shape_of(bias)
         if len(sbias) > len(g.shape_of(op.results[0])) or (sbias and sbias[-1] not in (1, n)) or (sbias and sbias[-1] == 1 and n > 1):
             return f"bias {shapes.fmt(sbias)} is not a row of {n}"
-    return _fp16_row_result_read_as_map(op, ctx)
+    return None
 
 
 def foldable_transpose(v: SSAValue) -> tuple[int, ...] | None:
@@ -770,15 +754,11 @@ def cube_transpose_refusal(op: g.TransposeOp, ctx: Context) -> str | None:
     swap = group_swap(op)
     if swap is None:
         return f"perm {op.ints('perm', ())} is not a swap of two dim groups"
-    _, a, b = swap
-    es = _compute_bytes(ctx.fp16)
-    if b % (32 // es):
-        return f"rows of {b} elements are not whole {32 // es}-element blocks (the product's contraction)"
-    if a * es % 32:
-        return f"columns of {a} x {es} bytes are not whole 32-byte blocks (the product's rows)"
-    if b > IDENTITY_PRODUCT_LIMIT:
-        return f"rows of {b} elements are longer than {IDENTITY_PRODUCT_LIMIT} (an identity product of b^2 MACs a row)"
-    return _fp16_row_result_read_as_map(op, ctx)
+    _, _, b = swap
+    if identity_block(b) is None:
+        return (f"rows of {b} elements have no divisor from 16 to {IDENTITY_PRODUCT_LIMIT} "
+                "(the blocks of an identity-product transpose)")
+    return None
 
 
 def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:

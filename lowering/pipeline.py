@@ -1,7 +1,7 @@
 """The whole way down: ONNX/graph module -> tile -> npu, in memory.
 
 `compile_module(module, ...)` runs the stages of `graph_stages`
-(graph-canonicalize, graph-fuse unless `fuse=False`, graph-plan-memory unless
+(graph-canonicalize, graph-decompose, graph-fuse unless `fuse=False`, graph-plan-memory unless
 `plan_memory=False`) and `lower_stages` (graph-partition, assign-layouts,
 convert-graph-to-tile, the tile passes, convert-tile-to-npu, npu-insert-sync)
 on one module and returns a `Compiled` record (the npu module and what each
@@ -75,12 +75,13 @@ Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]
 
 
 def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file: str = "") -> list[Stage]:
-    """The graph level: graph-canonicalize, graph-fuse, graph-plan-memory (the `ge-graph-opt` pipeline)."""
+    """The graph level: graph-canonicalize, graph-decompose, graph-fuse, graph-plan-memory (the `ge-graph-opt` pipeline)."""
     from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
+    from gedialects.graph.transforms.decompose import GraphDecomposePass
     from gedialects.graph.transforms.fuse import GraphFusePass
     from gedialects.graph.transforms.plan_memory import GraphPlanMemoryPass
 
-    stages: list[Stage] = [("canonicalize", GraphCanonicalizePass().apply)]
+    stages: list[Stage] = [("canonicalize", GraphCanonicalizePass().apply), ("decompose", GraphDecomposePass().apply)]
     if fuse:
         stages.append(("fuse", GraphFusePass(switch_file=fusion_switch_file).apply))
     if plan_memory:
@@ -206,7 +207,7 @@ from xdsl.passes import ModulePass  # noqa: E402
 
 @_dataclass(frozen=True)
 class GeGraphOptPass(ModulePass):
-    """graph-canonicalize, graph-fuse (unless fuse=false), graph-plan-memory."""
+    """graph-canonicalize, graph-decompose, graph-fuse (unless fuse=false), graph-plan-memory."""
 
     name = "ge-graph-opt"
     fuse: bool = True

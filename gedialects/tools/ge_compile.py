@@ -5,7 +5,7 @@
                [--target davinci-910] [--fusion-switch-file F] [--no-fuse]
                [--dump-ir DIR] [--log LEVEL]
 
-Stages: import, graph-canonicalize, graph-fuse, graph-plan-memory,
+Stages: import, graph-canonicalize, graph-decompose, graph-fuse, graph-plan-memory,
 graph-partition, assign-layouts, convert-graph-to-tile, the tile passes
 (ge-tile-opt), convert-tile-to-npu, npu-insert-sync, assemble, save
 (`lowering.pipeline.compile_module`; the same stages as `ge-opt -p ge-compile`).

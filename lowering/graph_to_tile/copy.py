@@ -1,5 +1,5 @@
-"""Data movement of row-major tensors as vector-family kernels: slice,
-split and concat as box copies (legality.copy_boxes: one kernel per box, a
+"""Data movement of row-major tensors as vector-family kernels: slice
+(strided along any dim but the innermost), split and concat as box copies (legality.copy_boxes: one kernel per box, a
 tile.load of the source box and a tile.store into the destination box; DMA
 only, unless a cast or a force_fp16 scale must be applied on the way), and
 expand as a broadcasting map."""
@@ -26,7 +26,7 @@ def lower_box_copies(ctx, op: Operation) -> None:
         k = VectorKernel(ctx, op, "copy")
         name, element = k.source(box.src)
         window = None if box.src_offsets is None else (g.shape_of(box.src), box.src_offsets)
-        value = k.emit(st.LoadOp(name, TensorType(element, list(box.shape)), window=window))
+        value = k.emit(st.LoadOp(name, TensorType(element, list(box.shape)), window=window, steps=box.src_steps))
         if element != k.stored or ctx.scale_of(box.src) != ctx.scale_of(box.dst):
             value = k.map([value], box.shape, k.stored,
                           lambda sb, x, src=box.src, dst=box.dst: k.narrow(sb, k.widen(sb, x, src), dst))

@@ -28,7 +28,7 @@ from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
 from gedialects.tile import structured as st
-from lowering.legality import CUBE_KERNEL, KERNEL_ATTR, foldable_transpose, group_swap
+from lowering.legality import CUBE_KERNEL, KERNEL_ATTR, foldable_transpose, group_swap, identity_block
 from lowering.map_bodies import activation_body
 
 from .registry import lowers
@@ -151,22 +151,33 @@ def lower_transpose(ctx, op: g.TransposeOp) -> None:
 def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], target):
     """A kernel computing x^T as I . x^T for x viewed as [batch, a, b]:
     (the kernel, the [batch, b, a] result in the stored type at the scale of
-    graph value `target`); the caller adds the store."""
+    graph value `target`); the caller adds the store. Rows longer than the
+    identity-product limit go in blocks of bs (legality.identity_block):
+    x read as [batch, b / bs, a, bs] (a transposing load), one bs x bs
+    identity, the product [batch, b / bs, bs, a] is [batch, b, a]."""
     batch, a, b = swap
+    bs = identity_block(b)
+    assert bs is not None, "the partition placed a transpose the cube cannot run"
+    blocks = b // bs
     cast = _fp16_copy(ctx, op, x)
     k = VectorKernel(ctx, op, "transpose")
-    identity = k.emit(st.LoadOp(ctx.identity(b), TensorType(ctx.elem, [b, b])))
+    identity = k.emit(st.LoadOp(ctx.identity(bs), TensorType(ctx.elem, [bs, bs])))
     if cast is not None:
-        lx = k.emit(st.LoadOp(cast, TensorType(ctx.elem, [batch, a, b])))
+        name, element = cast, ctx.elem
     else:
-        lx = k.load(x, [batch, a, b])
+        name, element = k.source(x)
+    if blocks == 1:
+        lx = k.emit(st.LoadOp(name, TensorType(element, [batch, a, b])))
+    else:  # perm: as transpose(x viewed [batch, a, blocks, bs], (0, 2, 1, 3))
+        lx = k.emit(st.LoadOp(name, TensorType(element, [batch, blocks, a, bs]), (0, 2, 1, 3)))
     product = k.emit(st.BatchMatmulOp(identity, lx, transpose_b=True))
     scale = ctx.scale_of(x)  # the product is in x's stored units
 
     def narrow(sb, c):
         return k.narrow(sb, c if scale == 1.0 else sb.mul(c, sb.const(scale)), target)
 
-    return k, k.map([product], [batch, b, a], k.stored, narrow)
+    shape = [batch, b, a] if blocks == 1 else [batch, blocks, bs, a]
+    return k, k.map([product], shape, k.stored, narrow)
 
 
 def _transposed_copy(ctx, op: Operation, v) -> str:

@@ -2,7 +2,8 @@
 channels between NCHW rows and NC1HWC0 pixel runs (`lower_transdata`).
 Counted in the `transdata` statistics.
 
-* NCHW fp32 (a graph input or an AI-CPU result) -> NC1HWC0: `transdata_in`.
+* NCHW (an fp32 graph input or AI-CPU result; in force_fp16 an fp16
+  row-major kernel's result read by a map kernel) -> NC1HWC0: `transdata_in`.
 * NC1HWC0 -> NCHW/ND (a graph output, or the operand of an AI-CPU task):
   `transdata_out`."""
 
@@ -16,6 +17,7 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
 from gedialects.tile import ops as t
+from gedialects.tile.transforms.ub_buffers import elem_bytes
 
 from .builder import Index
 from .context import LoweringContext
@@ -24,9 +26,6 @@ from .planning import FRACTAL_ELEMS
 from .registry import lowers
 from .storage import GmStorage, TensorView
 
-F32_BYTES = 4
-F32_C0 = BLOCK_BYTES // F32_BYTES
-"""fp32 elements per 32-byte block: transdata_in reads fp32 pixels in columns of 8."""
 MAX_IN_CHUNK = 128
 """Largest chunk of pixels transdata_in puts through the cube at once."""
 MAX_OUT_CHUNK = 256
@@ -39,27 +38,32 @@ OUT_CHUNK = 128
 def lower_transdata(ctx: LoweringContext, op: g.TransDataOp) -> None:
     src, dst = op.src_format.data, op.dst_format.data
     x = ctx.values[op.input]
-    if src == "NCHW" and dst == "NC1HWC0" and ctx.stored_element(x.storage, op.input) == f32:
-        return transdata_in(ctx, op, x)  # a graph input, or an AI-CPU result
+    if src == "NCHW" and dst == "NC1HWC0":
+        return transdata_in(ctx, op, x)  # a graph input, an AI-CPU result or a row-major kernel's
     if src in ("NC1HWC0", "FLAT_NC1HWC0") and dst in g.ROW_MAJOR:
         return transdata_out(ctx, op, x.flat_src if x.flat_src is not None else x)
     raise PassFailedException(f"{describe_op(op)}: transdata {src} -> {dst} is not lowered "
-                              "(NCHW graph inputs -> NC1HWC0 and NC1HWC0 -> NCHW are)")
+                              "(NCHW -> NC1HWC0 and NC1HWC0 -> NCHW are)")
 
 
 def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> None:
-    """NCHW fp32 input -> NC1HWC0 on the cube: C = I x B, B = 16 channels
-    x kc pixels of one row gathered as ZN fractals (channel-major). Rows
-    are cut into chunks of kc pixels (a divisor of the width when there
-    is one; else the last chunk of each row is shorter); more than 16
+    """NCHW -> NC1HWC0 on the cube, in the source's stored type (an fp32
+    graph input in either mode; an fp16 intermediate in force_fp16, the
+    result of a row-major kernel): C = I x B, B = 16 channels x kc pixels of
+    one row gathered as ZN fractals (channel-major, k0 pixels a block).
+    Rows are cut into chunks of kc pixels (a divisor of the width when
+    there is one; else the last chunk of each row is shorter); more than 16
     channels go in blocks of 16."""
     n, c, h, w = src.shape
     if n != 1:
         raise PassFailedException(f"{describe_op(op)}: batch {n}: only batch 1 is lowered")
     c0 = ctx.c0
+    elem = ctx.stored_element(src.storage, op.input)
+    es = elem_bytes(elem)
+    k0 = BLOCK_BYTES // es  # pixels per block of a fractal's row
     cap = ctx.config.capacity_bytes
-    # kc x kc fp32 identity in one L0A half
-    fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * F32_BYTES <= cap["l0a"] // 2]
+    # kc x kc identity in one L0A half
+    fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * es <= cap["l0a"] // 2]
     divisors = [kc for kc in fits if w % kc == 0]
     kc = max(divisors) if divisors else min(max(fits), -(-w // 16) * 16)
     nfull, tail = divmod(w, kc)
@@ -67,23 +71,26 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
     ctx.stats.transdata += 1
     block_dim = ctx.cores_for(h * max(nfull, 1))
     kernel = ctx.new_kernel(op, "transdata", block_dim)
-    identity = np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // F32_C0, F32_C0).transpose(0, 2, 1, 3)  # ZZ
+    identity = np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // k0, k0).transpose(0, 2, 1, 3)  # ZZ
     ident = ctx.add_constant("identity", identity)
-    ctx.constants[ident] = ctx.constants[ident].astype(np.float32)  # fp32 in both modes
-    l1a = kernel.alloc("l1", kc * kc, "ZZ", elem=f32)
-    l0a = kernel.alloc("l0a", kc * kc, "ZZ", elem=f32)
-    l1b = kernel.alloc("l1", kc * 16, "ZN", elem=f32)
-    l0b = kernel.alloc("l0b", kc * 16, "ZN", elem=f32)
+    ctx.constants[ident] = ctx.constants[ident].astype(np.float32 if elem == f32 else np.float16)
+    l1a = kernel.alloc("l1", kc * kc, "ZZ", elem=elem)
+    l0a = kernel.alloc("l0a", kc * kc, "ZZ", elem=elem)
+    l1b = kernel.alloc("l1", kc * 16, "ZN", elem=elem)
+    l0b = kernel.alloc("l0b", kc * 16, "ZN", elem=elem)
     l0c = kernel.alloc("l0c", kc * 16, "NZ", elem=f32)
     ub = kernel.alloc("ub", kc * 16, "NZ")
-    zero = kernel.alloc("ub", kc * 16, "ND", elem=f32)
-    kernel.copy(l1a, kernel.gm(ident, f32), [kc * kc], [1], [1])
-    kernel.emit(t.LoadFractalOp(l0a, l1a, kc * kc * F32_BYTES // FRACTAL_BYTES))
+    zero = kernel.alloc("ub", kc * 16, "ND", elem=elem)
+    kernel.copy(l1a, kernel.gm(ident, elem), [kc * kc], [1], [1])
+    kernel.emit(t.LoadFractalOp(l0a, l1a, kc * kc * es // FRACTAL_BYTES))
     kernel.emit(t.DupOp(zero, kc * 16, 0.0))
     kernel.copy(l1b, zero, [kc * 16], [1], [1])
-    x = kernel.gm(src.storage.name, f32)
+    x = kernel.gm(src.storage.name, elem)
     out = kernel.gm(dst.storage.name)
     blocks = [(b, min(16, c - b)) for b in range(0, c, 16)]  # (first channel, channels) of 16-channel blocks
+    # whole k0-pixel blocks: a short chunk reads up to k0 - 1 pixels past
+    # its row (never written back; past the last row, the tensor's slack)
+    src.storage.overread = max(src.storage.overread, (k0 - 1) * es)
 
     def chunk(row: Index, col: Index, npx: int) -> None:
         p0 = kernel.add(kernel.mul(row, w), col)
@@ -91,12 +98,9 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
         for c_start, cn in blocks:
             if cn < 16 and len(blocks) > 1:  # stale channels of the previous block
                 kernel.copy(l1b, zero, [kc * 16], [1], [1])
-            # whole 8-pixel columns: a short chunk reads up to 7 pixels
-            # past its row (never written back; the last row's land in
-            # the tensor's slack)
-            kernel.copy(l1b, kernel.at(x, c_start * h * w, p0), [cn, -(-npx // F32_C0), F32_C0],
-                        [F32_C0, 16 * F32_C0, 1], [h * w, F32_C0, 1])
-            kernel.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * F32_BYTES // FRACTAL_BYTES))
+            kernel.copy(l1b, kernel.at(x, c_start * h * w, p0), [cn, -(-npx // k0), k0],
+                        [k0, 16 * k0, 1], [h * w, k0, 1])
+            kernel.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * es // FRACTAL_BYTES))
             kernel.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
             kernel.copy(ub, l0c, [kc * 16], [1], [1], cast=ctx.fp16)
             base = kernel.at(out, dst.origin(c0) + c_start // c0 * dst.slice_stride(c0), kernel.mul(pix, c0))

@@ -30,11 +30,11 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
     out = capsys.readouterr().out
     assert "kernels          33" in out and "GM arena" in out  # force_fp16: + the output's cast kernel
     assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == [
-        "00-import.mlir", "01-canonicalize.mlir", "02-fuse.mlir",
-        "03-plan-memory.mlir", "04-partition.mlir", "05-assign-layouts.mlir", "06-graph-to-tile.mlir",
-        "07-tile-legalize-math.mlir", "08-tile-select-tiling.mlir", "09-tile-distribute.mlir",
-        "10-tile-pipeline-buffers.mlir", "11-tile-expand-structured.mlir", "12-tile-allocate.mlir",
-        "13-tile-to-npu.mlir", "14-npu-insert-sync.mlir",
+        "00-import.mlir", "01-canonicalize.mlir", "02-decompose.mlir", "03-fuse.mlir",
+        "04-plan-memory.mlir", "05-partition.mlir", "06-assign-layouts.mlir", "07-graph-to-tile.mlir",
+        "08-tile-legalize-math.mlir", "09-tile-select-tiling.mlir", "10-tile-distribute.mlir",
+        "11-tile-pipeline-buffers.mlir", "12-tile-expand-structured.mlir", "13-tile-allocate.mlir",
+        "14-tile-to-npu.mlir", "15-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0

@@ -89,6 +89,17 @@ def test_concat_of_rows_and_of_columns(axis, precision):
 
 
 @pytest.mark.parametrize("precision", MODES)
+def test_concat_of_a_constant_class_token_and_the_patches(precision):
+    """ViT: a learned class token (a constant [1, 1, 24]) before 16 patch
+    embeddings: its box is copied from a GM constant of the kernel, the
+    patches' from the activation (rows of 24 floats: padded DMA)."""
+    token = _rand(1, 1, 24, seed=3)
+    nodes = [helper.make_node("Concat", ["cls", "h"], ["y"], axis=1)]
+    compiled = _check(nodes, (1, 16, 24), ["y"], precision, {"cls": token})
+    assert compiled.kernel_kinds.get("copy") == 2
+
+
+@pytest.mark.parametrize("precision", MODES)
 def test_expand_broadcasts_rows_and_columns(precision):
     """A row mean (a column) broadcast back along the rows; a row along a new batch dim."""
     nodes = [helper.make_node("ReduceMean", ["h"], ["m"], axes=[2], keepdims=1),

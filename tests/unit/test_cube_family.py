@@ -97,11 +97,25 @@ def test_fp32_row_major_activation_right_operand_is_transposed_first():
     assert compiled.kernel_kinds.get("matmul") == 2 and compiled.kernel_kinds.get("transpose") == 1
 
 
-def test_fp32_row_major_right_operand_too_wide_falls_back_with_its_reason():
-    """Rows longer than the identity-product limit stay on the AI CPU, saying why."""
+def test_fp32_row_major_right_operand_wide_is_transposed_in_blocks():
+    """Rows of 1,024 (twice the identity-product limit): V^T is written by
+    identity products over blocks of 512, read through a transposing load."""
     from lowering.legality import IDENTITY_PRODUCT_LIMIT
 
     n = 2 * IDENTITY_PRODUCT_LIMIT
+    a, b = _rand(1, 16, 16, seed=5), _rand(1, 16, n, seed=6)
+    model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], {"a": a, "b": b})
+    compiled = _run(model, {"a": a, "b": b}, "must_keep_origin_dtype")
+    assert "aicpu" not in compiled.kernel_kinds and compiled.kernel_kinds.get("transpose") == 1
+
+
+def test_fp32_row_major_right_operand_of_prime_width_falls_back_with_its_reason():
+    """Rows of a prime length beyond the identity-product limit have no
+    block to transpose in: the AI CPU, saying why."""
+    from lowering.legality import IDENTITY_PRODUCT_LIMIT
+
+    n = 521
+    assert n > IDENTITY_PRODUCT_LIMIT
     a, b = _rand(1, 16, 16, seed=5), _rand(1, 16, n, seed=6)
     nodes = [helper.make_node("MatMul", ["a", "b"], ["y"])]
     model = _model(nodes, {"a": a, "b": b})
@@ -115,7 +129,7 @@ def test_fp32_row_major_right_operand_too_wide_falls_back_with_its_reason():
     GraphPartitionPass("must_keep_origin_dtype").apply(Context(), module)
     reasons = [op.attributes["ge.reason"].data for op in module.walk()
                if op.name == "graph.matmul" and "ge.reason" in op.attributes]
-    assert len(reasons) == 1 and f"longer than {IDENTITY_PRODUCT_LIMIT}" in reasons[0]
+    assert len(reasons) == 1 and f"no divisor from 16 to {IDENTITY_PRODUCT_LIMIT}" in reasons[0]
 
 
 @pytest.mark.parametrize("precision", MODES)
@@ -129,10 +143,28 @@ def test_head_split_and_merge_transposes(precision):
 
 
 @pytest.mark.parametrize("precision", MODES)
-def test_unaligned_product_stays_on_the_ai_cpu(precision):
-    x, w = _rand(10, 24), _rand(24, 20, seed=8)
+@pytest.mark.parametrize("m, k, n", [(10, 24, 20), (3, 5, 7), (65, 65, 16), (4, 4, 4)])
+def test_products_whose_k_and_n_are_not_whole_blocks(m, k, n, precision):
+    """K and N of any length: a padded nd2nz load zero-fills the last block
+    of each row of A (and of the stored-transposed weight) in L1; the result
+    rows leave L0C in whole fractals and go to GM by a padded store."""
+    x, w = _rand(m, k), _rand(k, n, seed=8)
     compiled = _run(_model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x}, {"w": w}), {"x": x}, precision)
-    assert compiled.kernel_kinds.get("aicpu") == 1
+    assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("tokens, head", [(65, 16), (4, 8), (20, 12)])
+def test_attention_over_token_counts_that_are_not_whole_blocks(tokens, head, precision):
+    """ViT's 65 tokens (a class token), SegFormer's 4, a narrow head: QK^T has
+    rows of `tokens` scores; PV contracts over `tokens`. In fp16 the values
+    are a row-major right operand: the missing rows of its last K fractal
+    are zeroed in L1 from UB (the padded columns of P are zeros, but 0 x an
+    uninitialised NaN would not be). In fp32 V^T is written first and read
+    as b^T, its rows zero-padded by the load."""
+    q, k, v = (_rand(1, 2, tokens, head, scale=0.5, seed=s) for s in (21, 22, 23))
+    compiled = _run(_attention(q, k, v), {"q": q, "k": k, "v": v}, precision)
+    assert compiled.kernel_kinds.get("matmul") == 2 and "aicpu" not in compiled.kernel_kinds
 
 
 @pytest.mark.parametrize("precision", MODES)
@@ -190,6 +222,8 @@ def test_narrow_product_of_two_activations_fp32():
     ((1, 4, 8, 64), (0, 3, 1, 2)),  # NHWC -> NCHW
     ((16, 16, 2, 8), (0, 2, 3, 1)),  # a Swin window's heads
     ((2, 32, 16), (0, 2, 1)),       # batched
+    ((1, 16, 32, 32), (0, 2, 3, 1)),  # rows of 1,024: identity products over blocks of 512 (UNet)
+    ((1, 8, 600), (0, 2, 1)),       # rows of 600: blocks of 300
 ])
 def test_transpose_moving_the_innermost_dim_is_an_identity_product(shape, perm, precision):
     """A transpose that swaps two dim groups runs on the cube as I . x^T;

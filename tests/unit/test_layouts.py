@@ -59,3 +59,33 @@ def test_compiled_layouts_match_interpreter(chunk, precision):
     for name, value in want.items():
         out = np.asarray(got[name]).reshape(value.shape)
         assert_close(out, value, precision, err_msg=name)
+
+
+@pytest.mark.parametrize("c, h, w", [(16, 6, 8), (20, 3, 40), (32, 2, 64)])
+def test_row_major_fp16_result_read_as_a_map(c, h, w):
+    """force_fp16: a product's row-major fp16 result viewed as a [1, C, H, W]
+    map and read by a conv goes through the NCHW -> NC1HWC0 transdata in
+    fp16 (k0 = 16 pixels a block; short rows, channels beyond one 16-block):
+    no AI-CPU task, and the result matches onnxruntime."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from gedialects.frontend.onnx_import import import_model
+    from gedialects.zoo import onnxruntime_outputs
+
+    rng = np.random.default_rng(c + h + w)
+    x = rng.standard_normal((1, c, 24)).astype(np.float32)
+    inits = {"wm": (rng.standard_normal((24, h * w)) / 5).astype(np.float32),
+             "shape": np.array([1, c, h, w], np.int64),
+             "wc": (rng.standard_normal((8, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)}
+    nodes = [helper.make_node("MatMul", ["x", "wm"], ["p"]), helper.make_node("Reshape", ["p", "shape"], ["m"]),
+             helper.make_node("Conv", ["m", "wc"], ["y"], pads=[1, 1, 1, 1])]
+    graph = helper.make_graph(nodes, "rows_to_map", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_empty_tensor_value_info("y")],
+                              [numpy_helper.from_array(v, n) for n, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    compiled = compile_module(import_model(model), precision="force_fp16")
+    assert "aicpu" not in compiled.kernel_kinds and compiled.kernel_kinds.get("transdata", 0) >= 1
+    got = np.asarray(run_compiled(compiled, {"x": x}).outputs["y"])
+    want = onnxruntime_outputs(model, {"x": x})["y"]
+    assert_close(got.reshape(want.shape), want, "force_fp16")

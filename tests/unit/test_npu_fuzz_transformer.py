@@ -972,13 +972,12 @@ def test_regression_elementwise_with_a_constant_map():
         }}"""))
 
 
-@pytest.mark.xfail(strict=True, raises=KeyError, reason=(
-    "force_fp16 range scaling (lowering/fp16_scaling.py: _fit_weights, outside the files this fix "
-    "could touch) looks up the scale of a matmul's left operand, and constants have none"))
 def test_regression_fp16_matmul_of_a_folded_constant():
     # the left operand folds to a constant at import (1 / (1 + |c|)); the
-    # matmul of it and a graph input runs on the AI CPU, but planning the
-    # fp16 scales raised KeyError on the constant
+    # matmul of it and a graph input runs on the cube (a constant left
+    # operand), and planning the fp16 scales raised KeyError on the
+    # constant (fp16_scaling._activation_and_weight_max: the weight is the
+    # constant operand)
     rng = np.random.default_rng(0)
     c = ", ".join(f"{v:.3f}" for v in rng.standard_normal(2 * 3 * 5))
     check(_parse(f"""

@@ -94,6 +94,12 @@ class RemoveNoOp(RewritePattern):
         elif isinstance(op, g.ConcatOp | g.SumOp):
             if len(op.operands) != 1 or op.operands[0].type != op.results[0].type:
                 return
+        elif isinstance(op, g.PadOp):  # HF Swin pads to whole windows: by 0 when they fit
+            if any(op.ints("pads")) or op.operands[0].type != op.results[0].type:
+                return
+        elif isinstance(op, g.ResizeOp):  # SegFormer resizes every stage to the first's size, that one too
+            if any(s != 1.0 for s in op.floats("scales")) or op.operands[0].type != op.results[0].type:
+                return  # scale 1 maps every coordinate mode's cell i to i
         else:
             return
         log.info("removed %s: it does not change its operand", describe_op(op))
@@ -314,9 +320,52 @@ class ViewBeforeCast(RewritePattern):
 
 
 @dataclass(frozen=True)
+class WholeMapPoolToGlobalPool(RewritePattern):
+    """avg_pool whose one window is the whole map -> global_avg_pool: no
+    explicit pads, no dilation, a 1x1 output, a kernel at least the map
+    (HF EfficientNet's `AvgPool2d(1280, ceil_mode=True)` head; the divisor
+    counts the cells inside the input, so it is the map's mean)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.AvgPoolOp):
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        if len(x) != 4 or not (shapes.is_static(x) and shapes.is_static(out)) or tuple(out[2:]) != (1, 1):
+            return
+        if any(op.ints("pads") or ()) or any(d != 1 for d in op.ints("dilations") or ()):
+            return
+        if any(k < s for k, s in zip(op.ints("kernel_shape"), x[2:])):
+            return
+        pool = g.GlobalAvgPoolOp.build_inferred([op.input], attributes=dict(op.attributes), location=op.location)
+        log.info("rewrote %s: one window over the whole map is a global average pool", describe_op(op))
+        rewriter.replace(op, pool)
+
+
+class GlobalPoolOfRowsToMean(RewritePattern):
+    """global_avg_pool of a tensor that is no 4-D map ([N, C, L]: Swin's
+    pooler over tokens) -> reduce_mean over the dims after C (keepdims):
+    a reduction the vector kernels run along any axis. (The inverse of
+    SpatialMeanToGlobalPool, which takes 4-D maps only.)"""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.GlobalAvgPoolOp):
+            return
+        rank = len(g.shape_of(op.input))
+        if rank == 4 or rank < 3:
+            return
+        mean = g.ReduceMeanOp.build_inferred(
+            [op.input], {"axes": g.int_array(list(range(2, rank)))},  # keepdims defaults to 1
+            attributes=dict(op.attributes), location=op.location,
+        )
+        log.info("rewrote %s: a global pool of a rank-%d tensor is a mean over its last %d dims",
+                 describe_op(op), rank, rank - 2)
+        rewriter.replace(op, mean)
+
+
 class GraphCanonicalizePass(ModulePass):
-    """Fold constants and shape ops, remove Identity/Dropout and no-op view ops,
-    write max-pool ceil_mode as pads, spatial means as global pools,
+    """Fold constants and shape ops, remove Identity/Dropout and no-op view ops
+    and pads, write max-pool ceil_mode as pads, spatial means and whole-map
+    average pools as global pools (and global pools of rows as means),
     gathers of consecutive constant indices as slices and views of casts as
     casts of views, eliminate common subexpressions and dead ops."""
 
@@ -326,8 +375,8 @@ class GraphCanonicalizePass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), MaxPoolCeilToPads(),
-                 SpatialMeanToGlobalPool(), FoldConstantOp(), GatherNDToGather(), GatherRunToSlice(),
-                 ViewBeforeCast()]
+                 SpatialMeanToGlobalPool(), WholeMapPoolToGlobalPool(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
+                 GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast()]
             )
         ).rewrite_module(op)
         _cse_keeping_weights_apart(op)

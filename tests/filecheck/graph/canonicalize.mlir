@@ -1,5 +1,7 @@
-// graph-canonicalize: no-op removal, view-chain merging, constant and shape
-// folding, max-pool ceil_mode as pads, spatial means as global pools,
+// graph-canonicalize: no-op removal (pads of zero and resizes by 1 too),
+// view-chain merging, constant and shape folding, max-pool ceil_mode as
+// pads, spatial means and whole-map average pools as global pools, global
+// pools of rows as means,
 // gathers of a constant index run as slices, gather_nd of constant tuples as
 // gathers, views of casts as casts of views, CSE and DCE. The second RUN
 // uses MLIR's --pass-pipeline syntax and shows that folded ops keep their
@@ -211,6 +213,49 @@ func.func @spatial_mean(%x: tensor<1x8x2x2xf32>, %z: tensor<2x8x2x2xf32>) -> (te
   %b = graph.reduce_mean %x {axes = array<i64: -1, -2>, keepdims = 0 : i64} : (tensor<1x8x2x2xf32>) -> tensor<1x8xf32>
   %c = graph.reduce_mean %z {axes = array<i64: 2, 3>} : (tensor<2x8x2x2xf32>) -> tensor<2x8x1x1xf32>
   func.return %a, %b, %c : tensor<1x8x1x1xf32>, tensor<1x8xf32>, tensor<2x8x1x1xf32>
+}
+
+// An average pool whose one window is the whole map (HF EfficientNet's
+// AvgPool2d(1280, ceil_mode=True) head on a 7x7 map) is a global average
+// pool; with explicit pads, or a window smaller than the map, it stays.
+// CHECK-LABEL: func.func @whole_map_pool
+// CHECK-NEXT:    %[[G:.*]] = graph.global_avg_pool %{{.*}} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.avg_pool %{{.*}} {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, pads = array<i64: 1, 1, 0, 0>}
+// CHECK-NEXT:    %[[S:.*]] = graph.avg_pool %{{.*}} {kernel_shape = array<i64: 6, 6>, strides = array<i64: 6, 6>, ceil_mode = 1 : i64}
+// CHECK-NEXT:    func.return %[[G]], %[[P]], %[[S]]
+func.func @whole_map_pool(%x: tensor<1x8x7x7xf32>) -> (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x2x2xf32>) {
+  %a = graph.avg_pool %x {kernel_shape = array<i64: 320, 320>, strides = array<i64: 320, 320>, ceil_mode = 1 : i64, count_include_pad = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+  %b = graph.avg_pool %x {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, pads = array<i64: 1, 1, 0, 0>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+  %c = graph.avg_pool %x {kernel_shape = array<i64: 6, 6>, strides = array<i64: 6, 6>, ceil_mode = 1 : i64} : (tensor<1x8x7x7xf32>) -> tensor<1x8x2x2xf32>
+  func.return %a, %b, %c : tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>, tensor<1x8x2x2xf32>
+}
+
+// A global average pool of a tensor that is no 4-D map (Swin's pooler over
+// [1, C, tokens]) is a mean over the dims after C, kept.
+// CHECK-LABEL: func.func @global_pool_of_rows
+// CHECK-NEXT:    %[[M:.*]] = graph.reduce_mean %{{.*}} {axes = array<i64: 2>} : (tensor<1x32x64xf32>) -> tensor<1x32x1xf32>
+// CHECK-NEXT:    %[[G:.*]] = graph.global_avg_pool %{{.*}} : (tensor<1x8x2x2xf32>) -> tensor<1x8x1x1xf32>
+func.func @global_pool_of_rows(%x: tensor<1x32x64xf32>, %m: tensor<1x8x2x2xf32>) -> (tensor<1x32x1xf32>, tensor<1x8x1x1xf32>) {
+  %a = graph.global_avg_pool %x : (tensor<1x32x64xf32>) -> tensor<1x32x1xf32>
+  %b = graph.global_avg_pool %m : (tensor<1x8x2x2xf32>) -> tensor<1x8x1x1xf32>
+  func.return %a, %b : tensor<1x32x1xf32>, tensor<1x8x1x1xf32>
+}
+
+// Pads of zero (HF Swin pads its map to whole windows: by 0 when they fit)
+// and a resize by scale 1 (SegFormer brings every stage to the first's size,
+// the first too) do nothing; a real pad and a real resize stay.
+// CHECK-LABEL: func.func @noop_pad_and_resize
+// CHECK-NEXT:    %[[P:.*]] = graph.pad %{{.*}} {pads = array<i64: 0, 1, 1, 0, 0, 0, 0, 0>}
+// CHECK-NEXT:    %[[R:.*]] = graph.resize %{{.*}} {scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>
+// CHECK-NEXT:    %[[E:.*]] = graph.relu %{{.*}} : (tensor<1x8x8x16xf32>)
+// CHECK-NEXT:    func.return %[[P]], %[[R]], %[[E]]
+func.func @noop_pad_and_resize(%x: tensor<1x8x8x16xf32>) -> (tensor<1x9x9x16xf32>, tensor<1x8x16x32xf32>, tensor<1x8x8x16xf32>) {
+  %p0 = graph.pad %x {pads = array<i64: 0, 0, 0, 0, 0, 0, 0, 0>} : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %r0 = graph.resize %p0 {scales = array<f64: 1.0, 1.0, 1.0, 1.0>, mode = "linear", coordinate_transformation_mode = "half_pixel"} : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %p = graph.pad %x {pads = array<i64: 0, 1, 1, 0, 0, 0, 0, 0>} : (tensor<1x8x8x16xf32>) -> tensor<1x9x9x16xf32>
+  %r = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_transformation_mode = "half_pixel"} : (tensor<1x8x8x16xf32>) -> tensor<1x8x16x32xf32>
+  %e = graph.relu %r0 : (tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  func.return %p, %r, %e : tensor<1x9x9x16xf32>, tensor<1x8x16x32xf32>, tensor<1x8x8x16xf32>
 }
 
 // An inverse pair of format changes cancels; a one-way transdata stays.

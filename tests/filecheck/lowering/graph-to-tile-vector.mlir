@@ -355,6 +355,28 @@ func.func @roll(%x: tensor<2x16x32xf32> {ge.name = "x"}) -> (tensor<2x16x48xf32>
 
 // -----
 
+// Swin's patch merging: x[:, 1::2, 0::2, :] of an NHWC map is a box load
+// with steps (every second row and column; the channels, innermost, stay
+// contiguous); a class token (a constant) concatenated before the tokens is
+// a load of a GM constant of the kernel.
+// CHECK-LABEL: tile.program "patch_merge"
+// CHECK:       tile.kernel "k1_copy" attributes {kind = "copy", source = "graph.slice"
+// CHECK-NEXT:    %[[S:.*]] = tile.load "add" {source = array<i64: 1, 8, 8, 16>, offsets = array<i64: 0, 1, 0, 0>, steps = array<i64: 1, 2, 2, 1>} : tensor<1x4x4x16xf32>
+// CHECK:       tile.kernel "k2_copy" attributes {kind = "copy", source = "graph.concat"
+// CHECK-NEXT:    %[[C:.*]] = tile.load "const{{.*}}" : tensor<1x1x16xf32>
+// CHECK-NEXT:    tile.store %[[C]], "z" {dest = array<i64: 1, 65, 16>, offsets = array<i64: 0, 0, 0>} : tensor<1x1x16xf32>
+func.func @patch_merge(%x: tensor<1x8x8x16xf32> {ge.name = "x"}) -> (tensor<1x4x4x16xf32> {ge.name = "y"}, tensor<1x65x16xf32> {ge.name = "z"}) {
+  %c = graph.fill 0.5 : tensor<1x8x8x16xf32>
+  %h = graph.add %x, %c : (tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  %y = graph.slice %h {starts = array<i64: 1, 0>, ends = array<i64: 9223372036854775807, 9223372036854775807>, axes = array<i64: 1, 2>, steps = array<i64: 2, 2>} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %t = graph.reshape %h {shape = array<i64: 1, 64, 16>} : (tensor<1x8x8x16xf32>) -> tensor<1x64x16xf32>
+  %cls = graph.constant dense<[[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0]]]> : tensor<1x1x16xf32>
+  %z = graph.concat %cls, %t {axis = 1 : i64} : (tensor<1x1x16xf32>, tensor<1x64x16xf32>) -> tensor<1x65x16xf32>
+  func.return %y, %z : tensor<1x4x4x16xf32>, tensor<1x65x16xf32>
+}
+
+// -----
+
 // Gathers (graph_to_tile/gather.py): an embedding lookup [V, D] by [1, N]
 // indices is a tile.load of the indices as an [N, 1] column and a tile.gather
 // of the table viewed as [A, V, B] = [1, 50, 64], stored as the result

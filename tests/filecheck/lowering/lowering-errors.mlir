@@ -31,13 +31,13 @@ func.func @dynamic(%x: tensor<?x16x16x16xf32> {ge.name = "x"}) -> (tensor<?x16x1
 // -----
 
 // A map that has been in row-major order inside the graph (here a softmax's
-// result) needs an NCHW -> NC1HWC0 transdata, which exists for fp32 tensors
-// only (graph inputs, AI-CPU results). It used to be an error in force_fp16
-// (and the AI-core softmax read the fp32 input as fp16); graph-partition now
-// places the softmax on the AI CPU, which writes fp32 for the transdata.
+// result) needs an NCHW -> NC1HWC0 transdata. It used to be an error in
+// force_fp16 (and the AI-core softmax read the fp32 input as fp16), then an
+// AI-CPU softmax writing fp32 for the fp32 transdata; now the softmax is a
+// vector kernel (reading the fp32 input as it is) and the transdata reads
+// its fp16 result.
 func.func @transdata_of_internal(%x: tensor<1x16x1x1xf32> {ge.name = "x"}) -> (tensor<1x16x1x1xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
-  // expected-remark@+1 {{'graph.softmax' op missed graph-partition at loc("softmax"): AI_CPU fallback (force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata); as a vector kernel: force_fp16: the row-major result is read as a map (no fp16 NCHW -> NC1HWC0 transdata on the AI core))}}
   %s = graph.softmax %x {axis = 1 : i64} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> loc("softmax")
   // expected-remark@+2 {{'graph.conv' op assign-layouts: operand #0 NCHW -> NC1HWC0 (graph.transdata)}}
   // expected-remark@+1 {{'graph.conv' op assign-layouts: output transdata folded (byte-identical to NCHW)}}

@@ -13,16 +13,16 @@
 // CHECK:       = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x8x8xf32>{{$}}
 // CHECK:       graph.sin %{{.*}} {ge.engine = "AI_CPU", ge.reason = "no AI-core kernel for graph.sin"}
 // CHECK:       graph.conv %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "anisotropic stride (1, 2) / dilation (1, 1) not lowered", strides = array<i64: 1, 2>, pads = array<i64: 1, 1, 1, 1>}
-// CHECK:       graph.matmul %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); on the cube: rows of 4 x 2 bytes are not whole 32-byte blocks (the product's rows move as blocks)"}
+// CHECK:       graph.matmul %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); on the cube: a 1-D matmul operand is not lowered on the cube"}
 // CHECK:       graph.gather_nd %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "no AI-core kernel for graph.gather_nd"
 // A batch-2 relu is no feature map of the CNN patterns; the vector kernels take it.
 // CHECK:       graph.relu %{{.*}} {ge.kernel = "vector"}
 
-// In fp32 the graph input needs no cast kernel: the matmul is refused for
-// its operand that is no weight.
-// FP32: graph.matmul %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "the right operand must be constant (a weight); on the cube: rows of 4 x 4 bytes are not whole 32-byte blocks (the product's rows move as blocks)"}
+// In fp32 the graph input needs no cast kernel: the matrix-vector product is
+// refused for its operand that is no weight, and by the cube for its 1-D one.
+// FP32: graph.matmul %{{.*}}, %{{.*}} {ge.engine = "AI_CPU", ge.reason = "the right operand must be constant (a weight); on the cube: a 1-D matmul operand is not lowered on the cube"}
 
-// OFF: error: 4 op(s) have no AI-core kernel and AI-CPU fallback is off (--no-aicpu-fallback): graph.sin at loc("t"): no AI-core kernel for graph.sin; graph.conv at loc("c2"): anisotropic stride (1, 2) / dilation (1, 1) not lowered; graph.matmul at loc("mm"): force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); on the cube: rows of 4 x 2 bytes are not whole 32-byte blocks (the product's rows move as blocks); graph.gather_nd at loc("g"): no AI-core kernel for graph.gather_nd
+// OFF: error: 4 op(s) have no AI-core kernel and AI-CPU fallback is off (--no-aicpu-fallback): graph.sin at loc("t"): no AI-core kernel for graph.sin; graph.conv at loc("c2"): anisotropic stride (1, 2) / dilation (1, 1) not lowered; graph.matmul at loc("mm"): force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); on the cube: a 1-D matmul operand is not lowered on the cube; graph.gather_nd at loc("g"): no AI-core kernel for graph.gather_nd
 
 // The AI CPU reads and writes the logical order: a transdata back to NCHW
 // before the AI-CPU sin, and one into NC1HWC0 before the AI-core conv
@@ -39,9 +39,9 @@
 // NPU:      npu.aicpu @k3_aicpu_sin
 // NPU:        graph.sin
 // NPU:        npu.aicpu_return
-func.func @mixed(%x: tensor<1x16x8x8xf32> {ge.name = "x"}, %b: tensor<8x4xf32> {ge.name = "b"},
+func.func @mixed(%x: tensor<1x16x8x8xf32> {ge.name = "x"}, %b: tensor<8xf32> {ge.name = "b"},
                  %ids: tensor<1x4x1xi64> {ge.name = "ids"}, %z: tensor<2x16x8x8xf32> {ge.name = "z"})
-    -> (tensor<1x16x8x4xf32> {ge.name = "y"}, tensor<8x4xf32> {ge.name = "m"}, tensor<1x4x4xf32> {ge.name = "e"},
+    -> (tensor<1x16x8x4xf32> {ge.name = "y"}, tensor<8xf32> {ge.name = "m"}, tensor<1x4x4xf32> {ge.name = "e"},
         tensor<2x16x8x8xf32> {ge.name = "rz"}) {
   %w = graph.fill 0.1 : tensor<16x16x3x3xf32>
   %c1 = graph.conv %x, %w {pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x8x8xf32> loc("c1")
@@ -50,11 +50,11 @@ func.func @mixed(%x: tensor<1x16x8x8xf32> {ge.name = "x"}, %b: tensor<8x4xf32> {
   // expected-remark@+1 {{'graph.conv' op missed graph-partition at loc("c2"): AI_CPU fallback (anisotropic stride (1, 2) / dilation (1, 1) not lowered)}}
   %c2 = graph.conv %t, %w {strides = array<i64: 1, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32> -> tensor<1x16x8x4xf32> loc("c2")
   %a = graph.fill 0.5 : tensor<8x8xf32>
-  // expected-remark@+1 {{'graph.matmul' op missed graph-partition at loc("mm"): AI_CPU fallback (force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); on the cube: rows of 4 x 2 bytes are not whole 32-byte blocks (the product's rows move as blocks))}}
-  %m = graph.matmul %a, %b : (tensor<8x8xf32>, tensor<8x4xf32>) -> tensor<8x4xf32> loc("mm")
+  // expected-remark@+1 {{'graph.matmul' op missed graph-partition at loc("mm"): AI_CPU fallback (force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core); on the cube: a 1-D matmul operand is not lowered on the cube)}}
+  %m = graph.matmul %a, %b : (tensor<8x8xf32>, tensor<8xf32>) -> tensor<8xf32> loc("mm")
   %table = graph.fill 0.25 : tensor<10x4xf32>
   // expected-remark@+1 {{'graph.gather_nd' op missed graph-partition at loc("g"): AI_CPU fallback (no AI-core kernel for graph.gather_nd)}}
   %e = graph.gather_nd %table, %ids : (tensor<10x4xf32>, tensor<1x4x1xi64>) -> tensor<1x4x4xf32> loc("g")
   %rz = graph.relu %z : (tensor<2x16x8x8xf32>) -> tensor<2x16x8x8xf32> loc("r")
-  func.return %c2, %m, %e, %rz : tensor<1x16x8x4xf32>, tensor<8x4xf32>, tensor<1x4x4xf32>, tensor<2x16x8x8xf32>
+  func.return %c2, %m, %e, %rz : tensor<1x16x8x4xf32>, tensor<8xf32>, tensor<1x4x4xf32>, tensor<2x16x8x8xf32>
 }

@@ -1,0 +1,146 @@
+"""graph-decompose: ops the AI core has no kernel for, written as graph ops
+it has (GE's operator decomposition; the values are the same, up to fp
+rounding of the sums):
+
+* resize (nearest or linear, of the last two dims) -> products with
+  constant interpolation matrices: Y = R_h . X . R_w^T. The reference
+  kernel itself, applied to an identity, gives each matrix, so the two
+  agree on every coordinate mode and rounding rule. Dense products cost
+  H x W MACs per output instead of four: extents up to
+  RESIZE_PRODUCT_LIMIT only.
+* conv_transpose whose kernel equals its stride (no padding, dilation or
+  groups: UNet's 2x2 up-convolutions), whose windows never overlap:
+  y[n, o, s*i + a, s*j + b] = sum_c x[n, c, i, j] w[c, o, a, b] + bias[o],
+  a product in NHWC order, [N, H, W, C] . [C, O*kh*kw] (its bias each
+  channel's, repeated over the taps), then a transpose that interleaves the kernel taps with the
+  rows and columns (its innermost dim stays innermost).
+
+Each rewrite logs one line; what is left stays for the partition to place.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
+
+from gedialects.graph import ops as g
+from gedialects.graph import reference as ref
+from gedialects.graph import shapes
+from gedialects.graph.constants import constant_value, materialize
+from gedialects.graph.tensors import is_float
+from gedialects.location import describe_op, node_name
+
+log = logging.getLogger("gedialects.decompose")
+
+RESIZE_PRODUCT_LIMIT = 512
+"""Longest input or output extent a resize runs as dense interpolation products."""
+
+
+def interpolation_matrix(op: g.ResizeOp, axis: int, in_len: int, out_len: int) -> np.ndarray:
+    """[out_len, in_len]: row o holds the weights of the input cells that
+    output cell o of `axis` reads (the reference kernel on an identity)."""
+    eye = np.eye(in_len, dtype=np.float32)
+    resized = ref.resize(
+        eye, (in_len, out_len), (1.0, op.floats("scales")[axis]), op.str_("mode", "nearest"),
+        op.str_("coordinate_transformation_mode", "half_pixel"), op.str_("nearest_mode", "round_prefer_floor"),
+    )
+    return np.ascontiguousarray(resized.T)
+
+
+class ResizeToProducts(RewritePattern):
+    """resize of the last two dims -> x . R_w^T (when W changes), then
+    R_h . (...) (when H changes): products with constant matrices."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ResizeOp) or op.str_("mode", "nearest") not in ("nearest", "linear"):
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        if len(x) < 2 or not (shapes.is_static(x) and shapes.is_static(out)) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        if tuple(x[:-2]) != tuple(out[:-2]) or max(*x[-2:], *out[-2:]) > RESIZE_PRODUCT_LIMIT:
+            return  # only the last two dims resize, at extents a dense product affords
+        new: list[Operation] = []
+        value: SSAValue = op.input
+        name = node_name(op)
+        rank = len(x)
+        if x[-1] != out[-1]:
+            rw_t = interpolation_matrix(op, rank - 1, x[-1], out[-1]).T
+            matrix = materialize(np.ascontiguousarray(rw_t), f"{name}_interp_w", op.location)
+            product = g.MatMulOp.build_inferred([value, matrix.results[0], []], {}, location=op.location)
+            new += [matrix, product]
+            value = product.results[0]
+        if x[-2] != out[-2]:
+            rh = interpolation_matrix(op, rank - 2, x[-2], out[-2])
+            matrix = materialize(rh, f"{name}_interp_h", op.location)
+            product = g.MatMulOp.build_inferred([matrix.results[0], value, []], {}, location=op.location)
+            new += [matrix, product]
+            value = product.results[0]
+        if not new:
+            return
+        new[-1].attributes.update(op.attributes)
+        log.info("rewrote %s: %s interpolation as products with constant matrices (%s)", describe_op(op),
+                 op.str_("mode", "nearest"), " x ".join(str(d) for d in out[-2:]))
+        rewriter.replace(op, new, [value])
+
+
+class StridedConvTransposeToProduct(RewritePattern):
+    """conv_transpose with kernel == stride (no pads, dilation, groups or
+    output padding), 2-D: transpose x to NHWC, a product with the weight
+    as [C, O*kh*kw] (+ the bias repeated over the taps), a reshape to
+    [N, H, W, O, kh, kw] and a transpose to [N, O, H, kh, W, kw], which
+    is the output [N, O, H*kh, W*kw] in row-major order."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ConvTransposeOp):
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        weight = constant_value(op.weight)
+        if len(x) != 4 or weight is None or not (shapes.is_static(x) and shapes.is_static(out)):
+            return
+        n, c, h, w = x
+        _, o, kh, kw = weight.shape
+        strides, pads, dilations = op.window(4)
+        if (tuple(strides) != (kh, kw) or any(pads) or any(d != 1 for d in dilations) or op.int_("group", 1) != 1
+                or any(op.ints("output_padding", (0, 0)))):
+            return
+        bias = constant_value(op.bias) if op.bias is not None else None
+        if op.bias is not None and bias is None:
+            return
+        name, loc = node_name(op), op.location
+        nhwc = g.TransposeOp.build_inferred([op.input], {"perm": g.int_array([0, 2, 3, 1])}, location=loc)
+        wmat = materialize(np.ascontiguousarray(weight.reshape(c, o * kh * kw)), f"{name}_taps", loc)
+        new: list[Operation] = [nhwc, wmat]
+        per_tap: list[SSAValue] = []
+        if bias is not None:  # the product's bias: each output channel's over its kh * kw taps
+            bias_op = materialize(np.repeat(np.asarray(bias, np.float32), kh * kw), f"{name}_bias_taps", loc)
+            new.append(bias_op)
+            per_tap = [bias_op.results[0]]
+        product = g.MatMulOp.build_inferred([nhwc.results[0], wmat.results[0], per_tap], {}, location=loc)
+        new.append(product)
+        taps = g.ReshapeOp.build_inferred([product.results[0]], {"shape": g.int_array([n, h, w, o, kh, kw])},
+                                          location=loc)
+        interleave = g.TransposeOp.build_inferred([taps.results[0]], {"perm": g.int_array([0, 3, 1, 4, 2, 5])},
+                                                  location=loc)
+        result = g.ReshapeOp.build_inferred([interleave.results[0]], {"shape": g.int_array(list(out))},
+                                            dict(op.attributes), location=loc)
+        new += [taps, interleave, result]
+        log.info("rewrote %s: a %dx%d up-convolution of stride %dx%d as a product and a tap interleave",
+                 describe_op(op), kh, kw, kh, kw)
+        rewriter.replace(op, new, [result.results[0]])
+
+
+class GraphDecomposePass(ModulePass):
+    """Resize and stride-equals-kernel conv_transpose as products the AI core runs."""
+
+    name = "graph-decompose"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ResizeToProducts(), StridedConvTransposeToProduct()])
+        ).rewrite_module(op)
