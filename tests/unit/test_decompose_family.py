@@ -177,7 +177,7 @@ def test_pad_by_zero_is_removed(precision):
 
 
 @pytest.mark.parametrize("precision", MODES)
-def test_average_pool_whose_window_covers_the_map_is_a_global_pool(precision):
+def test_average_pool_whose_window_covers_the_map_runs_with_the_exact_window(precision):
     """HF EfficientNet's pooler: AvgPool2d with a kernel larger than the map, ceil_mode.
     (c per channel, a bias as a CNN has: a full-shape constant map operand
     makes the add a row-major kernel, which fp16 cannot hand to a map kernel.)"""

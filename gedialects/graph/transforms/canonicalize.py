@@ -1,5 +1,7 @@
-"""graph-canonicalize: fold constants and shape ops, drop no-op ops, write
-max-pool ceil_mode as pads, a spatial mean as a global average pool, a
+"""graph-canonicalize: fold constants and shape ops, drop no-op ops (pads of
+zero, resizes by 1 too), write max-pool ceil_mode as pads, a spatial mean as
+a global average pool, a whole-map average pool with its exact window, a
+global pool of rows as a mean, a
 gather of a constant run of consecutive indices as a slice (+ reshape) and a
 view of a cast as a cast of the view (so the cast fuses with what follows),
 then CSE and DCE.
@@ -320,11 +322,13 @@ class ViewBeforeCast(RewritePattern):
 
 
 @dataclass(frozen=True)
-class WholeMapPoolToGlobalPool(RewritePattern):
-    """avg_pool whose one window is the whole map -> global_avg_pool: no
-    explicit pads, no dilation, a 1x1 output, a kernel at least the map
-    (HF EfficientNet's `AvgPool2d(1280, ceil_mode=True)` head; the divisor
-    counts the cells inside the input, so it is the map's mean)."""
+class WholeMapPoolToExactWindow(RewritePattern):
+    """avg_pool whose one window is the whole map (no explicit pads, no
+    dilation, a 1x1 output, a kernel at least the map; HF EfficientNet's
+    `AvgPool2d(1280, ceil_mode=True)` head) -> the same pool with kernel and
+    strides the map's size and no ceil_mode: the divisor counts the cells
+    inside the input, so both are the map's mean, and the exact window is
+    the form ResNet's head already has."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.AvgPoolOp):
@@ -334,10 +338,15 @@ class WholeMapPoolToGlobalPool(RewritePattern):
             return
         if any(op.ints("pads") or ()) or any(d != 1 for d in op.ints("dilations") or ()):
             return
-        if any(k < s for k, s in zip(op.ints("kernel_shape"), x[2:])):
+        kernel, window = tuple(op.ints("kernel_shape")), tuple(x[2:])
+        if any(k < s for k, s in zip(kernel, window)):
             return
-        pool = g.GlobalAvgPoolOp.build_inferred([op.input], attributes=dict(op.attributes), location=op.location)
-        log.info("rewrote %s: one window over the whole map is a global average pool", describe_op(op))
+        if kernel == window and tuple(op.ints("strides") or (1, 1)) == window and not op.int_("ceil_mode", 0):
+            return  # already exact
+        props = {k: v for k, v in op.properties.items() if k not in ("ceil_mode", "count_include_pad")}
+        props.update({"kernel_shape": g.int_array(list(window)), "strides": g.int_array(list(window))})
+        pool = g.AvgPoolOp.build_inferred([op.input], props, attributes=dict(op.attributes), location=op.location)
+        log.info("rewrote %s: its one window is the whole %dx%d map", describe_op(op), *window)
         rewriter.replace(op, pool)
 
 
@@ -364,8 +373,9 @@ class GlobalPoolOfRowsToMean(RewritePattern):
 
 class GraphCanonicalizePass(ModulePass):
     """Fold constants and shape ops, remove Identity/Dropout and no-op view ops
-    and pads, write max-pool ceil_mode as pads, spatial means and whole-map
-    average pools as global pools (and global pools of rows as means),
+    and pads, write max-pool ceil_mode as pads, spatial means as global
+    pools, a whole-map average pool with its exact window, global pools of
+    rows as means,
     gathers of consecutive constant indices as slices and views of casts as
     casts of views, eliminate common subexpressions and dead ops."""
 
@@ -375,7 +385,7 @@ class GraphCanonicalizePass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), MaxPoolCeilToPads(),
-                 SpatialMeanToGlobalPool(), WholeMapPoolToGlobalPool(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
+                 SpatialMeanToGlobalPool(), WholeMapPoolToExactWindow(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
                  GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast()]
             )
         ).rewrite_module(op)

@@ -1,7 +1,7 @@
 // graph-canonicalize: no-op removal (pads of zero and resizes by 1 too),
 // view-chain merging, constant and shape folding, max-pool ceil_mode as
-// pads, spatial means and whole-map average pools as global pools, global
-// pools of rows as means,
+// pads, spatial means as global pools, whole-map average pools with their
+// exact window, global pools of rows as means,
 // gathers of a constant index run as slices, gather_nd of constant tuples as
 // gathers, views of casts as casts of views, CSE and DCE. The second RUN
 // uses MLIR's --pass-pipeline syntax and shows that folded ops keep their
@@ -216,10 +216,11 @@ func.func @spatial_mean(%x: tensor<1x8x2x2xf32>, %z: tensor<2x8x2x2xf32>) -> (te
 }
 
 // An average pool whose one window is the whole map (HF EfficientNet's
-// AvgPool2d(1280, ceil_mode=True) head on a 7x7 map) is a global average
-// pool; with explicit pads, or a window smaller than the map, it stays.
+// AvgPool2d(1280, ceil_mode=True) head on a 7x7 map) is the pool with the
+// exact window, ResNet's head (no ceil_mode); with explicit pads, or a
+// window smaller than the map, it stays.
 // CHECK-LABEL: func.func @whole_map_pool
-// CHECK-NEXT:    %[[G:.*]] = graph.global_avg_pool %{{.*}} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+// CHECK-NEXT:    %[[G:.*]] = graph.avg_pool %{{.*}} {kernel_shape = array<i64: 7, 7>, strides = array<i64: 7, 7>} : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
 // CHECK-NEXT:    %[[P:.*]] = graph.avg_pool %{{.*}} {kernel_shape = array<i64: 8, 8>, strides = array<i64: 8, 8>, pads = array<i64: 1, 1, 0, 0>}
 // CHECK-NEXT:    %[[S:.*]] = graph.avg_pool %{{.*}} {kernel_shape = array<i64: 6, 6>, strides = array<i64: 6, 6>, ceil_mode = 1 : i64}
 // CHECK-NEXT:    func.return %[[G]], %[[P]], %[[S]]
