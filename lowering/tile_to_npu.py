@@ -23,12 +23,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.graph.tensors import tensor_nbytes
+from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.isa import (
@@ -92,6 +92,7 @@ class KernelTranslator:
         self.parity = 0
         self.addr: dict[t.AllocOp, tuple[int, int]] = {}  # address, bytes per copy
         self.instructions = 0
+        self.writes: set[str] = set()  # GM tensors the kernel stores to
         self._allocate()
 
     # -- allocation ------------------------------------------------------
@@ -298,6 +299,8 @@ class KernelTranslator:
     # -- expansion ---------------------------------------------------------
     def copy(self, op: t.CopyOp) -> None:
         dst, src = self.ref(op.dst), self.ref(op.src)
+        if dst.space == "gm":
+            self.writes.add(dst.base[1])
         cast = op.cast is not None
         dims = _merge(list(t.ints(op.shape)), [list(t.ints(op.dst_strides)), list(t.ints(op.src_strides))])
         if dims[-1][1] != [1, 1]:  # the innermost dim had one element: a run of one, the rest are bursts
@@ -525,9 +528,11 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
     gm: dict[str, tuple[int, int]] = {}
     size = 0
     tensors = [op for op in prog.body.block.ops if isinstance(op, t.TensorOp)]
+    elements: dict[str, Attribute] = {}
     for op in tensors:
         nbytes = tensor_nbytes(op.type)
         gm[op.tensor_name.data] = (op.offset.value.data, nbytes)
+        elements[op.tensor_name.data] = op.type.element_type
         size = max(size, op.offset.value.data + -(-nbytes // 64) * 64 + 64)
     pb = ProgramBuilder(prog.sym_name.data, gm_size=size)
     for op in tensors:
@@ -547,15 +552,22 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         with pb.kernel(kop.sym_name.data) as kb:
             tr = KernelTranslator(kop, kb, gm, config)
             tr.run()
-        for name in ("kind", "absorbed"):
+        for name in KERNEL_INFO:
             if name in kop.attributes:
                 kb.kernel.attributes[f"ge.{name}"] = kop.attributes[name]
+        # the GM tensors it writes, for the simulator's overflow check
+        kb.kernel.attributes["ge.writes"] = StringAttr(";".join(
+            f"{gm[n][0]}+{gm[n][1]}:{numpy_dtype(elements[n]).name}" for n in sorted(tr.writes)))
         pb.launch(kop.sym_name.data, kop.block_dim.value.data)
     module = pb.module()
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
         for op in module.body.block.ops:
             op.attributes["ge.precision_mode"] = prog.attributes["ge.precision_mode"]
     return module
+
+
+KERNEL_INFO = ("kind", "absorbed", "source", "op_type", "in_shapes", "in_formats", "out_shapes", "out_formats")
+"""tile.kernel attributes an npu.kernel keeps as ge.* (the assembler puts them in the program for the profile)."""
 
 
 def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:

@@ -16,6 +16,7 @@ import numpy as np
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     BFloat16Type,
     Builtin,
     DenseIntOrFPElementsAttr,
@@ -132,6 +133,19 @@ def constant_bytes(op: npu.ConstantOp) -> bytes:
     return values.tobytes()
 
 
+def kernel_info(op: Operation) -> dict[str, str]:
+    """The ge.* attributes lowering put on an npu.kernel (P.KERNEL_INFO_KEYS)
+    as strings: the absorbed model nodes ';'-separated."""
+    info: dict[str, str] = {}
+    for key in P.KERNEL_INFO_KEYS:
+        attr = op.attributes.get(f"ge.{key}")
+        if isinstance(attr, StringAttr):
+            info[key] = attr.data
+        elif isinstance(attr, ArrayAttr):
+            info[key] = ";".join(a.data for a in attr.data if isinstance(a, StringAttr))
+    return info
+
+
 class _KernelAssembler:
     """Turns one npu.kernel body into code."""
 
@@ -175,6 +189,7 @@ class _KernelAssembler:
             init_regs=tuple(self.init),
             locs=tuple(self.locs),
             uses_cube=self.uses_cube,
+            info=kernel_info(self.kernel),
         )
 
     def block(self, ops) -> None:

@@ -11,6 +11,7 @@ and AI CPU tasks apart by Task Type."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,6 +61,7 @@ class KernelProfile:
             "bytes": self.bytes,
             "instructions": self.instructions,
             "memory_bound": self.memory_bound,
+            "bound": bound(self),
             "task_type": self.task_type,
             **({"info": self.info} if self.info else {}),
         }
@@ -73,6 +75,7 @@ class Profile:
     kernels: list[KernelProfile] = field(default_factory=list)
     races: list[str] = field(default_factory=list)  # when races="warn"
     warnings: list[str] = field(default_factory=list)
+    device_bytes: int = 0  # GM the program occupies (its gm_size): inputs, outputs, weights, the arena
 
     @property
     def time_us(self) -> float:
@@ -86,6 +89,7 @@ class Profile:
         return {
             "target": self.target,
             "clock_mhz": self.clock_mhz,
+            "device_bytes": self.device_bytes,
             "total_cycles": self.total_cycles,
             "time_us": self.time_us,
             "kernels": [k.to_json() for k in self.kernels],
@@ -94,53 +98,172 @@ class Profile:
         }
 
 
+BUSY_ENOUGH = 0.5
+"""A pipe busy at least this share of a kernel's time (on every core it
+ran on) is what bounds it; below that on every pipe the kernel is bound by
+latency (launch, issue, synchronisation)."""
+
+OP_SUMMARY_COLUMNS = (
+    "Op Name", "OP Type", "Task Type", "Stream ID", "Block Dim", "Input Shapes", "Input Formats",
+    "Output Shapes", "Output Formats", "Task Start Time(us)", "Task Duration(us)", "aic_mac_ratio",
+    "aic_vec_ratio", "aic_scalar_ratio", "aic_mte1_ratio", "aic_mte2_ratio", "aic_mte3_ratio",
+    "Kernel", "Cycles", "GM Bytes", "Bound", "Share(%)",
+)
+"""The op summary's columns: msprof's op_summary names where they apply
+(mac = the cube), then the simulator's own: the kernel, its cycles, the
+bytes it moved to and from GM, what bounds it (`bound`) and its share of
+the run's cycles."""
+
+
+def gm_bytes(k: KernelProfile) -> int:
+    return sum(v for p, v in k.bytes.items() if p.startswith("gm_") or p.endswith("_gm"))
+
+
+def bound(k: KernelProfile) -> str:
+    """compute (cube or vector), memory (GM traffic: mte2, mte3), latency
+    (no pipe busy BUSY_ENOUGH of the time) or aicpu."""
+    if k.task_type == AI_CPU:
+        return "aicpu"
+    compute = max(k.ratio["cube"], k.ratio["vector"])
+    memory = max(k.ratio["mte2"], k.ratio["mte3"])
+    if max(compute, memory) < BUSY_ENOUGH:
+        return "latency"
+    return "compute" if compute >= memory else "memory"
+
+
+def op_name(k: KernelProfile) -> str:
+    """The model nodes a kernel runs (what it absorbed, ';'-separated), else
+    the node of its graph op (the name in its location), else the kernel."""
+    absorbed = k.info.get("absorbed")
+    if isinstance(absorbed, list | tuple):
+        absorbed = ";".join(absorbed)
+    if absorbed:
+        return absorbed
+    source = k.info.get("source", "")
+    located = re.search(r'at loc\("(.*)"\)', source)
+    return located.group(1) if located else source or k.name
+
+
+def op_type(k: KernelProfile) -> str:
+    """The graph op a kernel runs (an AI-CPU task: from its source), else its kind."""
+    if k.info.get("op_type"):
+        return k.info["op_type"]
+    named = re.match(r"graph\.(\w+)", k.info.get("source", ""))
+    return named.group(1) if named else k.info.get("kind", "")
+
+
+def short_name(name: str, width: int) -> str:
+    """The first node of an op name in `width` characters (its end kept:
+    model paths differ at the end), with +N for the other nodes."""
+    nodes = name.split(";")
+    more = f" +{len(nodes) - 1}" if len(nodes) > 1 else ""
+    room = width - len(more)
+    first = nodes[0] if len(nodes[0]) <= room else "..." + nodes[0][-(room - 3):]
+    return first + more
+
+
+def op_summary(profile: Profile) -> list[dict]:
+    """One row per kernel or AI-CPU task (OP_SUMMARY_COLUMNS), longest first."""
+    us = 1.0 / profile.clock_mhz
+    total = max(1, profile.total_cycles)
+    rows = []
+    for k in sorted(profile.kernels, key=lambda k: (-k.cycles, k.launch)):
+        core = k.task_type == AI_CORE
+        ratios = {f"aic_{label}_ratio": round(k.ratio[pipe], 4) if core else ""
+                  for label, pipe in (("mac", "cube"), ("vec", "vector"), ("scalar", "scalar"),
+                                      ("mte1", "mte1"), ("mte2", "mte2"), ("mte3", "mte3"))}
+        rows.append({
+            "Op Name": op_name(k),
+            "OP Type": op_type(k),
+            "Task Type": k.task_type,
+            "Stream ID": k.stream,
+            "Block Dim": k.block_dim,
+            "Input Shapes": k.info.get("in_shapes", ""),
+            "Input Formats": k.info.get("in_formats", ""),
+            "Output Shapes": k.info.get("out_shapes", ""),
+            "Output Formats": k.info.get("out_formats", ""),
+            "Task Start Time(us)": round(k.start * us, 3),
+            "Task Duration(us)": round(k.cycles * us, 3),
+            **ratios,
+            "Kernel": k.name,
+            "Cycles": k.cycles,
+            "GM Bytes": gm_bytes(k),
+            "Bound": bound(k),
+            "Share(%)": round(100.0 * k.cycles / total, 2),
+        })
+    return rows
+
+
+def write_op_summary(profile: Profile, path: str | Path) -> None:
+    """The op summary as CSV (msprof's op_summary_*.csv shape)."""
+    import csv
+
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=OP_SUMMARY_COLUMNS)
+        writer.writeheader()
+        writer.writerows(op_summary(profile))
+
+
 def format_profile(profile: Profile) -> str:
-    """A per-kernel table: cycles, pipe ratios, bytes moved, memory_bound."""
-    head = (
-        f"{'kernel':<20} {'type':<7} {'blocks':>6} {'cores':>5} {'cycles':>10} "
-        + " ".join(f"{p:>6}" for p in PIPE_LABELS)
-        + f" {'GM bytes':>10} {'mem_bound':>9}"
-    )
+    """The op summary as text, longest kernel first: the model nodes each
+    kernel runs, its op type, duration, share, pipe ratios, GM bytes and
+    bound; then each kernel's shapes and formats and bytes per path, a
+    summary per op type, and the device memory."""
     n_cpu = sum(1 for k in profile.kernels if k.task_type == AI_CPU)
-    title = (
+    lines = [
         f"target {profile.target} @ {profile.clock_mhz:g} MHz: "
         f"{profile.total_cycles} cycles = {profile.time_us:.2f} us, "
         f"{len(profile.kernels) - n_cpu} launch(es)"
         + (f", {n_cpu} AI-CPU task(s)" if n_cpu else "")
-    )
-    lines = [
-        title,
-        head,
-        "-" * len(head),
     ]
-    for k in profile.kernels:
-        gm = sum(
-            v for p, v in k.bytes.items() if p.startswith("gm_") or p.endswith("_gm")
-        )
-        mb = k.memory_bound
-        if k.task_type == AI_CPU:  # no AI cores, no pipes
-            lines.append(
-                f"{k.name[:20]:<20} {k.task_type:<7} {'-':>6} {'-':>5} {k.cycles:>10} "
-                + " ".join(f"{'-':>6}" for _ in PIPE_LABELS)
-                + f" {gm:>10} {'-':>9}"
-            )
-            continue
-        lines.append(
-            f"{k.name[:20]:<20} {k.task_type:<7} {k.block_dim:>6} {k.cores:>5} {k.cycles:>10} "
-            + " ".join(f"{k.ratio[p]:>6.2f}" for p in PIPE_LABELS)
-            + f" {gm:>10} {f'{mb:.2f}' if mb is not None else '-':>9}"
-        )
-    for k in profile.kernels:
+    head = (f"{'op name':<32} {'op type':<16} {'task':<7} {'blocks':>6} {'us':>9} {'share':>6} "
+            + " ".join(f"{p:>6}" for p in ("mac", "vec", "scalar", "mte1", "mte2", "mte3"))
+            + f" {'GM bytes':>10} {'bound':<8}")
+    lines += [head, "-" * len(head)]
+    rows = op_summary(profile)
+    for r in rows:
+        name = short_name(r["Op Name"], 32)
+        ratios = " ".join(f"{r[c]:>6.2f}" if r[c] != "" else f"{'-':>6}" for c in (
+            "aic_mac_ratio", "aic_vec_ratio", "aic_scalar_ratio", "aic_mte1_ratio", "aic_mte2_ratio", "aic_mte3_ratio"))
+        blocks = r["Block Dim"] if r["Task Type"] == AI_CORE else "-"
+        lines.append(f"{name:<32} {r['OP Type'][:16]:<16} {r['Task Type']:<7} {blocks:>6} {r['Task Duration(us)']:>9.3f} "
+                     f"{r['Share(%)']:>5.1f}% {ratios} {r['GM Bytes']:>10} {r['Bound']:<8}")
+    by_kernel = {k.name: k for k in profile.kernels}
+    for r in rows:
+        k = by_kernel[r["Kernel"]]
+        shapes = ""
+        if r["Input Shapes"] or r["Output Shapes"]:
+            shapes = (f" in {_shapes(r['Input Shapes'], r['Input Formats'])}"
+                      f" -> out {_shapes(r['Output Shapes'], r['Output Formats'])};")
         moved = ", ".join(f"{p} {n}" for p, n in sorted(k.bytes.items()) if n)
-        lines.append(f"  {k.name}: bytes {moved or 'none'}")
+        lines.append(f"  {k.name} ({r['Op Name']}):{shapes} bytes {moved or 'none'}")
         if k.task_type == AI_CPU:
             why = ": ".join(x for x in (k.info.get("source"), k.info.get("reason")) if x)
             lines.append(f"  {k.name}: on the AI CPU, work {k.info.get('work', 0)}" + (f" ({why})" if why else ""))
+    types: dict[str, list[int]] = {}
+    for r in rows:
+        entry = types.setdefault(f"{r['OP Type'] or '-'} ({r['Task Type']})", [0, 0])
+        entry[0] += 1
+        entry[1] += r["Cycles"]
+    lines.append("by op type: " + ", ".join(
+        f"{t} x{n} {100.0 * c / max(1, profile.total_cycles):.1f}%"
+        for t, (n, c) in sorted(types.items(), key=lambda kv: -kv[1][1])))
+    if profile.device_bytes:
+        lines.append(f"device memory: {profile.device_bytes} bytes of GM ({profile.device_bytes / 2**20:.2f} MiB: "
+                     "inputs, outputs, weights and the arena, allocated for the whole run)")
     for w in profile.warnings:
         lines.append(f"warning: {w}")
     for r in profile.races:
         lines.append(f"race: {r}")
     return "\n".join(lines)
+
+
+def _shapes(shapes: str, formats: str) -> str:
+    """'1,3,8,8;16,3,3,3' and 'NC1HWC0;FRACTAL_Z' -> '[1,3,8,8] NC1HWC0, [16,3,3,3] FRACTAL_Z'."""
+    if not shapes:
+        return "-"
+    fs = formats.split(";") if formats else []
+    return ", ".join(f"[{s}]" + (f" {fs[i]}" if i < len(fs) else "") for i, s in enumerate(shapes.split(";")))
 
 
 def chrome_trace(profile: Profile) -> dict:
@@ -181,7 +304,9 @@ def chrome_trace(profile: Profile) -> dict:
                 "tid": k.stream,
                 "ts": k.start * us,
                 "dur": max(k.cycles, 1) * us,
-                "args": {"block_dim": k.block_dim, "cycles": k.cycles},
+                # what the launch runs (the op summary's names, shapes and formats)
+                "args": {"block_dim": k.block_dim, "cycles": k.cycles, "op_name": op_name(k),
+                         "bound": bound(k), **k.info},
             }
         )
         for core, pipe, start, dur, name, block in k.events:

@@ -64,8 +64,12 @@ from gedialects.npu.vector_ops import FAMILIES, Family, FamilySpec, family_membe
 from target.errors import AssemblyError
 
 FORMAT = "gedialects-npu-om"
-VERSION = 3  # 3: SHA-256 checksum in the header; 2: AI-CPU tasks ("aicpu_tasks", schedule "aicpu")
-READABLE_VERSIONS = (3,)  # older files carry no checksum: recompile them
+VERSION = 4  # 4: kernel "info" (op names and shapes for the profile); 3: SHA-256 checksum; 2: AI-CPU tasks
+READABLE_VERSIONS = (3, 4)  # 3 reads with empty kernel info; older files carry no checksum: recompile them
+KERNEL_INFO_KEYS = ("kind", "absorbed", "source", "op_type", "in_shapes", "in_formats", "out_shapes", "out_formats",
+                    "writes")
+"""What a kernel's info may hold (lowering's ge.* attributes of an npu.kernel). `writes`: the GM
+tensors the kernel stores to, 'offset+nbytes:dtype;...' (the simulator's overflow check)."""
 
 # --- scalar opcodes -------------------------------------------------------
 MOV, ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX = range(10)
@@ -224,6 +228,9 @@ class Kernel:
     # Per instruction: (op name, location text) for messages and traces.
     locs: tuple[tuple[str, str], ...]
     uses_cube: bool
+    # What the kernel runs, for the profile (KERNEL_INFO_KEYS, all strings;
+    # "absorbed": the model nodes, ';'-separated): empty for hand-written programs.
+    info: dict[str, str] = field(default_factory=dict)
 
     def describe(self, pc: int) -> str:
         name, loc = self.locs[pc]
@@ -309,6 +316,7 @@ class Program:
                     "init_regs": list(k.init_regs),
                     "locs": [list(x) for x in k.locs],
                     "uses_cube": k.uses_cube,
+                    "info": dict(k.info),
                 }
                 for k in self.kernels
             ],
@@ -339,7 +347,8 @@ class Program:
         if header.get("version") not in READABLE_VERSIONS:
             raise AssemblyError(
                 f"{path}: offline model version {header.get('version')!r} is not supported "
-                f"(this build reads version {VERSION}; recompile the model with ge-compile)"
+                f"(this build reads versions {', '.join(map(str, READABLE_VERSIONS))}; "
+                "recompile the model with ge-compile)"
             )
         if "checksum" not in header:
             raise AssemblyError(f"{path}: corrupted (no checksum in the header)")
@@ -565,13 +574,29 @@ def _list(v, field: str) -> list:
     return v
 
 
-def _obj(v, keys, field: str) -> dict:
+def written_regions(info: dict, field: str = "info.writes", gm_size: int = MAX_GM_SIZE) -> list[tuple[int, int, str]]:
+    """(offset, nbytes, dtype) of the GM tensors a kernel writes, from its
+    info's `writes` ('offset+nbytes:dtype;...'); InvalidField on a malformed
+    or out-of-range entry."""
+    regions = []
+    for part in filter(None, info.get("writes", "").split(";")):
+        where, _, dtype = part.partition(":")
+        offset, _, nbytes = where.partition("+")
+        if not (offset.isdigit() and nbytes.isdigit()) or dtype not in SLOT_DTYPES:
+            raise InvalidField(field, f"expected 'offset+nbytes:dtype', got {part!r}")
+        if int(offset) + int(nbytes) > gm_size:
+            raise InvalidField(field, f"GM [{offset}, {int(offset) + int(nbytes)}) is outside gm_size {gm_size}")
+        regions.append((int(offset), int(nbytes), dtype))
+    return regions
+
+
+def _obj(v, keys, field: str, optional: tuple[str, ...] = ()) -> dict:
     if not isinstance(v, dict):
         raise InvalidField(field, f"expected an object, got {type(v).__name__}")
     missing = [k for k in keys if k not in v]
     if missing:
         raise InvalidField(field, f"missing key '{missing[0]}'")
-    unknown = sorted(set(v) - set(keys))
+    unknown = sorted(set(v) - set(keys) - set(optional))
     if unknown:
         raise InvalidField(field, f"unknown key '{unknown[0]}'")
     return v
@@ -594,7 +619,7 @@ def _decode(h: dict, arrays: dict[str, np.ndarray]) -> Program:
     kernels = []
     for i, kh in enumerate(_list(h["kernels"], "kernels")):
         where = f"kernels[{i}]"
-        _obj(kh, _KERNEL_KEYS, where)
+        _obj(kh, _KERNEL_KEYS, where, optional=("info",))
         name = _str(kh["name"], f"{where}.name")
         where = f"kernels[{i}] '{name}'"
         regs = _list(kh["init_regs"], f"{where}.init_regs")
@@ -612,7 +637,12 @@ def _decode(h: dict, arrays: dict[str, np.ndarray]) -> Program:
         code = _decode_code(flat, offsets, where)
         if len(locs) != len(code):
             raise InvalidField(f"{where}.locs", f"{len(locs)} entries for {len(code)} instructions")
-        kernels.append(Kernel(name, code, tuple(regs), tuple(tuple(x) for x in locs), kh["uses_cube"]))
+        info = _obj(kh.get("info", {}), (), f"{where}.info", optional=KERNEL_INFO_KEYS)
+        for key, text in info.items():
+            _str(text, f"{where}.info.{key}")
+        gm_size = h["gm_size"] if isinstance(h["gm_size"], int) else MAX_GM_SIZE
+        written_regions(info, f"{where}.info.writes", gm_size)
+        kernels.append(Kernel(name, code, tuple(regs), tuple(tuple(x) for x in locs), kh["uses_cube"], dict(info)))
     constants = []
     for i, c in enumerate(_list(h["constants"], "constants")):
         _obj(c, ("name", "offset", "nbytes"), f"constants[{i}]")

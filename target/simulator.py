@@ -45,7 +45,7 @@ from target import program as P
 from target.assembler import PATHS
 from target.config import TargetConfig, load_target
 from target.errors import DeadlockError, FlagBalanceError, RaceError, SimulationError
-from target.profile import AI_CPU, PIPE_LABELS, KernelProfile, Profile
+from target.profile import AI_CPU, PIPE_LABELS, KernelProfile, Profile, op_name
 from target.races import (
     NPIPES,
     PIPE_NAMES,
@@ -804,7 +804,7 @@ class Simulation:
         if problem is not None:
             raise SimulationError(f"{problem[0]}: {problem[1]}")
         self.machine = Machine(config, program.gm_size)
-        self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz)
+        self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz, device_bytes=program.gm_size)
         self.executed = 0  # instructions of the finished launches (MAX_RUN_INSTRUCTIONS)
 
     def race(self, msg: str) -> None:
@@ -907,10 +907,30 @@ class Simulation:
                 done.append((i, s, i, footprint, label))
             vc[s] = i
             if kind == "aicpu":
-                self.profile.kernels.append(self.aicpu_profile(task, i, s, start, cycles))
+                prof = self.aicpu_profile(task, i, s, start, cycles)
+                regions = [(t.offset, t.nbytes, t.dtype) for t in task.outs]
             else:
-                self.profile.kernels.append(self.kernel_profile(run, i, s, start, cycles))
+                prof = self.kernel_profile(run, i, s, start, cycles)
+                regions = P.written_regions(kernel.info)
+            self.check_overflow(prof, regions)
+            self.profile.kernels.append(prof)
         self.profile.total_cycles = max(stream_time.values(), default=0)
+
+    def check_overflow(self, prof: KernelProfile, regions: list[tuple[int, int, str]]) -> None:
+        """msprof's overflow check: the float results a kernel (or task) just
+        wrote to GM that are inf or NaN (force_fp16 beyond its range, most
+        often); recorded in its info and as a profile warning naming it."""
+        inf = nan = 0
+        for offset, nbytes, dtype in regions:
+            if dtype not in ("float16", "float32") or not nbytes:
+                continue
+            values = self.machine.bufs[GM][offset : offset + nbytes].view(dtype)
+            inf += int(np.isinf(values).sum())
+            nan += int(np.isnan(values).sum())
+        if inf or nan:
+            prof.info["overflow"] = f"{inf} inf, {nan} NaN"
+            self.profile.warnings.append(
+                f"overflow: {prof.name} ({op_name(prof)}) wrote {inf} inf and {nan} NaN values")
 
     def run_aicpu(self, task: P.AicpuTask) -> int:
         """Execute an AI-CPU task on GM; its cycles."""
@@ -947,6 +967,11 @@ class Simulation:
                 "reason": task.reason,
                 "work": task.work,
                 "aicpu_cores": self.config.aicpu.cores,
+                # the AI CPU reads and writes the logical order
+                **{f"{side}_{what}": ";".join(fn(x) for x in tensors)
+                   for side, tensors in (("in", task.ins), ("out", task.outs))
+                   for what, fn in (("shapes", lambda x: ",".join(map(str, x.shape))),
+                                    ("formats", lambda x: "NCHW" if len(x.shape) == 4 else "ND"))},
             },
         )
 
@@ -973,6 +998,7 @@ class Simulation:
             bytes={PATH_NAMES[j]: n for j, n in enumerate(run.bytes) if n},
             instructions=run.count,
             events=events,
+            info=dict(run.kernel.info),
         )
 
 

@@ -2,7 +2,7 @@
 
     ge-run MODEL(.onnx|.mlir|.om) [--backend reference|npu] [--inputs IN.npz]
            [--output OUT.npz] [--input-shape 'x:1,3,224,224'] [--check]
-           [--target davinci-910] [--profile trace.json]
+           [--target davinci-910] [--profile trace.json] [--op-summary ops.csv]
 
 npz keys are the graph's input and output names. Without --inputs, inputs
 are random (seeded). --check compares with onnxruntime and exits 1 on a
@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
+    p.add_argument("--op-summary", metavar="CSV",
+                   help="npu backend: write the op summary (msprof's op_summary columns: op name, type, "
+                   "shapes, formats, duration, pipe ratios, GM bytes, bound) as CSV here")
     add_log_flag(p)
     p.add_argument("--inputs", help="npz file of inputs, keyed by graph input name")
     p.add_argument("--calibration", metavar="NPZ",
@@ -181,7 +184,7 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
     --profile asks for); the outputs. Simulation errors are one line."""
     from target.config import load_target
     from target.errors import AssemblyError, SimulationError
-    from target.profile import format_profile, write_chrome_trace
+    from target.profile import format_profile, write_chrome_trace, write_op_summary
     from target.simulator import simulate
 
     try:
@@ -189,11 +192,16 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
     except (AssemblyError, SimulationError) as e:
         raise UserError(str(e)) from None
     print(format_profile(result.profile))
-    if args.profile:
-        try:
-            write_chrome_trace(result.profile, args.profile)
-        except OSError as e:
-            raise UserError(f"--profile: cannot write '{args.profile}': {e.strerror or e}") from None
+    for warning in result.profile.warnings:  # before --check's verdict, as msprof's overflow alarm
+        if warning.startswith("overflow:"):
+            print(f"ge-run: warning: {warning}", file=sys.stderr)
+    for flag, path, write in (("--profile", args.profile, write_chrome_trace),
+                              ("--op-summary", args.op_summary, write_op_summary)):
+        if path:
+            try:
+                write(result.profile, path)
+            except OSError as e:
+                raise UserError(f"{flag}: cannot write '{path}': {e.strerror or e}") from None
     return result.outputs
 
 
@@ -234,8 +242,9 @@ def run_model(args) -> int:
     # once the model is loaded, before it runs).
     if args.output:
         check_writable(npz_path(args.output), "--output")
-    if args.profile:
-        check_writable(args.profile, "--profile")
+    for flag, path in (("--profile", args.profile), ("--op-summary", args.op_summary)):
+        if path:
+            check_writable(path, flag)
     backend = args.backend or "npu"
     if backend == "npu":
         load_target(args.target)  # ConfigError: one line

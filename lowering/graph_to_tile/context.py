@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IntegerAttr, StringAttr, f16, f32, i64
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IntegerAttr, StringAttr, TensorType, f16, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -21,11 +21,41 @@ from gedialects.graph.tensors import attr_array, contiguous
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
+from lowering.assign_layouts import format_of
+from lowering.legality import STRUCTURED_FAMILIES, kernel_of
 
 from .builder import TileKernelBuilder
 from .planning import CUBE_CHANNELS, StoragePlan
 from .precision import check_precision_mode
 from .storage import GmStorage, TensorView
+
+
+def operator_summary(op: Operation) -> dict[str, Attribute]:
+    """The graph op a kernel runs, as msprof's op summary names it: `op_type`
+    (the op's name without the dialect), `in_shapes`, `in_formats`,
+    `out_shapes`, `out_formats` (msprof's ';'-separated lists; formats as
+    assign-layouts gave them, weights included)."""
+
+    def shape(v: SSAValue) -> str:
+        return ",".join(str(d) for d in g.shape_of(v))
+
+    structured = kernel_of(op) in STRUCTURED_FAMILIES  # they read and write the logical (row-major) order
+
+    def storage_format(v: SSAValue) -> str:
+        owner = v.owner
+        if not structured and isinstance(owner, Operation) and (f := format_of(owner)) is not None:
+            return f
+        return "NCHW" if len(g.shape_of(v)) == 4 else "ND"  # a graph input: its logical order
+
+    ins = [v for v in op.operands if isinstance(v.type, TensorType)]
+    outs = [v for v in op.results if isinstance(v.type, TensorType)]
+    return {
+        "op_type": StringAttr(op.name.split(".", 1)[-1]),
+        "in_shapes": StringAttr(";".join(shape(v) for v in ins)),
+        "in_formats": StringAttr(";".join(storage_format(v) for v in ins)),
+        "out_shapes": StringAttr(";".join(shape(v) for v in outs)),
+        "out_formats": StringAttr(";".join(storage_format(v) for v in outs)),
+    }
 
 
 UB_RESERVE_BYTES = 4096
@@ -140,6 +170,8 @@ class LoweringContext:
             kernel.attributes["absorbed"] = absorbed
         if op is not None and op.results and self.scale_of(op.results[0]) != 1.0:
             kernel.attributes["scale_exp"] = IntegerAttr(int(math.log2(self.scale_of(op.results[0]))), i64)
+        if op is not None:  # what the profile's op summary shows (msprof's OP Type and shapes)
+            kernel.attributes.update(operator_summary(op))
         self.program.body.block.add_op(kernel)
         self.stats.count(kind)
         return TileKernelBuilder(kernel, self.elem)

@@ -134,7 +134,7 @@ def test_a_valid_offline_model_runs_bit_identically(om):
     loaded = Program.load(om)
     assert loaded == prog
     header, _ = read_om(om)
-    assert header["version"] == P.VERSION == 3
+    assert header["version"] == P.VERSION == 4
     assert header["checksum"].startswith("sha256:") and len(header["checksum"]) == 7 + 64
     a, b = simulate(prog, _x()), simulate(loaded, _x())
     for name in ("z", "a"):
@@ -257,7 +257,23 @@ def test_old_versions_and_files_without_a_checksum_are_refused(om):
         np.savez(f, **members)
     _refused(om, "corrupted (no checksum in the header)")
     _rewrite(om, lambda h: h.update(version=2))
-    _refused(om, "offline model version 2 is not supported (this build reads version 3")
+    _refused(om, "offline model version 2 is not supported (this build reads versions 3, 4")
+
+
+def test_a_version_3_file_without_kernel_info_loads(om):
+    """Version 4 added the kernels' info (op names and shapes for the
+    profile); a version-3 file has none and runs as it did."""
+    prog = _program()
+
+    def as_version_3(h):
+        h["version"] = 3
+        for k in h["kernels"]:
+            k.pop("info", None)
+
+    _rewrite(om, as_version_3)
+    loaded = Program.load(om)
+    assert all(k.info == {} for k in loaded.kernels)
+    assert loaded.kernels[0].code == prog.kernels[0].code
 
 
 # ---------------------------------------------------------------------------
@@ -279,6 +295,12 @@ HEADER_EDITS = [
     (lambda h: h["kernels"][0].update(uses_cube=True), "kernels[0] 'k0_add'.uses_cube: True, but the kernel has no mmad"),
     (lambda h: h["kernels"][0]["locs"].pop(), "kernels[0] 'k0_add'.locs: "),
     (lambda h: h["kernels"][0].update(extra=1), "kernels[0]: unknown key 'extra'"),
+    (lambda h: h["kernels"][0].update(info={"op_type": 3}), "kernels[0] 'k0_add'.info.op_type: expected a string"),
+    (lambda h: h["kernels"][0].update(info={"colour": "red"}), "kernels[0] 'k0_add'.info: unknown key 'colour'"),
+    (lambda h: h["kernels"][0].update(info={"writes": "12:float16"}),
+     "kernels[0] 'k0_add'.info.writes: expected 'offset+nbytes:dtype', got '12:float16'"),
+    (lambda h: h["kernels"][0].update(info={"writes": "4000+1024:float16"}),
+     "kernels[0] 'k0_add'.info.writes: GM [4000, 5024) is outside gm_size 4096"),
     (lambda h: h.update(surprise=1), "header: unknown key 'surprise'"),
     (lambda h: h["schedule"][0].__setitem__(1, 5), "schedule[0] (launch).kernel: 5 is outside [0, 0]"),
     (lambda h: h["schedule"][0].__setitem__(2, 0), "schedule[0] (launch).block_dim: 0 is outside [1, 65535]"),

@@ -16,10 +16,10 @@
 // CHECK-DAG:   npu.constant "c_w" at {{[0-9]+}} = dense_resource<{{.*}}> : tensor<{{(1x)?}}2x1x1x16x8xf32>
 // CHECK-DAG:   npu.input "x" at {{[0-9]+}} : tensor<1x16x16x16xf32>
 // CHECK-DAG:   npu.output "y" at {{[0-9]+}} : tensor<1x16x16x16xf32>
-// CHECK:       npu.kernel @k0_transdata attributes {ge.kind = "transdata"}
+// CHECK:       npu.kernel @k0_transdata attributes {ge.kind = "transdata"{{.*}}}
 // CHECK:         npu.mmad f32
 // CHECK:       npu.launch @k0_transdata block_dim 16 stream 0
-// CHECK:       npu.kernel @k1_conv attributes {ge.kind = "conv"}
+// CHECK:       npu.kernel @k1_conv attributes {ge.kind = "conv"{{.*}}}
 // CHECK:         npu.block_idx
 // CHECK:         npu.set_flag mte1 -> mte2 event [[E:[1-7]]]
 // CHECK:         scf.for
@@ -58,7 +58,7 @@ func.func @conv_relu(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16
 // counts from the padded end (20 -> 32), so dst_gap is 0, not 12; GM rows are
 // contiguous (src_gap 0). The store back to GM is the same, mirrored.
 // PAD-LABEL: npu.program @rows_of_five
-// PAD:       npu.kernel @k {
+// PAD:       npu.kernel @k attributes {ge.writes = {{.*}}} {
 // PAD:         %[[U:.*]] = npu.ptr ub 0
 // PAD-NEXT:    %[[X:.*]] = npu.ptr gm 0
 // PAD-NEXT:    npu.dma mte2 %[[U]], %[[X]] nburst 3 len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
