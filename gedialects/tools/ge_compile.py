@@ -4,6 +4,9 @@
                [--precision-mode force_fp16|must_keep_origin_dtype] [--calibration IN.npz]
                [--target davinci-910] [--fusion-switch-file F] [--no-fuse]
                [--dump-ir DIR] [--log LEVEL]
+    ge-compile --model=MODEL.onnx --framework=5 --output=MODEL --soc_version=Ascend910
+               [--input_shape=...] [--precision_mode=...]    (ATC's spellings)
+    ge-compile --mode=1 --om=MODEL.om --json=MODEL.json    (an offline model as JSON)
 
 Stages: import, graph-canonicalize, graph-decompose, graph-fuse, graph-plan-memory,
 graph-partition, assign-layouts, convert-graph-to-tile, the tile passes
@@ -39,16 +42,31 @@ from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
 
+SOC_VERSIONS = {"Ascend910": "davinci-910", "Ascend910A": "davinci-910", "Ascend910B": "davinci-910b"}
+"""ATC's --soc_version names -> the target presets modelled on those chips."""
+
+ONNX_FRAMEWORK = "5"
+"""ATC's --framework number of ONNX (0 Caffe, 1 MindSpore, 3 TensorFlow, 5 ONNX)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog="ge-compile",
-        description="Compile an ONNX model to an offline model (.om) for the simulated NPU.",
+        description="Compile an ONNX model to an offline model (.om) for the simulated NPU. "
+        "ATC's spellings work too (--model, --output without .om, --framework=5, --input_shape, "
+        "--input_format, --precision_mode, --soc_version, --fusion_switch_file; --mode=1 --om M.om "
+        "--json M.json dumps an offline model as JSON).",
     )
-    p.add_argument("model", help="an .onnx model (or a graph-dialect .mlir file)")
-    p.add_argument("-o", "--output", required=True, help="offline model to write (.om)")
-    p.add_argument("--input-shape", default="", help="fix input shapes, ATC syntax: 'x:1,3,224,224;y:4,8'")
+    p.add_argument("model", nargs="?", help="an .onnx model (or a graph-dialect .mlir file)")
+    p.add_argument("--model", dest="model_flag", metavar="MODEL", help="the model, as ATC spells it")
+    p.add_argument("-o", "--output", help="offline model to write (.om is added when missing, as ATC does)")
+    p.add_argument("--framework", help=f"ATC's source framework: {ONNX_FRAMEWORK} (ONNX) is the one read here")
+    p.add_argument("--input-shape", "--input_shape", dest="input_shape", default="",
+                   help="fix input shapes, ATC syntax: 'x:1,3,224,224;y:4,8'")
+    p.add_argument("--input-format", "--input_format", dest="input_format", default="NCHW",
+                   help="ATC's input format: NCHW or ND (the graph's inputs are read in their logical order)")
     p.add_argument(
-        "--precision-mode",
+        "--precision-mode", "--precision_mode", dest="precision_mode",
         default=DEFAULT_PRECISION,
         help="force_fp16 (fp16 storage, fp32 accumulation, tensors scaled into fp16's range) or "
         f"must_keep_origin_dtype (fp32 throughout); default {DEFAULT_PRECISION}; see docs/LOWERING.md, Precision modes",
@@ -58,15 +76,83 @@ def build_parser() -> argparse.ArgumentParser:
         help="force_fp16: inputs to calibrate the range scaling on (npz keyed by graph input name; "
         "default: seeded standard normal)",
     )
-    p.add_argument("--target", default="davinci-910", help="target preset name or config file")
-    p.add_argument("--fusion-switch-file", default="", help="ATC fusion switch file for graph-fuse")
+    p.add_argument("--target", default=None, help="target preset name or config file (default davinci-910)")
+    p.add_argument("--soc-version", "--soc_version", dest="soc_version",
+                   help=f"ATC's chip name: {', '.join(SOC_VERSIONS)} (selects the preset modelled on it)")
+    p.add_argument("--fusion-switch-file", "--fusion_switch_file", dest="fusion_switch_file", default="",
+                   help="ATC fusion switch file for graph-fuse")
     p.add_argument("--no-aicpu-fallback", action="store_true",
                    help="refuse the model if any op has no AI-core kernel (listing every such op) "
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
+    p.add_argument("--mode", default="0", help="ATC's mode: 0 compiles a model (default), 1 dumps --om as --json")
+    p.add_argument("--om", metavar="OM", help="--mode=1: the offline model to dump")
+    p.add_argument("--json", metavar="JSON", help="--mode=1: where to write the JSON")
     add_log_flag(p)
     return p
+
+
+def resolve_atc_spellings(args) -> None:
+    """Check ATC's flags and fold them into the plain ones (one line per problem)."""
+    if args.model and args.model_flag:
+        raise UserError("give the model once: as an argument or as --model")
+    args.model = args.model or args.model_flag
+    if args.framework is not None and args.framework != ONNX_FRAMEWORK:
+        raise UserError(f"--framework={args.framework}: only {ONNX_FRAMEWORK} (ONNX) is read here")
+    if args.input_format not in ("NCHW", "ND"):
+        raise UserError(f"--input_format={args.input_format}: only NCHW and ND (the graph's logical order) are read")
+    if args.soc_version is not None:
+        if args.soc_version not in SOC_VERSIONS:
+            raise UserError(f"--soc_version={args.soc_version}: expected one of {', '.join(SOC_VERSIONS)}")
+        if args.target is not None and args.target != SOC_VERSIONS[args.soc_version]:
+            raise UserError(f"--soc_version={args.soc_version} and --target {args.target} disagree")
+        args.target = SOC_VERSIONS[args.soc_version]
+    args.target = args.target or "davinci-910"
+    if args.mode not in ("0", "1"):
+        raise UserError(f"--mode={args.mode}: 0 (compile) and 1 (offline model to JSON) are the modes here")
+    if args.mode == "1":
+        if not args.om or not args.json:
+            raise UserError("--mode=1 needs --om (the offline model) and --json (where to write it)")
+        return
+    if not args.model:
+        raise UserError("no model: give an .onnx file (or --model)")
+    if not args.output:
+        raise UserError("no output: give -o/--output (the offline model to write)")
+    if not args.output.endswith(".om"):
+        args.output += ".om"
+
+
+def dump_om_json(om: str, path: str) -> int:
+    """ATC's --mode=1: the offline model's header as JSON, with each
+    kernel's info (what it runs) and instruction count instead of its code."""
+    import json
+
+    from target.errors import AssemblyError
+    from target.program import Program
+
+    check_writable(path, "--json")
+    try:
+        program = Program.load(om)
+    except AssemblyError as e:
+        raise UserError(str(e)) from None
+    doc = {
+        "name": program.name,
+        "gm_size": program.gm_size,
+        "inputs": [{"name": s.name, "offset": s.offset, "shape": list(s.shape), "dtype": s.dtype} for s in program.inputs],
+        "outputs": [{"name": s.name, "offset": s.offset, "shape": list(s.shape), "dtype": s.dtype} for s in program.outputs],
+        "constants": [{"name": c.name, "offset": c.offset, "nbytes": len(c.data)} for c in program.constants],
+        "kernels": [{"name": k.name, "instructions": len(k.code), "uses_cube": k.uses_cube, **k.info}
+                    for k in program.kernels],
+        "aicpu_tasks": [{"name": t.name, "kind": t.kind, "absorbed": list(t.absorbed), "source": t.source,
+                         "reason": t.reason} for t in program.aicpu_tasks],
+        "schedule": [list(e) for e in program.schedule],
+        "meta": program.meta,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"ge-compile: {om} -> {path} ({len(program.kernels)} kernels, {len(program.aicpu_tasks)} AI-CPU tasks)")
+    return EXIT_OK
 
 
 class Dumper:
@@ -173,6 +259,9 @@ def compile_model(args) -> int:
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     with log_to_stderr("ge-compile", args.log):
+        resolve_atc_spellings(args)
+        if args.mode == "1":
+            return dump_om_json(args.om, args.json)
         return compile_model(args)
 
 
