@@ -137,6 +137,12 @@ class _LogFormatter(logging.Formatter):
         return super().formatMessage(record)
 
 
+def ge_pass_names() -> list[str]:
+    from gedialects.universe import GE_UNIVERSE
+
+    return list(GE_UNIVERSE.all_passes)
+
+
 class GeOptMain(xDSLOptMain):
     """The `ge-opt` driver: xDSLOptMain plus MLIR-compatible flags and diagnostics."""
 
@@ -153,6 +159,21 @@ class GeOptMain(xDSLOptMain):
         # Passes may create dense_resource blobs; the printer writes them only
         # for dialects the context has loaded, and builtin may not be yet.
         self.ctx.get_optional_dialect("builtin")
+
+    def pass_listing(self) -> str:
+        """gedialects' passes, one line each (the first line of the pass's
+        docstring), then the names of xDSL's."""
+        from gedialects.universe import GE_UNIVERSE
+
+        lines = ["gedialects passes:"]
+        width = max(len(n) for n in GE_UNIVERSE.all_passes)
+        for name, load in GE_UNIVERSE.all_passes.items():
+            paragraph = " ".join((load().__doc__ or "").strip().split("\n\n")[0].split())
+            sentence = paragraph.split(". ")[0].rstrip(".") + "."
+            lines.append(f"  {name:<{width}}  {sentence if len(sentence) <= 110 else sentence[:107] + '...'}")
+        others = sorted(n for n in self.available_passes if n not in GE_UNIVERSE.all_passes)
+        lines.append(f"xDSL passes ({len(others)}): " + ", ".join(others))
+        return "\n".join(lines)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         arg_parser.prog = "ge-opt"
@@ -174,6 +195,14 @@ class GeOptMain(xDSLOptMain):
             action="store_true",
             help="print the IR to stderr after every pass",
         )
+        arg_parser.add_argument(
+            "--list-passes",
+            action="store_true",
+            help="list gedialects' passes with what each does, then xDSL's, and exit",
+        )
+        passes = arg_parser._option_string_actions["-p"]
+        passes.help = (f"delimited list of passes; gedialects' own: {', '.join(ge_pass_names())} "
+                       "(`--list-passes` describes them and lists xDSL's)")
         arg_parser.add_argument(
             "--mlir-print-debuginfo",
             dest="print_debuginfo",
@@ -350,6 +379,9 @@ class GeOptMain(xDSLOptMain):
 
     def run(self) -> int:
         """Process every chunk; return the exit code."""
+        if self.args.list_passes:
+            print(self.pass_listing())
+            return 0
         with self._logging():
             chunks, extension = self.prepare_input()
             if self.args.input_shape and extension != "onnx":
@@ -490,6 +522,10 @@ def _not_about_an_op(record: logging.LogRecord) -> bool:
     return not isinstance(getattr(record, "op", None), Operation)
 
 
+OWN_PACKAGES = ("gedialects", "lowering", "target")
+"""Top-level packages of this project: a missing module among them is a bug, not a missing extra."""
+
+
 def _is_frontend_error(error: BaseException) -> bool:
     # by name, so that ge-opt need not import the ONNX frontend to start
     return any(cls.__name__ == "FrontendError" for cls in type(error).__mro__)
@@ -504,6 +540,10 @@ def main(
     """
     try:
         return tool_class(args=argv).run()
+    except BrokenPipeError:  # the reader went away (`ge-opt ... | head`): nothing left to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush stays quiet
+        return 0
     except SystemExit as e:  # --help, --version
         return e.code if isinstance(e.code, int) else int(e.code is not None)
     except UsageError as e:
@@ -512,6 +552,13 @@ def main(
         print(parse_error_diagnostic(e).format(), file=sys.stderr)
     except DiagnosticException as e:
         print(f"ge-opt: error: {e}", file=sys.stderr)
+    except ModuleNotFoundError as e:
+        if (e.name or "").split(".")[0] in OWN_PACKAGES:  # our own import is broken: a bug
+            print(f"ge-opt: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+            return 2
+        # an xDSL target or pass whose optional package is missing (-t llvm: llvmlite)
+        print(f"ge-opt: error: this needs the optional package '{e.name}', which is not installed "
+              f"(pip install {e.name})", file=sys.stderr)
     except Exception as e:
         if _is_frontend_error(e):
             print(f"ge-opt: error: {e}", file=sys.stderr)

@@ -264,6 +264,23 @@ def test_internal_error_exit_2(valid: Path, capsys, monkeypatch):
     assert "Traceback" in err and err.endswith("ge-opt: internal error: RuntimeError: boom\n")
 
 
+def test_a_missing_optional_package_is_one_line_not_an_internal_error(valid: Path, capsys, monkeypatch):
+    """`ge-opt -t llvm` without llvmlite (an xDSL target's optional package)
+    says what to install; a missing module of this project stays a bug."""
+    def needs(name: str):
+        def run(self):
+            raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+        return run
+
+    monkeypatch.setattr(GeOptForTests, "run", needs("llvmlite"))
+    code, _, err = run([str(valid), "-t", "llvm"], capsys)
+    assert (code, err) == (1, "ge-opt: error: this needs the optional package 'llvmlite', which is not "
+                              "installed (pip install llvmlite)\n")
+    monkeypatch.setattr(GeOptForTests, "run", needs("gedialects.nowhere"))
+    code, _, err = run([str(valid)], capsys)
+    assert code == 2 and err.startswith("ge-opt: internal error: ModuleNotFoundError")
+
+
 # ------------------------------------------------------------------ frontends
 
 
