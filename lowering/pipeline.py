@@ -50,20 +50,28 @@ def compile_module(
     fusion_switch_file: str = "",
     calibration=None,
     aicpu_fallback: bool = True,
+    progress=None,
 ) -> Compiled:
-    """`dump(stage, module)`, when given, is called after every stage.
+    """`dump(stage, module)`, when given, is called after every stage, and
+    `progress(done, total, stage)` after every named one.
     `calibration`: named inputs for force_fp16's range scaling.
     `aicpu_fallback=False`: an op without an AI-core kernel is an error."""
     t0 = time.perf_counter()
     ctx = Context()
     say = dump or (lambda stage, m: None)
     record: dict = {}
-    for name, run in graph_stages(fuse, plan_memory, fusion_switch_file) + lower_stages(
+    stages = graph_stages(fuse, plan_memory, fusion_switch_file) + lower_stages(
         precision, target, aicpu_fallback, calibration, record
-    ):
+    )
+    total = sum(1 for name, _ in stages if name is not None)
+    done = 0
+    for name, run in stages:
         run(ctx, module)
         if name is not None:
             say(name, module)
+            done += 1
+            if progress is not None:
+                progress(done, total, name)
     stats = record["stats"]
     n = sum(1 for _ in module.walk())
     return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0,

@@ -806,6 +806,7 @@ class Simulation:
         self.machine = Machine(config, program.gm_size)
         self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz, device_bytes=program.gm_size)
         self.executed = 0  # instructions of the finished launches (MAX_RUN_INSTRUCTIONS)
+        self.progress = None  # progress(done, total, name) after every launch and task (simulate sets it)
 
     def race(self, msg: str) -> None:
         if self.races == "error":
@@ -854,6 +855,7 @@ class Simulation:
         stream_vc: dict[int, dict[int, int]] = {}
         event_vc: dict[int, dict[int, int]] = {}
         done: list[tuple[int, int, dict[int, int], GmFootprint, str]] = []
+        tasks = sum(1 for entry in self.program.schedule if entry[0] in ("launch", "aicpu"))
         for i, entry in enumerate(self.program.schedule):
             kind = entry[0]
             if kind == "record":
@@ -914,6 +916,8 @@ class Simulation:
                 regions = P.written_regions(kernel.info)
             self.check_overflow(prof, regions)
             self.profile.kernels.append(prof)
+            if self.progress is not None:
+                self.progress(len(self.profile.kernels), tasks, prof.name)
         self.profile.total_cycles = max(stream_time.values(), default=0)
 
     def check_overflow(self, prof: KernelProfile, regions: list[tuple[int, int, str]]) -> None:
@@ -1019,14 +1023,17 @@ def simulate(
     *,
     races: str = "error",
     trace: bool = False,
+    progress=None,
 ) -> SimResult:
     """Run `program` on the simulated NPU.
 
     races: "error" raises RaceError at the first race, "warn" collects them in
     `profile.races`, "off" skips detection (faster). trace: record every
-    instruction for `write_chrome_trace`."""
+    instruction for `write_chrome_trace`. progress: `progress(done, total,
+    name)` after every launch and AI-CPU task."""
     cfg = load_target(config)
     sim = Simulation(program, cfg, races, trace)
+    sim.progress = progress
     sim.load_inputs(inputs)
     with np.errstate(all="ignore"):  # inf/nan are values here, as on the NPU
         sim.run()

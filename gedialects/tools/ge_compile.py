@@ -38,6 +38,7 @@ from gedialects.tools.cli import (
     read_npz,
     run_cli,
 )
+from gedialects.tools.progress import progress_bar, wanted
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
@@ -219,16 +220,18 @@ def compile_model(args) -> int:
     dump = Dumper(args.dump_ir)
     module = load_module(args.model, args.input_shape)
     dump("import", module)
-    compiled = compile_module(
-        module,
-        args.precision_mode,
-        args.target,
-        fuse=not args.no_fuse,
-        dump=dump,
-        fusion_switch_file=args.fusion_switch_file,
-        calibration=calibration,
-        aicpu_fallback=not args.no_aicpu_fallback,
-    )
+    with progress_bar("compile", wanted(args.log)) as progress:
+        compiled = compile_module(
+            module,
+            args.precision_mode,
+            args.target,
+            fuse=not args.no_fuse,
+            dump=dump,
+            fusion_switch_file=args.fusion_switch_file,
+            calibration=calibration,
+            aicpu_fallback=not args.no_aicpu_fallback,
+            progress=progress,
+        )
     program = assemble(compiled.module)
     try:
         program.save(args.output)

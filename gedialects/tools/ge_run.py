@@ -37,6 +37,7 @@ from gedialects.tools.cli import (
     read_npz,
     run_cli,
 )
+from gedialects.tools.progress import progress_bar, wanted
 from lowering.graph_to_tile import DEFAULT_PRECISION, PRECISION_MODES
 
 # precision mode -> criterion of --check against onnxruntime (gedialects/numerics.py:
@@ -188,7 +189,8 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
     from target.simulator import simulate
 
     try:
-        result = simulate(program, inputs, load_target(args.target), trace=bool(args.profile))
+        with progress_bar("simulate", wanted(args.log)) as progress:
+            result = simulate(program, inputs, load_target(args.target), trace=bool(args.profile), progress=progress)
     except (AssemblyError, SimulationError) as e:
         raise UserError(str(e)) from None
     print(format_profile(result.profile))
@@ -214,9 +216,11 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
 
     module = load_module(args.model, args.input_shape)
     inputs = make_inputs(main_function(module), given, args.seed)
-    compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
-                              calibration=read_npz(args.calibration, "calibration inputs"),
-                              aicpu_fallback=not args.no_aicpu_fallback)
+    calibration = read_npz(args.calibration, "calibration inputs")
+    with progress_bar("compile", wanted(args.log)) as progress:
+        compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
+                                  calibration=calibration, aicpu_fallback=not args.no_aicpu_fallback,
+                                  progress=progress)
     print(
         f"compiled: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), {compiled.transdata} transdata, "
         f"{compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
