@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import logging
 import os
 import re
@@ -196,6 +197,15 @@ class GeOptMain(xDSLOptMain):
             help="print the IR to stderr after every pass",
         )
         arg_parser.add_argument(
+            "--mlir-print-ir-after",
+            dest="print_ir_after",
+            metavar="PASS[,PASS]",
+            help="print the IR to stderr after the named passes (as --print-ir-after-all does after every pass)",
+        )
+        timing = arg_parser._option_string_actions["--time-passes"]
+        arg_parser._option_string_actions["--mlir-timing"] = timing  # mlir-opt's name for it
+        timing.option_strings.append("--mlir-timing")
+        arg_parser.add_argument(
             "--list-passes",
             action="store_true",
             help="list gedialects' passes with what each does, then xDSL's, and exit",
@@ -265,9 +275,14 @@ class GeOptMain(xDSLOptMain):
             ) from None
         for spec in specs:
             if spec.name not in self.available_passes:
+                close = difflib.get_close_matches(spec.name, list(self.available_passes), n=1)
+                hint = f"; did you mean '{close[0]}'?" if close else ""
                 raise UsageError(
-                    f"unknown pass '{spec.name}' (`ge-opt --help` lists the passes)"
+                    f"unknown pass '{spec.name}'{hint} (`ge-opt --list-passes` lists the passes)"
                 )
+        after = set(filter(None, (self.args.print_ir_after or "").split(",")))
+        if unknown := sorted(after - {spec.name for spec in specs}):
+            raise UsageError(f"--mlir-print-ir-after: '{unknown[0]}' is not in the pass pipeline")
         try:
             super().setup_pipeline()
         except Exception as e:
@@ -282,7 +297,7 @@ class GeOptMain(xDSLOptMain):
             previous: ModulePass | None, module: ModuleOp, next: ModulePass | None
         ) -> None:
             # dump before verifying: the dump is most useful when the IR is broken
-            if previous is not None and self.args.print_ir_after_all:
+            if previous is not None and (self.args.print_ir_after_all or previous.name in after):
                 self._dump_ir(previous, module)
             verify_and_time(previous, module, next)
 
