@@ -2,7 +2,7 @@
 
     ge-run MODEL(.onnx|.mlir|.om) [--backend reference|npu] [--inputs IN.npz]
            [--output OUT.npz] [--input-shape 'x:1,3,224,224'] [--check]
-           [--target davinci-910] [--profile trace.json] [--op-summary ops.csv]
+           [--target davinci-910] [--profile trace.json [--profile-level kernel|pipe]] [--op-summary ops.csv]
 
 npz keys are the graph's input and output names. Without --inputs, inputs
 are random (seeded). --check compares with onnxruntime and exits 1 on a
@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
+    p.add_argument("--profile-level", choices=["kernel", "pipe"], default="kernel",
+                   help="--profile's detail: kernel (a span per launch and AI-CPU task, with its op names and "
+                   "shapes; default) or pipe (also every instruction on its core and pipe: large)")
     p.add_argument("--op-summary", metavar="CSV",
                    help="npu backend: write the op summary (msprof's op_summary columns: op name, type, "
                    "shapes, formats, duration, pipe ratios, GM bytes, bound) as CSV here")
@@ -190,7 +193,8 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
 
     try:
         with progress_bar("simulate", wanted(args.log)) as progress:
-            result = simulate(program, inputs, load_target(args.target), trace=bool(args.profile), progress=progress)
+            result = simulate(program, inputs, load_target(args.target),
+                              trace=bool(args.profile) and args.profile_level == "pipe", progress=progress)
     except (AssemblyError, SimulationError) as e:
         raise UserError(str(e)) from None
     print(format_profile(result.profile))

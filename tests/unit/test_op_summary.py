@@ -189,3 +189,24 @@ def test_no_alarm_within_range_and_the_profile_records_it(tmp_path):
     flagged = [k for k in hot.kernels if "overflow" in k.info]
     assert flagged and flagged[0].info["overflow"] == "1 inf, 0 NaN"
     assert any(w.startswith(f"overflow: {flagged[0].name} (") for w in hot.warnings)
+
+
+@pytest.mark.parametrize("level", ["kernel", "pipe"])
+def test_profile_level_kernel_by_default_pipe_on_request(level, tmp_path, capsys):
+    """ge-run --profile writes launch spans (with their op names) by default;
+    --profile-level pipe adds every instruction on its core and pipe track."""
+    import json
+
+    from target.profile import AICPU_PID
+
+    model = tmp_path / "m.onnx"
+    onnx.save(_model(), str(model))
+    trace = tmp_path / "t.json"
+    argv = [str(model), "--profile", str(trace)] + (["--profile-level", level] if level == "pipe" else [])
+    assert ge_run.main(argv) == 0
+    capsys.readouterr()
+    events = json.loads(trace.read_text())["traceEvents"]
+    spans = [e for e in events if e.get("ph") == "X"]
+    core_spans = [e for e in spans if e["pid"] not in (0, AICPU_PID)]
+    assert any(e["pid"] == 0 and e["args"].get("op_name") == "conv1;bn1;relu1" for e in spans)
+    assert (len(core_spans) > 0) == (level == "pipe")
