@@ -36,6 +36,9 @@ class KernelProfile:
     instructions: int  # instructions executed (scalar ops and loop control included)
     # (core, pipe index, start cycle, duration, op name, block) when traced
     events: list[tuple] = field(default_factory=list, repr=False)
+    # set_flag -> wait_flag pairs when traced: (core, set pipe, set done,
+    # wait pipe, wait released, block, label)
+    flows: list[tuple] = field(default_factory=list, repr=False)
     task_type: str = AI_CORE  # or AI_CPU
     # AI-CPU tasks: kind, absorbed, source, reason, work, aicpu_cores
     info: dict = field(default_factory=dict)
@@ -309,6 +312,12 @@ def chrome_trace(profile: Profile) -> dict:
                          "bound": bound(k), **k.info},
             }
         )
+        for n, (core, sp, done, wp, released, block, label) in enumerate(k.flows):
+            flow = f"{k.name}/{n}"  # a flow arrow from the set to the wait it releases
+            events.append({"ph": "s", "name": label, "cat": "flag", "id": flow, "pid": core + 1, "tid": sp,
+                           "ts": max(done - 1, 0) * us})
+            events.append({"ph": "f", "bp": "e", "name": label, "cat": "flag", "id": flow, "pid": core + 1,
+                           "tid": wp, "ts": max(released - 1, 0) * us, "args": {"block": block}})
         for core, pipe, start, dur, name, block in k.events:
             cores_seen.add(core)
             events.append(

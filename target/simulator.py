@@ -184,6 +184,8 @@ class KernelRun:
         self.bytes = [0] * len(PATHS)
         self.count = 0
         self.trace = [] if sim.trace else None
+        # (core, set pipe, set done, wait pipe, wait released, block, "src->dst event e") when traced
+        self.flows: list[tuple] = []
         self.footprints: list[GmFootprint] = []
         # Instruction budget of a block: the static bound of its loops
         # (program.instruction_bound), else the documented cap; the run's
@@ -344,6 +346,7 @@ class KernelRun:
             for p, start, dur, pc in events:
                 self.trace.append((core, p, offset + start, dur, locs[pc][0], b))
             self.trace.append((core, S, offset, t, "issue", b))
+            self.flows += _flag_flows(code, events, core, offset, b)
         return end
 
     def over_budget(self, pc: int, count: int, budget: int) -> None:
@@ -1002,8 +1005,29 @@ class Simulation:
             bytes={PATH_NAMES[j]: n for j, n in enumerate(run.bytes) if n},
             instructions=run.count,
             events=events,
+            flows=[(c, sp, start + sd, wp, start + wr, b, label) for c, sp, sd, wp, wr, b, label in run.flows],
             info=dict(run.kernel.info),
         )
+
+
+def _flag_flows(code, events, core: int, offset: int, block: int) -> list[tuple]:
+    """The set_flag -> wait_flag pairs of one block's traced events, in the
+    order the hardware pairs them (the n-th set of (src, dst, event) with its
+    n-th wait): (core, set pipe, set done, wait pipe, wait released, block, label)."""
+    sets: dict[tuple, deque] = {}
+    flows = []
+    for p, start, dur, pc in sorted(events, key=lambda e: e[1]):
+        ins = code[pc]
+        if ins[0] not in (P.SET_FLAG, P.WAIT_FLAG):
+            continue
+        key = (ins[8], ins[9], ins[10])
+        if ins[0] == P.SET_FLAG:
+            sets.setdefault(key, deque()).append((p, offset + start + dur))
+        elif sets.get(key):
+            sp, done = sets[key].popleft()
+            label = f"{PIPE_LABELS[key[0]]} -> {PIPE_LABELS[key[1]]} event {key[2]}"
+            flows.append((core, sp, done, p, offset + start + dur, block, label))
+    return flows
 
 
 def _race_message(a: str, sa: int, b: str, sb: int, hit: tuple[int, int]) -> str:

@@ -194,7 +194,8 @@ def test_no_alarm_within_range_and_the_profile_records_it(tmp_path):
 @pytest.mark.parametrize("level", ["kernel", "pipe"])
 def test_profile_level_kernel_by_default_pipe_on_request(level, tmp_path, capsys):
     """ge-run --profile writes launch spans (with their op names) by default;
-    --profile-level pipe adds every instruction on its core and pipe track."""
+    --profile-level pipe adds every instruction on its core and pipe track
+    and a flow arrow from each set_flag to the wait_flag it releases."""
     import json
 
     from target.profile import AICPU_PID
@@ -210,3 +211,11 @@ def test_profile_level_kernel_by_default_pipe_on_request(level, tmp_path, capsys
     core_spans = [e for e in spans if e["pid"] not in (0, AICPU_PID)]
     assert any(e["pid"] == 0 and e["args"].get("op_name") == "conv1;bn1;relu1" for e in spans)
     assert (len(core_spans) > 0) == (level == "pipe")
+    # flow arrows: every set_flag to the wait_flag it releases, on the same core, later
+    starts = {e["id"]: e for e in events if e.get("ph") == "s"}
+    finishes = {e["id"]: e for e in events if e.get("ph") == "f"}
+    assert starts.keys() == finishes.keys() and (len(starts) > 0) == (level == "pipe")
+    for fid, s in starts.items():
+        f = finishes[fid]
+        assert f["pid"] == s["pid"] and f["ts"] >= s["ts"] and f["name"] == s["name"]
+        assert " event " in s["name"] and f["bp"] == "e"
