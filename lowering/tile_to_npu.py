@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from gedialects.graph.memory.attributes import NoPlanError, memory_summary
 from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
@@ -563,6 +564,14 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
         for op in module.body.block.ops:
             op.attributes["ge.precision_mode"] = prog.attributes["ge.precision_mode"]
+    try:  # the GM arena the plan gave the intermediates, for the profile's device memory
+        memory = memory_summary(prog)  # type: ignore[arg-type]
+    except (NoPlanError, AttributeError):
+        memory = {}
+    for key, name in (("arena_size", "ge.arena_bytes"), ("no_reuse", "ge.no_reuse_bytes")):
+        if key in memory:
+            for op in module.body.block.ops:
+                op.attributes[name] = IntegerAttr(int(memory[key]), i64)
     return module
 
 

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     NameLoc,
@@ -450,9 +451,18 @@ def _slot(op: npu.GmTensorOp) -> P.TensorSlot:
 
 
 def _meta(prog: npu.ProgramOp) -> dict:
-    """What the program says of itself (saved in the .om header)."""
+    """What the program says of itself (saved in the .om header): its
+    precision mode, and the GM arena of its intermediates (planned, and
+    without reuse) when the compiler planned one."""
+    meta: dict = {}
     mode = prog.attributes.get("ge.precision_mode")
-    return {"precision_mode": mode.data} if isinstance(mode, StringAttr) else {}
+    if isinstance(mode, StringAttr):
+        meta["precision_mode"] = mode.data
+    for key in ("arena_bytes", "no_reuse_bytes"):
+        value = prog.attributes.get(f"ge.{key}")
+        if isinstance(value, IntegerAttr):
+            meta[key] = value.value.data
+    return meta
 
 
 def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:

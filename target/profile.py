@@ -79,6 +79,8 @@ class Profile:
     races: list[str] = field(default_factory=list)  # when races="warn"
     warnings: list[str] = field(default_factory=list)
     device_bytes: int = 0  # GM the program occupies (its gm_size): inputs, outputs, weights, the arena
+    arena_bytes: int = 0  # of which the intermediates' arena, as planned (0: no plan recorded)
+    no_reuse_bytes: int = 0  # what that arena would be without reuse
 
     @property
     def time_us(self) -> float:
@@ -93,6 +95,8 @@ class Profile:
             "target": self.target,
             "clock_mhz": self.clock_mhz,
             "device_bytes": self.device_bytes,
+            "arena_bytes": self.arena_bytes,
+            "no_reuse_bytes": self.no_reuse_bytes,
             "total_cycles": self.total_cycles,
             "time_us": self.time_us,
             "kernels": [k.to_json() for k in self.kernels],
@@ -252,8 +256,10 @@ def format_profile(profile: Profile) -> str:
         f"{t} x{n} {100.0 * c / max(1, profile.total_cycles):.1f}%"
         for t, (n, c) in sorted(types.items(), key=lambda kv: -kv[1][1])))
     if profile.device_bytes:
+        arena = (f"; the intermediates' arena {profile.arena_bytes} bytes, {profile.no_reuse_bytes} without reuse"
+                 if profile.arena_bytes else "")
         lines.append(f"device memory: {profile.device_bytes} bytes of GM ({profile.device_bytes / 2**20:.2f} MiB: "
-                     "inputs, outputs, weights and the arena, allocated for the whole run)")
+                     f"inputs, outputs, weights and the arena, allocated for the whole run{arena})")
     for w in profile.warnings:
         lines.append(f"warning: {w}")
     for r in profile.races:

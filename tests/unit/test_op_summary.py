@@ -116,6 +116,9 @@ def test_ge_run_writes_the_csv_and_an_offline_model_keeps_the_names(run, tmp_pat
     assert ge_run.main([str(om), "--op-summary", str(csv_path)]) == 0
     table = capsys.readouterr().out
     assert "conv1 +2" in table and "by op type:" in table and "device memory:" in table
+    loaded = Program.load(om)  # the arena figures travel in the .om's meta, as ge-compile printed them
+    assert 0 < loaded.meta["arena_bytes"] <= loaded.meta["no_reuse_bytes"] <= loaded.gm_size
+    assert f"the intermediates' arena {loaded.meta['arena_bytes']} bytes" in table
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert tuple(rows[0]) == OP_SUMMARY_COLUMNS
