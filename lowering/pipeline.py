@@ -51,16 +51,18 @@ def compile_module(
     calibration=None,
     aicpu_fallback: bool = True,
     progress=None,
+    fusion_report: str = "",
 ) -> Compiled:
     """`dump(stage, module)`, when given, is called after every stage, and
     `progress(done, total, stage)` after every named one.
-    `calibration`: named inputs for force_fp16's range scaling.
+    `calibration`: named inputs for force_fp16's range scaling;
+    `fusion_report`: where graph-fuse writes its per-rule counts (JSON).
     `aicpu_fallback=False`: an op without an AI-core kernel is an error."""
     t0 = time.perf_counter()
     ctx = Context()
     say = dump or (lambda stage, m: None)
     record: dict = {}
-    stages = graph_stages(fuse, plan_memory, fusion_switch_file) + lower_stages(
+    stages = graph_stages(fuse, plan_memory, fusion_switch_file, fusion_report) + lower_stages(
         precision, target, aicpu_fallback, calibration, record
     )
     total = sum(1 for name, _ in stages if name is not None)
@@ -82,7 +84,8 @@ Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]
 """(name of its IR dump or None, what it runs)."""
 
 
-def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file: str = "") -> list[Stage]:
+def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file: str = "",
+                 fusion_report: str = "") -> list[Stage]:
     """The graph level: graph-canonicalize, graph-decompose, graph-fuse, graph-plan-memory (the `ge-graph-opt` pipeline)."""
     from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
     from gedialects.graph.transforms.decompose import GraphDecomposePass
@@ -91,7 +94,7 @@ def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file
 
     stages: list[Stage] = [("canonicalize", GraphCanonicalizePass().apply), ("decompose", GraphDecomposePass().apply)]
     if fuse:
-        stages.append(("fuse", GraphFusePass(switch_file=fusion_switch_file).apply))
+        stages.append(("fuse", GraphFusePass(switch_file=fusion_switch_file, report=fusion_report).apply))
     if plan_memory:
         stages.append(("plan-memory", GraphPlanMemoryPass().apply))
     return stages

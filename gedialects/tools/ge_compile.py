@@ -87,6 +87,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
+    p.add_argument("--fusion-report", "--fusion_report", dest="fusion_report", metavar="FILE.json",
+                   help="write graph-fuse's match/effect counts per rule (as ge-opt and ATC's fusion_result.json)")
+    p.add_argument("--memory-report", "--memory_report", dest="memory_report", metavar="FILE.json",
+                   help="write the memory plan's figures per function (no_reuse, lower_bound, planned, as "
+                   "ge-opt does) and the device arena the lowering uses")
     p.add_argument("--mode", default="0", help="ATC's mode: 0 compiles a model (default), 1 dumps --om as --json")
     p.add_argument("--om", metavar="OM", help="--mode=1: the offline model to dump")
     p.add_argument("--json", metavar="JSON", help="--mode=1: where to write the JSON")
@@ -188,6 +193,21 @@ class Dumper:
         self.files.append(path)
 
 
+def write_memory_report(path: str, plans: dict, device: dict) -> None:
+    """ge-opt's --memory-report figures per planned function, each with the
+    device arena the lowering put its intermediates in (planned, no reuse)."""
+    import json
+
+    report = {name: {**numbers, "device_arena": int(device.get("arena_size", 0)),
+                     "device_no_reuse": int(device.get("no_reuse", 0))} for name, numbers in plans.items()}
+    try:
+        with open(path, "w") as f:
+            json.dump(report, f, indent=2)
+            f.write("\n")
+    except OSError as e:
+        raise UserError(f"--memory-report: cannot write '{path}': {e.strerror or e}") from None
+
+
 def _mb(n: int) -> str:
     return f"{n / (1 << 20):.2f} MiB ({n} bytes)"
 
@@ -215,23 +235,39 @@ def compile_model(args) -> int:
     if args.fusion_switch_file and not os.path.exists(args.fusion_switch_file):
         raise UserError(f"--fusion-switch-file: {args.fusion_switch_file}: no such file")
     check_writable(args.output)  # before the long part: directory exists and is writable
+    for flag, path in (("--fusion-report", args.fusion_report), ("--memory-report", args.memory_report)):
+        if path:
+            check_writable(path, flag)
+    if args.fusion_report and args.no_fuse:
+        raise UserError("--fusion-report needs graph-fuse (drop --no-fuse)")
     calibration = read_npz(args.calibration, "calibration inputs")
     t0 = time.perf_counter()
     dump = Dumper(args.dump_ir)
     module = load_module(args.model, args.input_shape)
     dump("import", module)
+    plans: dict = {}
+
+    def after_stage(stage: str, m) -> None:
+        dump(stage, m)
+        if stage == "plan-memory" and args.memory_report:  # the graph plan, before lowering rewrites it
+            from gedialects.graph.memory.report import memory_report
+
+            plans.update(memory_report(m))
     with progress_bar("compile", wanted(args.log)) as progress:
         compiled = compile_module(
             module,
             args.precision_mode,
             args.target,
             fuse=not args.no_fuse,
-            dump=dump,
+            dump=after_stage,
             fusion_switch_file=args.fusion_switch_file,
             calibration=calibration,
             aicpu_fallback=not args.no_aicpu_fallback,
             progress=progress,
+            fusion_report=args.fusion_report or "",
         )
+    if args.memory_report:
+        write_memory_report(args.memory_report, plans, compiled.memory)
     program = assemble(compiled.module)
     try:
         program.save(args.output)
