@@ -101,6 +101,30 @@ def parse_input_shapes(spec: str) -> dict[str, list[int]]:
     return out
 
 
+def select_outputs(model: onnx.ModelProto, spec: str, source: str) -> onnx.ModelProto:
+    """ATC's `--out_nodes 'node:0;other:1'`: the graph's outputs become those
+    outputs of those nodes (by node name and output index), in that order."""
+    nodes = {n.name: n for n in model.graph.node if n.name}
+    chosen = []
+    for item in filter(None, (x.strip() for x in spec.split(";"))):
+        name, sep, index = item.rpartition(":")
+        if not sep or not name or not index.isdigit():
+            raise FrontendError(f"--out_nodes: '{item}' is not NODE:INDEX")
+        if name not in nodes:
+            raise FrontendError(f"{source}: --out_nodes: no node named '{name}'")
+        outs = nodes[name].output
+        if int(index) >= len(outs) or not outs[int(index)]:
+            raise FrontendError(f"{source}: --out_nodes: node '{name}' has no output {index} ({len(outs)} outputs)")
+        chosen.append(outs[int(index)])
+    if not chosen:
+        raise FrontendError("--out_nodes: no NODE:INDEX given")
+    selected = onnx.ModelProto()
+    selected.CopyFrom(model)
+    del selected.graph.output[:]
+    selected.graph.output.extend(onnx.helper.make_empty_tensor_value_info(v) for v in chosen)
+    return selected
+
+
 def load_model(path: str, data: bytes | None = None) -> onnx.ModelProto:
     try:
         if data is None:

@@ -92,8 +92,9 @@ def model_path(path: str) -> str:
     return str(light_model_path(path))
 
 
-def load_module(path: str, input_shape: str):
-    """The graph-dialect module of a .onnx or .mlir file."""
+def load_module(path: str, input_shape: str, out_nodes: str = ""):
+    """The graph-dialect module of a .onnx or .mlir file (`out_nodes`:
+    ATC's 'node:index;...' choice of the graph's outputs)."""
     path = model_path(path)
     ext = os.path.splitext(path)[1]
     if ext == ".onnx":
@@ -101,12 +102,16 @@ def load_module(path: str, input_shape: str):
             import_model,
             load_model,
             parse_input_shapes,
+            select_outputs,
         )
 
-        return import_model(load_model(path), parse_input_shapes(input_shape), source=path)
+        model = load_model(path)
+        if out_nodes:
+            model = select_outputs(model, out_nodes, path)
+        return import_model(model, parse_input_shapes(input_shape), source=path)
     if ext == ".mlir":
-        if input_shape:
-            raise UserError("--input-shape applies to .onnx models only")
+        if input_shape or out_nodes:
+            raise UserError("--input-shape and --out_nodes apply to .onnx models only")
         from gedialects.textual import parse_module
 
         with open(path) as f:

@@ -5,7 +5,7 @@
                [--target davinci-910] [--fusion-switch-file F] [--no-fuse]
                [--dump-ir DIR] [--log LEVEL]
     ge-compile --model=MODEL.onnx --framework=5 --output=MODEL --soc_version=Ascend910
-               [--input_shape=...] [--precision_mode=...]    (ATC's spellings)
+               [--input_shape=...] [--out_nodes=node:0;...] [--precision_mode=...]    (ATC's spellings)
     ge-compile --mode=1 --om=MODEL.om --json=MODEL.json    (an offline model as JSON)
 
 Stages: import, graph-canonicalize, graph-decompose, graph-fuse, graph-plan-memory,
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ge-compile",
         description="Compile an ONNX model to an offline model (.om) for the simulated NPU. "
         "ATC's spellings work too (--model, --output without .om, --framework=5, --input_shape, "
-        "--input_format, --precision_mode, --soc_version, --fusion_switch_file; --mode=1 --om M.om "
+        "--input_format, --out_nodes, --precision_mode, --soc_version, --fusion_switch_file; --mode=1 --om M.om "
         "--json M.json dumps an offline model as JSON).",
     )
     p.add_argument("model", nargs="?", help="an .onnx model (or a graph-dialect .mlir file)")
@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", help=f"ATC's source framework: {ONNX_FRAMEWORK} (ONNX) is the one read here")
     p.add_argument("--input-shape", "--input_shape", dest="input_shape", default="",
                    help="fix input shapes, ATC syntax: 'x:1,3,224,224;y:4,8'")
+    p.add_argument("--out-nodes", "--out_nodes", dest="out_nodes", default="", metavar="NODE:INDEX;...",
+                   help="ATC's choice of the graph's outputs: those outputs of those nodes, e.g. 'fc1:0;pool5:0'")
     p.add_argument("--input-format", "--input_format", dest="input_format", default="NCHW",
                    help="ATC's input format: NCHW or ND (the graph's inputs are read in their logical order)")
     p.add_argument(
@@ -243,7 +245,7 @@ def compile_model(args) -> int:
     calibration = read_npz(args.calibration, "calibration inputs")
     t0 = time.perf_counter()
     dump = Dumper(args.dump_ir)
-    module = load_module(args.model, args.input_shape)
+    module = load_module(args.model, args.input_shape, args.out_nodes)
     dump("import", module)
     plans: dict = {}
 
