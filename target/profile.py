@@ -81,6 +81,8 @@ class Profile:
     device_bytes: int = 0  # GM the program occupies (its gm_size): inputs, outputs, weights, the arena
     arena_bytes: int = 0  # of which the intermediates' arena, as planned (0: no plan recorded)
     no_reuse_bytes: int = 0  # what that arena would be without reuse
+    # stream_record -> stream_wait: (recording stream, recorded at, waiting stream, released at, event)
+    stream_flows: list[tuple] = field(default_factory=list)
 
     @property
     def time_us(self) -> float:
@@ -97,6 +99,7 @@ class Profile:
             "device_bytes": self.device_bytes,
             "arena_bytes": self.arena_bytes,
             "no_reuse_bytes": self.no_reuse_bytes,
+            "stream_flows": [list(f) for f in self.stream_flows],
             "total_cycles": self.total_cycles,
             "time_us": self.time_us,
             "kernels": [k.to_json() for k in self.kernels],
@@ -337,6 +340,13 @@ def chrome_trace(profile: Profile) -> dict:
                     "args": {"kernel": k.name, "block": block},
                 }
             )
+    for n, (src, recorded, dst, released, ev) in enumerate(profile.stream_flows):
+        # from the end of the recording stream's last launch to the waiting stream's next one
+        flow = f"stream event {ev}/{n}"
+        events.append({"ph": "s", "name": f"event {ev}", "cat": "stream", "id": flow, "pid": kernel_pid,
+                       "tid": src, "ts": max(recorded - 1, 0) * us})
+        events.append({"ph": "f", "name": f"event {ev}", "cat": "stream", "id": flow, "pid": kernel_pid,
+                       "tid": dst, "ts": released * us})
     for core in sorted(cores_seen):
         events.append(
             {

@@ -855,6 +855,7 @@ class Simulation:
     def run(self) -> None:
         stream_time: dict[int, int] = {}
         event_time: dict[int, int] = {}
+        event_stream: dict[int, int] = {}
         # happens-before between launches: per stream, the last launch index
         # of every stream known to be finished before its next launch
         stream_vc: dict[int, dict[int, int]] = {}
@@ -867,6 +868,7 @@ class Simulation:
                 _, s, ev = entry
                 event_time[ev] = stream_time.get(s, 0)
                 event_vc[ev] = dict(stream_vc.get(s, {}))
+                event_stream[ev] = s
                 continue
             if kind == "wait":
                 _, s, ev = entry
@@ -874,6 +876,9 @@ class Simulation:
                     raise DeadlockError(
                         f"stream {s} waits for event {ev}, which is never recorded"
                     )
+                # (recording stream, recorded at, waiting stream, released at, event): a flow in the trace
+                self.profile.stream_flows.append(
+                    (event_stream[ev], event_time[ev], s, max(stream_time.get(s, 0), event_time[ev]), ev))
                 stream_time[s] = max(stream_time.get(s, 0), event_time[ev])
                 vc = stream_vc.setdefault(s, {})
                 for k, v in event_vc[ev].items():

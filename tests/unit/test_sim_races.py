@@ -241,6 +241,14 @@ def test_launches_on_two_streams_need_an_event():
     first, second = res.profile.kernels
     assert second.start == first.start + first.cycles  # waited for stream 0
     assert res.profile.total_cycles == first.cycles + second.cycles
+    # the trace draws the event: a flow from stream 0's launch to stream 1's
+    from target.profile import chrome_trace
+
+    assert res.profile.stream_flows == [(0, first.cycles, 1, first.cycles, 0)]
+    flows = [e for e in chrome_trace(res.profile)["traceEvents"] if e.get("cat") == "stream"]
+    (start,), (finish,) = ([e for e in flows if e["ph"] == ph] for ph in ("s", "f"))
+    assert (start["tid"], finish["tid"], start["id"]) == (0, 1, finish["id"])
+    assert start["ts"] < finish["ts"] == second.start / res.profile.clock_mhz
 
 
 def test_independent_streams_overlap_in_time():
