@@ -28,6 +28,7 @@ import os
 import re
 import sys
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
@@ -152,6 +153,7 @@ class GeOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self._positions: dict[Operation, tuple[int, int]] = {}
         self._planned: list[ModuleOp] = []
+        self._statistics: list[tuple[str, Counter, Counter]] = []  # (pass, op counts before, after)
         super().__init__(
             description="gedialects optimizer driver: parses graph/npu IR (MLIR "
             "text or ONNX), runs a pass pipeline and prints the result, like mlir-opt.",
@@ -160,6 +162,19 @@ class GeOptMain(xDSLOptMain):
         # Passes may create dense_resource blobs; the printer writes them only
         # for dialects the context has loaded, and builtin may not be yet.
         self.ctx.get_optional_dialect("builtin")
+
+    def statistics_report(self) -> str:
+        """mlir-opt's --mlir-pass-statistics, in op counts: per pass run, the
+        ops before and after and the kinds whose count changed."""
+        lines = ["===" + "-" * 20 + " Pass statistics report " + "-" * 20 + "==="]
+        for name, before, after in self._statistics:
+            lines.append(name)
+            lines.append(f"  (S) {sum(after.values())} ops (was {sum(before.values())})")
+            changed = sorted(set(before) | set(after), key=lambda k: (-abs(after[k] - before[k]), k))
+            deltas = [f"{k} {after[k] - before[k]:+d}" for k in changed if after[k] != before[k]]
+            if deltas:
+                lines.append("  (S) " + ", ".join(deltas))
+        return "\n".join(lines)
 
     def pass_listing(self) -> str:
         """gedialects' passes, one line each (the first line of the pass's
@@ -205,6 +220,13 @@ class GeOptMain(xDSLOptMain):
         timing = arg_parser._option_string_actions["--time-passes"]
         arg_parser._option_string_actions["--mlir-timing"] = timing  # mlir-opt's name for it
         timing.option_strings.append("--mlir-timing")
+        arg_parser.add_argument(
+            "--mlir-pass-statistics",
+            dest="pass_statistics",
+            action="store_true",
+            help="after the pipeline, print to stderr what each pass changed: its op count before and "
+            "after and the op kinds it added or removed",
+        )
         arg_parser.add_argument(
             "--list-passes",
             action="store_true",
@@ -293,6 +315,8 @@ class GeOptMain(xDSLOptMain):
         verify_and_time = self.pipeline.callback
         assert verify_and_time is not None
 
+        counts: list[Counter] = []  # op counts before the pass that runs next
+
         def callback(
             previous: ModulePass | None, module: ModuleOp, next: ModulePass | None
         ) -> None:
@@ -300,6 +324,11 @@ class GeOptMain(xDSLOptMain):
             if previous is not None and (self.args.print_ir_after_all or previous.name in after):
                 self._dump_ir(previous, module)
             verify_and_time(previous, module, next)
+            if self.args.pass_statistics:
+                now = Counter(op.name for op in module.walk())
+                if previous is not None and counts:
+                    self._statistics.append((previous.name, counts[-1], now))
+                counts[:] = [now]
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
 
@@ -422,6 +451,8 @@ class GeOptMain(xDSLOptMain):
             finally:
                 if output is not sys.stdout:
                     output.close()
+            if self.args.pass_statistics:
+                print(self.statistics_report(), file=sys.stderr)
             if self.args.shrink:
                 print("Failure, can't shrink")
                 return 1
