@@ -553,7 +553,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         with pb.kernel(kop.sym_name.data) as kb:
             tr = KernelTranslator(kop, kb, gm, config)
             tr.run()
-        for name in KERNEL_INFO:
+        for name in npu.KERNEL_INFO_KEYS:  # what the tile.kernel says of itself (`writes` comes next)
             if name in kop.attributes:
                 kb.kernel.attributes[f"ge.{name}"] = kop.attributes[name]
         # the GM tensors it writes, for the simulator's overflow check
@@ -573,10 +573,6 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
             for op in module.body.block.ops:
                 op.attributes[name] = IntegerAttr(int(memory[key]), i64)
     return module
-
-
-KERNEL_INFO = ("kind", "absorbed", "source", "op_type", "in_shapes", "in_formats", "out_shapes", "out_formats")
-"""tile.kernel attributes an npu.kernel keeps as ge.* (the assembler puts them in the program for the profile)."""
 
 
 def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:

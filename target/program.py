@@ -60,16 +60,15 @@ from gedialects.npu.isa import (
     Pipe,
     padded_burst,
 )
+from gedialects.npu import ops as npu_ops
 from gedialects.npu.vector_ops import FAMILIES, Family, FamilySpec, family_members
 from target.errors import AssemblyError
 
 FORMAT = "gedialects-npu-om"
 VERSION = 4  # 4: kernel "info" (op names and shapes for the profile); 3: SHA-256 checksum; 2: AI-CPU tasks
 READABLE_VERSIONS = (3, 4)  # 3 reads with empty kernel info; older files carry no checksum: recompile them
-KERNEL_INFO_KEYS = ("kind", "absorbed", "source", "op_type", "in_shapes", "in_formats", "out_shapes", "out_formats",
-                    "writes")
-"""What a kernel's info may hold (lowering's ge.* attributes of an npu.kernel). `writes`: the GM
-tensors the kernel stores to, 'offset+nbytes:dtype;...' (the simulator's overflow check)."""
+KERNEL_INFO_KEYS = npu_ops.KERNEL_INFO_KEYS
+"""What a kernel's info may hold: the npu.kernel's ge.* attributes."""
 
 # --- scalar opcodes -------------------------------------------------------
 MOV, ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX = range(10)

@@ -1444,9 +1444,18 @@ class ConstantOp(IRDLOperation):
         _verify_in_gm(self, self.const_name.data, self.gm_range())
 
 
+KERNEL_INFO_KEYS = ("kind", "absorbed", "source", "op_type", "in_shapes", "in_formats", "out_shapes", "out_formats",
+                    "writes")
+"""What an npu.kernel may say of itself as `ge.<key>` attributes (strings; `absorbed` an array of
+them): what it runs, for the profile, and `writes`, the GM tensors it stores to as
+'offset+nbytes:dtype;...' (the simulator's overflow check). The assembler keeps them in
+`target.program.Kernel.info`."""
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
-    """Code run by every block of a launch; `npu.block_idx` tells blocks apart."""
+    """Code run by every block of a launch; `npu.block_idx` tells blocks apart
+    (discardable `ge.*` attributes: KERNEL_INFO_KEYS)."""
 
     name = "npu.kernel"
 
