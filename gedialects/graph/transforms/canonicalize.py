@@ -1,5 +1,5 @@
 """graph-canonicalize: fold constants and shape ops, drop no-op ops (pads of
-zero, resizes by 1 too), write max-pool ceil_mode as pads, a spatial mean as
+zero, resizes by 1 too), merge chains of views and of transposes, write max-pool ceil_mode as pads, a spatial mean as
 a global average pool, a whole-map average pool with its exact window, a
 global pool of rows as a mean, a
 gather of a constant run of consecutive indices as a slice (+ reshape) and a
@@ -122,6 +122,25 @@ class FoldViewChain(RewritePattern):
             return
         new = g.ReshapeOp.build_inferred(
             [inner.operands[0]], {"shape": g.int_array(out)}, location=op.location
+        )
+        log.info("merged %s into %s", describe_op(inner), describe_op(op))
+        rewriter.replace(op, new)
+
+
+class FoldTransposeChain(RewritePattern):
+    """transpose(transpose(x, p), q) -> transpose(x, p[q]): one data movement
+    instead of two (torch's split-heads permute followed by k.transpose(-1, -2);
+    ONNX exporters merge them, ATen keeps both)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.TransposeOp):
+            return
+        inner = op.operands[0].owner
+        if not isinstance(inner, g.TransposeOp):
+            return
+        inner_perm, outer_perm = inner.ints("perm"), op.ints("perm")
+        new = g.TransposeOp.build_inferred(
+            [inner.operands[0]], {"perm": g.int_array([inner_perm[i] for i in outer_perm])}, location=op.location
         )
         log.info("merged %s into %s", describe_op(inner), describe_op(op))
         rewriter.replace(op, new)
@@ -373,7 +392,7 @@ class GlobalPoolOfRowsToMean(RewritePattern):
 
 class GraphCanonicalizePass(ModulePass):
     """Fold constants and shape ops, remove Identity/Dropout and no-op view ops
-    and pads, write max-pool ceil_mode as pads, spatial means as global
+    and pads, merge chains of views and of transposes, write max-pool ceil_mode as pads, spatial means as global
     pools, a whole-map average pool with its exact window, global pools of
     rows as means,
     gathers of consecutive constant indices as slices and views of casts as
@@ -384,7 +403,7 @@ class GraphCanonicalizePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), CancelTransData(), MaxPoolCeilToPads(),
+                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldTransposeChain(), CancelTransData(), MaxPoolCeilToPads(),
                  SpatialMeanToGlobalPool(), WholeMapPoolToExactWindow(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
                  GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast()]
             )

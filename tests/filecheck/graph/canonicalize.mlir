@@ -1,5 +1,5 @@
 // graph-canonicalize: no-op removal (pads of zero and resizes by 1 too),
-// view-chain merging, constant and shape folding, max-pool ceil_mode as
+// view-chain and transpose-chain merging, constant and shape folding, max-pool ceil_mode as
 // pads, spatial means as global pools, whole-map average pools with their
 // exact window, global pools of rows as means,
 // gathers of a constant index run as slices, gather_nd of constant tuples as
@@ -70,6 +70,21 @@ func.func @dynamic_view_chain(%x: tensor<?x3x4xf32>) -> tensor<?x12xf32> {
 // CHECK-NEXT:  %[[V0:.*]] = graph.unsqueeze %[[X]] {axes = array<i64: 0>} : (tensor<?x3x4xf32>) -> tensor<1x?x3x4xf32>
 // CHECK-NEXT:  %[[V1:.*]] = graph.reshape %[[V0]] {shape = array<i64: -1, 12>} : (tensor<1x?x3x4xf32>) -> tensor<?x12xf32>
 // CHECK-NEXT:  func.return %[[V1]] : tensor<?x12xf32>
+// CHECK-NEXT:  }
+
+// Two transposes in a row are one (torch's split-heads permute then
+// k.transpose(-1, -2)); a chain that composes to the identity disappears.
+func.func @transpose_chain(%x: tensor<1x16x4x8xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x16x4x8xf32>) {
+  %0 = graph.transpose %x {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x16x4x8xf32>) -> tensor<1x4x16x8xf32>
+  %1 = graph.transpose %0 {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x16x8xf32>) -> tensor<1x4x8x16xf32>
+  %2 = graph.transpose %0 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x4x16x8xf32>) -> tensor<1x16x4x8xf32>
+  func.return %1, %2 : tensor<1x4x8x16xf32>, tensor<1x16x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @transpose_chain
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x16x4x8xf32>)
+// CHECK-NEXT:  %[[T:.*]] = graph.transpose %[[X]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x16x4x8xf32>) -> tensor<1x4x8x16xf32>
+// CHECK-NEXT:  func.return %[[T]], %[[X]] : tensor<1x4x8x16xf32>, tensor<1x16x4x8xf32>
 // CHECK-NEXT:  }
 
 // An op whose operands are all constants folds into a constant that keeps
