@@ -123,6 +123,12 @@ def _onnx_frontend():
     return OnnxFrontend
 
 
+def _pt2_frontend():
+    from gedialects.frontend.onnx_frontend import Pt2Frontend
+
+    return Pt2Frontend
+
+
 GE_UNIVERSE = Universe(
     all_dialects={
         "graph": _graph_dialect,
@@ -145,5 +151,6 @@ GE_UNIVERSE = Universe(
     },
     all_frontends={
         "onnx": _onnx_frontend,
+        "pt2": _pt2_frontend,
     },
 )

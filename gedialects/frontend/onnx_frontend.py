@@ -1,4 +1,5 @@
-"""`ge-opt model.onnx`: the ONNX importer as an xDSL frontend."""
+"""`ge-opt model.onnx` / `ge-opt model.pt2`: the ONNX importer (parse mode) and
+the torch.export importer (trace mode) as xDSL frontends."""
 
 from __future__ import annotations
 
@@ -26,3 +27,17 @@ class OnnxFrontend(Frontend):
             ctx.get_dialect(dialect)
         model = load_model(input_name, input.read())
         return import_model(model, parse_input_shapes(self.input_shape), source=input_name)
+
+
+@dataclass(frozen=True)
+class Pt2Frontend(Frontend):
+    """Imports a saved torch.export program (`torch.export.save`); needs torch."""
+
+    name: ClassVar[str] = "pt2"
+
+    def parse(self, ctx: Context, input: IO[bytes], input_name: str) -> ModuleOp:
+        from gedialects.frontend.torch_import import import_exported_program, load_pt2
+
+        for dialect in ("builtin", "func", "graph"):
+            ctx.get_dialect(dialect)
+        return import_exported_program(load_pt2(input_name, input.read()), source=input_name)

@@ -93,7 +93,7 @@ def model_path(path: str) -> str:
 
 
 def load_module(path: str, input_shape: str, out_nodes: str = ""):
-    """The graph-dialect module of a .onnx or .mlir file (`out_nodes`:
+    """The graph-dialect module of a .onnx, .pt2 (torch.export.save) or .mlir file (`out_nodes`:
     ATC's 'node:index;...' choice of the graph's outputs)."""
     path = model_path(path)
     ext = os.path.splitext(path)[1]
@@ -109,6 +109,12 @@ def load_module(path: str, input_shape: str, out_nodes: str = ""):
         if out_nodes:
             model = select_outputs(model, out_nodes, path)
         return import_model(model, parse_input_shapes(input_shape), source=path)
+    if ext == ".pt2":
+        if input_shape or out_nodes:
+            raise UserError("--input-shape and --out_nodes apply to .onnx models only (a .pt2 program has static shapes)")
+        from gedialects.frontend.torch_import import import_exported_program, load_pt2
+
+        return import_exported_program(load_pt2(path), source=path)
     if ext == ".mlir":
         if input_shape or out_nodes:
             raise UserError("--input-shape and --out_nodes apply to .onnx models only")
@@ -118,7 +124,7 @@ def load_module(path: str, input_shape: str, out_nodes: str = ""):
             module = parse_module(f.read(), path)
         module.verify()
         return module
-    raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx or .mlir)")
+    raise UserError(f"{path}: unknown model format '{ext}' (expected .onnx, .pt2 or .mlir)")
 
 
 def read_npz(path: str | None, what: str) -> dict | None:

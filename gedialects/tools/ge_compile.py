@@ -1,4 +1,4 @@
-"""ge-compile: ATC-like one-shot compiler, ONNX model -> offline model (.om).
+"""ge-compile: ATC-like one-shot compiler, ONNX model (or .pt2 torch.export program) -> offline model (.om).
 
     ge-compile MODEL.onnx [--input-shape 'x:1,3,224,224'] -o MODEL.om
                [--precision-mode force_fp16|must_keep_origin_dtype] [--calibration IN.npz]
@@ -58,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--input_format, --out_nodes, --precision_mode, --soc_version, --fusion_switch_file; --mode=1 --om M.om "
         "--json M.json dumps an offline model as JSON).",
     )
-    p.add_argument("model", nargs="?", help="an .onnx model (or a graph-dialect .mlir file)")
+    p.add_argument("model", nargs="?", help="an .onnx model, a .pt2 torch.export program (torch.export.save) "
+                   "or a graph-dialect .mlir file")
     p.add_argument("--model", dest="model_flag", metavar="MODEL", help="the model, as ATC spells it")
     p.add_argument("-o", "--output", help="offline model to write (.om is added when missing, as ATC does)")
     p.add_argument("--framework", help=f"ATC's source framework: {ONNX_FRAMEWORK} (ONNX) is the one read here")

@@ -7,7 +7,7 @@
 npz keys are the graph's input and output names. Without --inputs, inputs
 are random (seeded). --check compares with onnxruntime and exits 1 on a
 mismatch (an .onnx model, or an .om / npu .mlir with `--onnx` naming the ONNX
-model it was compiled from); the criterion follows the precision mode
+model it was compiled from; a .pt2 program is checked against torch running it); the criterion follows the precision mode
 (`CHECK_TOLERANCE`: gedialects/numerics.py). The npu backend simulates
 npu-level programs (an .om offline model or an .mlir holding an npu.program).
 """
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "model",
-        help="an .onnx model, a graph-dialect .mlir file, or the name of a bundled "
+        help="an .onnx model, a .pt2 torch.export program, a graph-dialect .mlir file, or the name of a bundled "
         "light model (resnet50, squeezenet, ...)",
     )
     p.add_argument(
@@ -89,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="npz file to write the outputs to, keyed by output name")
     p.add_argument("--input-shape", default="", help="fix dynamic dims, ATC syntax: 'x:1,3,224,224;y:4,8'")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
-    p.add_argument("--check", action="store_true", help="compare with onnxruntime; exit 1 on mismatch")
+    p.add_argument("--check", action="store_true",
+                   help="compare with onnxruntime (a .pt2 program: with torch running it); exit 1 on mismatch")
     p.add_argument(
         "--onnx", help="--check of an .om or npu .mlir: the ONNX model it was compiled from (the oracle)"
     )
@@ -156,6 +157,48 @@ def check_with_onnxruntime(path: str, inputs, outputs, criterion: Criterion) -> 
         if not result.ok:
             problems.append(f"output '{name}': {result.describe()} ({criterion})")
     return problems
+
+
+def check_with_torch(path: str, inputs, outputs, criterion: Criterion) -> list[str]:
+    """Mismatch lines against torch running the saved program itself."""
+    import torch
+
+    from gedialects.frontend.torch_import import load_pt2
+
+    program = load_pt2(path)
+    with torch.no_grad():
+        expected = program.module()(*(torch.from_numpy(np.ascontiguousarray(v)) for v in inputs.values()))
+    flat = [t.numpy() for t in torch.utils._pytree.tree_leaves(expected)]
+    names = list(outputs) if len(outputs) == len(flat) else []
+    problems = []
+    for name, want in zip(names, flat):
+        got = outputs[name]
+        if got.shape != want.shape:
+            problems.append(f"output '{name}': shape {got.shape} vs torch {want.shape}")
+            continue
+        result = criterion.check(got, want)
+        if not result.ok:
+            problems.append(f"output '{name}': {result.describe()} ({criterion})")
+    if not names:
+        problems.append(f"{len(outputs)} outputs here, {len(flat)} from torch")
+    return problems
+
+
+def _criterion(args) -> Criterion:
+    return CHECK_TOLERANCE[args.precision_mode].override(args.rtol, args.atol)
+
+
+def report_check(problems: list[str], outputs: dict, oracle: str, args) -> int:
+    for p in problems:
+        print(f"ge-run: mismatch: {p}", file=sys.stderr)
+    if problems:
+        return EXIT_USER
+    criterion = _criterion(args)
+    print(
+        f"check: all {len(outputs)} output(s) match {oracle} "
+        f"(rtol={criterion.norm_rtol or criterion.rtol}, atol={criterion.atol}, {args.precision_mode}): {criterion}"
+    )
+    return EXIT_OK
 
 
 def is_npu_program(path: str) -> bool:
@@ -283,20 +326,13 @@ def run_model(args) -> int:
             raise UserError(f"--output: cannot write '{args.output}': {e.strerror or e}") from None
     if args.check:
         path = args.onnx or model_path(args.model)
+        if path.endswith(".pt2"):
+            return report_check(check_with_torch(path, inputs, outputs, _criterion(args)), outputs, "torch", args)
         if not path.endswith(".onnx"):
             raise UserError("--check needs an .onnx model (onnxruntime is the oracle); for an .om give --onnx")
         if not os.path.exists(path):
             raise UserError(f"--onnx: {path}: no such file")
-        criterion = CHECK_TOLERANCE[args.precision_mode].override(args.rtol, args.atol)
-        problems = check_with_onnxruntime(path, inputs, outputs, criterion)
-        for p in problems:
-            print(f"ge-run: mismatch: {p}", file=sys.stderr)
-        if problems:
-            return EXIT_USER
-        print(
-            f"check: all {len(outputs)} output(s) match onnxruntime "
-            f"(rtol={criterion.norm_rtol or criterion.rtol}, atol={criterion.atol}, {args.precision_mode}): {criterion}"
-        )
+        return report_check(check_with_onnxruntime(path, inputs, outputs, _criterion(args)), outputs, "onnxruntime", args)
     return EXIT_OK
 
 

@@ -41,3 +41,8 @@ if _onnx is not None and _onnx.submodule_search_locations:
         ("%onnx_light", os.path.join(_onnx_dir, "backend", "test", "data", "light"))
     )
     config.available_features.add("onnx")
+
+# Trace-mode tests build their .pt2 programs with torch (an optional extra):
+# they say `REQUIRES: torch`.
+if importlib.util.find_spec("torch") is not None:
+    config.available_features.add("torch")
