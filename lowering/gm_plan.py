@@ -78,6 +78,20 @@ def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
     return out
 
 
+def live_bytes(blocks: list[Block], tasks: int) -> list[int]:
+    """Arena bytes held at each task (kernel or AI-CPU task, in order): the
+    blocks whose lifetime covers it (a zero-halo block from task 0 on)."""
+    live = [0] * (tasks + 1)
+    for b in blocks:
+        live[min(b.first, tasks)] += b.size
+        live[min(b.last, tasks - 1) + 1] -= b.size
+    out, held = [], 0
+    for delta in live[:tasks]:
+        held += delta
+        out.append(held)
+    return out
+
+
 def plan_arena(
     prog: t.ProgramOp, requests: list[Request], alignment: int = 512, strategy: str = "auto"
 ) -> tuple[dict[str, int], dict[str, int | str]]:
@@ -114,6 +128,8 @@ def plan_arena(
         "strategy": used,
         "tensors": len(requests),
     }
+    tasks = sum(1 for op in prog.body.block.ops if isinstance(op, t.KernelOp | t.AicpuOp))
+    summary["live_bytes"] = ";".join(str(b) for b in live_bytes(blocks, tasks))
     log.info(
         "GM arena of %s: %d bytes by %s for %d tensors (no reuse %d)",
         prog.sym_name.data,

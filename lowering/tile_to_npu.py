@@ -572,6 +572,9 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         if key in memory:
             for op in module.body.block.ops:
                 op.attributes[name] = IntegerAttr(int(memory[key]), i64)
+    if "ge.arena_live_bytes" in prog.attributes:  # the arena bytes held at each task
+        for op in module.body.block.ops:
+            op.attributes["ge.arena_live_bytes"] = prog.attributes["ge.arena_live_bytes"]
     return module
 
 

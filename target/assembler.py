@@ -453,7 +453,8 @@ def _slot(op: npu.GmTensorOp) -> P.TensorSlot:
 def _meta(prog: npu.ProgramOp) -> dict:
     """What the program says of itself (saved in the .om header): its
     precision mode, and the GM arena of its intermediates (planned, and
-    without reuse) when the compiler planned one."""
+    without reuse, and the bytes of it held at each task) when the compiler
+    planned one."""
     meta: dict = {}
     mode = prog.attributes.get("ge.precision_mode")
     if isinstance(mode, StringAttr):
@@ -462,6 +463,9 @@ def _meta(prog: npu.ProgramOp) -> dict:
         value = prog.attributes.get(f"ge.{key}")
         if isinstance(value, IntegerAttr):
             meta[key] = value.value.data
+    live = prog.attributes.get("ge.arena_live_bytes")
+    if isinstance(live, StringAttr):
+        meta["arena_live_bytes"] = live.data
     return meta
 
 

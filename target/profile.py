@@ -81,6 +81,7 @@ class Profile:
     device_bytes: int = 0  # GM the program occupies (its gm_size): inputs, outputs, weights, the arena
     arena_bytes: int = 0  # of which the intermediates' arena, as planned (0: no plan recorded)
     no_reuse_bytes: int = 0  # what that arena would be without reuse
+    arena_live_bytes: list[int] = field(default_factory=list)  # of the arena, held at each task (schedule order)
     # stream_record -> stream_wait: (recording stream, recorded at, waiting stream, released at, event)
     stream_flows: list[tuple] = field(default_factory=list)
 
@@ -99,6 +100,7 @@ class Profile:
             "device_bytes": self.device_bytes,
             "arena_bytes": self.arena_bytes,
             "no_reuse_bytes": self.no_reuse_bytes,
+            "arena_live_bytes": self.arena_live_bytes,
             "stream_flows": [list(f) for f in self.stream_flows],
             "total_cycles": self.total_cycles,
             "time_us": self.time_us,
@@ -340,6 +342,7 @@ def chrome_trace(profile: Profile) -> dict:
                     "args": {"kernel": k.name, "block": block},
                 }
             )
+    events += _memory_counter(profile, kernel_pid, us)
     for n, (src, recorded, dst, released, ev) in enumerate(profile.stream_flows):
         # from the end of the recording stream's last launch to the waiting stream's next one
         flow = f"stream event {ev}/{n}"
@@ -397,6 +400,22 @@ def chrome_trace(profile: Profile) -> dict:
         "displayTimeUnit": "ns",
         "otherData": profile.to_json(),
     }
+
+
+def _memory_counter(profile: Profile, pid: int, us: float) -> list[dict]:
+    """A counter track of device memory in use: at each task's start, what
+    is allocated for the whole run (inputs, outputs, weights) plus the
+    arena bytes held then (as planned; none without a recorded plan)."""
+    tasks = sorted(profile.kernels, key=lambda k: k.launch)
+    if not profile.arena_live_bytes or len(tasks) != len(profile.arena_live_bytes):
+        return []
+    static = profile.device_bytes - profile.arena_bytes
+    events = [{"ph": "C", "name": "device memory", "pid": pid, "ts": k.start * us,
+               "args": {"in use (bytes)": static + held}}
+              for k, held in zip(tasks, profile.arena_live_bytes)]
+    events.append({"ph": "C", "name": "device memory", "pid": pid, "ts": profile.total_cycles * us,
+                   "args": {"in use (bytes)": static}})
+    return events
 
 
 def write_chrome_trace(profile: Profile, path: str | Path) -> None:

@@ -789,6 +789,19 @@ def _in_gm(start: int, nbytes: int, gm_size: int, field: str) -> None:
         raise InvalidField(f"{field}.offset", f"GM [{start}, {start + nbytes}) is outside gm_size {gm_size}")
 
 
+def arena_live_bytes(program: Program) -> list[int]:
+    """The arena bytes held at each task (launch or AI-CPU task, in schedule
+    order), as the compiler planned them ([] when it recorded none)."""
+    text = program.meta.get("arena_live_bytes")
+    if text is None:
+        return []
+    tasks = sum(1 for entry in program.schedule if entry[0] in ("launch", "aicpu"))
+    items = str(text).split(";") if text != "" else []
+    if len(items) != tasks or not all(i.isdigit() and int(i) <= program.gm_size for i in items):
+        raise InvalidField("meta.arena_live_bytes", f"expected {tasks} byte counts within GM separated by ';'")
+    return [int(i) for i in items]
+
+
 def validate(program: Program) -> None:
     """Every field of `program` in range (InvalidField naming the first that
     is not); see the comment above MAX_GM_SIZE."""
@@ -855,6 +868,8 @@ def validate(program: Program) -> None:
     mode = program.meta.get("precision_mode")
     if mode is not None and mode not in PRECISION_MODES:
         raise InvalidField("meta.precision_mode", f"{mode!r} is not one of {', '.join(PRECISION_MODES)}")
+    if "arena_live_bytes" in program.meta:
+        arena_live_bytes(program)  # InvalidField unless one count per task, each within GM
     problem = budget_problem(program)
     if problem is not None:
         raise InvalidField(*problem)

@@ -809,7 +809,8 @@ class Simulation:
         self.machine = Machine(config, program.gm_size)
         self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz, device_bytes=program.gm_size,
                                arena_bytes=int(program.meta.get("arena_bytes", 0)),
-                               no_reuse_bytes=int(program.meta.get("no_reuse_bytes", 0)))
+                               no_reuse_bytes=int(program.meta.get("no_reuse_bytes", 0)),
+                               arena_live_bytes=P.arena_live_bytes(program))
         self.executed = 0  # instructions of the finished launches (MAX_RUN_INSTRUCTIONS)
         self.progress = None  # progress(done, total, name) after every launch and task (simulate sets it)
 

@@ -32,6 +32,8 @@ def place(ctx: LoweringContext) -> None:
         alignment = int(mem.memory_summary(ctx.fn).get("alignment", DEFAULT_ARENA_ALIGNMENT))
         arena, summary = gm_plan.plan_arena(ctx.program, requests, alignment)
         summary["graph_arena_size"] = mem.arena_size(ctx.fn)
+        # per task, for the profile's device-memory track (not part of ge.memory's figures)
+        ctx.program.attributes["ge.arena_live_bytes"] = StringAttr(str(summary.pop("live_bytes")))
         mem.record_function(ctx.program, summary)  # type: ignore[arg-type]
         offset = int(summary["arena_size"])
 

@@ -318,6 +318,9 @@ HEADER_EDITS = [
     (lambda h: h["constants"][0].update(nbytes=100), "constants[0] 'w'.nbytes: 100, but member 'const0' has 1024 bytes"),
     (lambda h: h["aicpu_tasks"][0]["ins"][0].__setitem__(1, "object"), "aicpu_tasks[0] 'k1_aicpu_abs'.ins[0].dtype: 'object' is not one of"),
     (lambda h: h["meta"].update(precision_mode="fp8"), "meta.precision_mode: 'fp8' is not one of"),
+    (lambda h: h["meta"].update(arena_live_bytes="64"), "meta.arena_live_bytes: expected 2 byte counts within GM"),
+    (lambda h: h["meta"].update(arena_live_bytes="64;-1"), "meta.arena_live_bytes: expected 2 byte counts"),
+    (lambda h: h["meta"].update(arena_live_bytes="64;99999"), "meta.arena_live_bytes: expected 2 byte counts within GM"),
 ]
 
 

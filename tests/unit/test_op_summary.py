@@ -145,6 +145,23 @@ def test_trace_launch_events_carry_the_names_and_shapes(run):
     assert conv["args"]["bound"] in ("compute", "memory", "latency")
 
 
+def test_trace_has_a_device_memory_counter_track(run):
+    """At each task's start, what the whole run holds (inputs, outputs,
+    weights) plus the arena bytes the plan holds then; back to the former
+    at the end; never above the device memory."""
+    from target.profile import chrome_trace
+
+    program, profile = run
+    counter = [e for e in chrome_trace(profile)["traceEvents"] if e.get("ph") == "C"]
+    tasks = [k for k in profile.kernels]
+    assert len(counter) == len(tasks) + 1 == len(profile.arena_live_bytes) + 1
+    static = profile.device_bytes - profile.arena_bytes
+    values = [e["args"]["in use (bytes)"] for e in counter]
+    assert values[-1] == static and static < max(values) <= profile.device_bytes
+    assert [e["ts"] for e in counter] == sorted(e["ts"] for e in counter)
+    assert program.meta["arena_live_bytes"] == ";".join(map(str, profile.arena_live_bytes))
+
+
 # -- the overflow alarm ----------------------------------------------------------------
 
 
