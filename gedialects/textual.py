@@ -53,9 +53,61 @@ def parse_module(text: str | bytes, name: str = "<input>", ctx: Context | None =
     return GeParser(ctx or make_context(), text, name).parse_module()
 
 
-def print_module(module: ModuleOp, ctx: Context | None = None, debuginfo: bool = True) -> str:
+ELIDED = "__elided__"
+
+
+class ElidingPrinter(Printer):
+    """mlir-opt's elision for reading large IR: an elements attribute of more
+    than `elide_elements` elements prints as `dense_resource<__elided__>`
+    (`--mlir-elide-elementsattrs-if-larger`; its blob is then not printed
+    either), and a resource blob longer than `elide_resources` characters is
+    left out of the dialect_resources section
+    (`--mlir-elide-resource-strings-if-larger`). Elided IR is for reading:
+    it does not parse back to the same module."""
+
+    def __init__(self, *args, elide_elements: int | None = None, elide_resources: int | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.elide_elements = elide_elements
+        self.elide_resources = elide_resources
+
+    def print_attribute(self, attribute) -> None:
+        from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, DenseResourceAttr
+
+        limit = self.elide_elements
+        if limit is not None and isinstance(attribute, DenseIntOrFPElementsAttr | DenseResourceAttr):
+            shape = attribute.type.get_shape()
+            elements = 1
+            for d in shape:
+                elements *= d
+            if elements > limit:
+                self.print_string(f"dense_resource<{ELIDED}> : ")
+                self.print_attribute(attribute.type)
+                return
+        super().print_attribute(attribute)
+
+    def print_metadata(self, dialects) -> None:
+        limit = self.elide_resources
+        if limit is not None:
+            from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+
+            interfaces = {d.name: d.get_interface(OpAsmDialectInterface) for d in dialects
+                          if d.has_interface(OpAsmDialectInterface)}
+            for dialect, keys in list(self._dialect_resources.items()):
+                interface = interfaces.get(dialect)
+                if interface is None:
+                    continue
+                blobs = interface.build_resources(keys)
+                keys -= {k for k, text in blobs.items() if len(text) > limit}
+                if not keys:
+                    del self._dialect_resources[dialect]
+        super().print_metadata(dialects)
+
+
+def print_module(module: ModuleOp, ctx: Context | None = None, debuginfo: bool = True,
+                 elide_elements: int | None = None, elide_resources: int | None = None) -> str:
     out = io.StringIO()
-    printer = Printer(stream=out, print_debuginfo=debuginfo)
+    printer = ElidingPrinter(stream=out, print_debuginfo=debuginfo, elide_elements=elide_elements,
+                             elide_resources=elide_resources)
     printer.print_op(module)
     printer.print_metadata((ctx or make_context()).loaded_dialects or _builtin_only())
     out.write("\n")

@@ -39,6 +39,7 @@ from xdsl.pattern_rewriter import PatternRewriteWalker
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
+from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, name_loc, node_name
 from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, engine_of, kernel_of
 
@@ -255,6 +256,10 @@ def assign_layouts(fn: func.FuncOp) -> LayoutReport:
     before = count()
     PatternRewriteWalker(CancelTransData()).rewrite_region(fn.body)
     report.cancelled = before - count()
+    statistic("transdata-inserted", len(report.inserted), "graph.transdata inserted where formats meet")
+    statistic("transdata-cancelled", report.cancelled, "inverse transdata pairs cancelled")
+    statistic("output-transdata-folded", len(report.folded), "output transdata byte-identical to NCHW")
+    statistic("views-read-in-place", len(report.flattened), "flattened NC1HWC0 maps read in place")
     log.info(
         "assign-layouts: %d transdata inserted, %d cancelled, %d output transdata folded, "
         "%d flattened views read in place",

@@ -26,6 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
+from gedialects.instrumentation import statistic
 from gedialects.location import describe_op
 from gedialects.remarks import MISSED, Remark
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
@@ -79,6 +80,9 @@ class GraphPartitionPass(ModulePass):
             if not isinstance(fn, func.FuncOp) or fn.is_declaration:
                 continue
             fallbacks = partition(fn, self.precision_mode)
+            ops = sum(1 for o in fn.body.block.ops if not isinstance(o, (g.ConstantOp, g.FillOp, func.ReturnOp)))
+            statistic("ops-on-ai-core", ops - len(fallbacks), "ops placed on the AI core (views included)")
+            statistic("ops-on-ai-cpu", len(fallbacks), "ops without an AI-core kernel (AI-CPU tasks)")
             if fallbacks and not self.aicpu_fallback:
                 listing = "; ".join(f"{describe_op(o)}: {why}" for o, why in fallbacks)
                 raise PassFailedException(

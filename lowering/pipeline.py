@@ -68,7 +68,7 @@ def compile_module(
     total = sum(1 for name, _ in stages if name is not None)
     done = 0
     for name, run in stages:
-        run(ctx, module)
+        run_stage(name, run, ctx, module)
         if name is not None:
             say(name, module)
             done += 1
@@ -82,6 +82,18 @@ def compile_module(
 
 Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]
 """(name of its IR dump or None, what it runs)."""
+
+
+def run_stage(name: str | None, run, ctx: Context, module: ModuleOp) -> None:
+    """Run one stage as a recorded pass (gedialects/instrumentation.py): the
+    pass's registered name (convert-graph-to-tile for the graph-to-tile
+    stage), so --mlir-timing nests it under a named pipeline."""
+    from gedialects.instrumentation import pass_scope
+
+    owner = getattr(run, "__self__", None)
+    label = getattr(owner, "name", None) or {"graph-to-tile": "convert-graph-to-tile"}.get(name or "", name)
+    with pass_scope(label or "check-static-inputs"):
+        run(ctx, module)
 
 
 def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file: str = "",
@@ -225,8 +237,8 @@ class GeGraphOptPass(ModulePass):
     plan_memory: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for _, run in graph_stages(self.fuse, self.plan_memory):
-            run(ctx, op)
+        for name, run in graph_stages(self.fuse, self.plan_memory):
+            run_stage(name, run, ctx, op)
 
 
 @_dataclass(frozen=True)
@@ -239,8 +251,8 @@ class GeLowerPass(ModulePass):
     aicpu_fallback: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for _, run in lower_stages(self.precision_mode, self.target, self.aicpu_fallback):
-            run(ctx, op)
+        for name, run in lower_stages(self.precision_mode, self.target, self.aicpu_fallback):
+            run_stage(name, run, ctx, op)
 
 
 @_dataclass(frozen=True)
@@ -253,7 +265,7 @@ class GeTileOptPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for tile_pass in tile_passes(self.target):
-            tile_pass.apply(ctx, op)
+            run_stage(tile_pass.name, tile_pass.apply, ctx, op)
 
 
 @_dataclass(frozen=True)
@@ -269,5 +281,6 @@ class GeCompilePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_precision_mode(self.precision_mode)
-        GeGraphOptPass(self.fuse, self.plan_memory).apply(ctx, op)
-        GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback).apply(ctx, op)
+        for stage in (GeGraphOptPass(self.fuse, self.plan_memory),
+                      GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback)):
+            run_stage(stage.name, stage.apply, ctx, op)

@@ -89,6 +89,11 @@ class ArrayBlob:
 
     __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
+    def __len__(self) -> int:
+        """Characters of the hex text, without building it ("0x", the
+        alignment word, two per byte)."""
+        return 2 + 8 + 2 * self.array.nbytes
+
     def __bool__(self) -> bool:
         return True
 

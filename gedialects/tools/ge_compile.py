@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
+    p.add_argument("--mlir-elide-elementsattrs-if-larger", dest="elide_elements", type=int, metavar="N",
+                   help="--dump-ir: elements attributes of more than N elements as dense_resource<__elided__>")
+    p.add_argument("--mlir-elide-resource-strings-if-larger", dest="elide_resources", type=int, metavar="N",
+                   help="--dump-ir: leave resource blobs longer than N characters out")
     p.add_argument("--fusion-report", "--fusion_report", dest="fusion_report", metavar="FILE.json",
                    help="write graph-fuse's match/effect counts per rule (as ge-opt and ATC's fusion_result.json)")
     p.add_argument("--memory-report", "--memory_report", dest="memory_report", metavar="FILE.json",
@@ -167,8 +171,9 @@ def dump_om_json(om: str, path: str) -> int:
 class Dumper:
     """Writes DIR/NN-<stage>.mlir after each stage."""
 
-    def __init__(self, directory: str | None):
+    def __init__(self, directory: str | None, elide_elements: int | None = None, elide_resources: int | None = None):
         self.dir = directory
+        self.elide = {"elide_elements": elide_elements, "elide_resources": elide_resources}
         self.n = 0
         self.files: list[str] = []
         if directory:
@@ -181,15 +186,16 @@ class Dumper:
         if not self.dir:
             return
         from xdsl.dialects.builtin import Builtin
-        from xdsl.printer import Printer
+
+        from gedialects.textual import ElidingPrinter
 
         path = os.path.join(self.dir, f"{self.n:02d}-{stage}.mlir")
         self.n += 1
         try:
             with open(path, "w") as f:
-                printer = Printer(stream=f)
+                printer = ElidingPrinter(stream=f, **self.elide)
                 printer.print_op(module)
-                printer.print_metadata([Builtin])  # dense_resource blobs: the dump parses back
+                printer.print_metadata([Builtin])  # dense_resource blobs: the dump parses back (unless elided)
                 f.write("\n")
         except OSError as e:
             raise UserError(f"--dump-ir: cannot write '{path}': {e.strerror}") from None
@@ -245,7 +251,7 @@ def compile_model(args) -> int:
         raise UserError("--fusion-report needs graph-fuse (drop --no-fuse)")
     calibration = read_npz(args.calibration, "calibration inputs")
     t0 = time.perf_counter()
-    dump = Dumper(args.dump_ir)
+    dump = Dumper(args.dump_ir, args.elide_elements, args.elide_resources)
     module = load_module(args.model, args.input_shape, args.out_nodes)
     dump("import", module)
     plans: dict = {}

@@ -31,13 +31,15 @@ import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from io import BytesIO
+from io import BytesIO, StringIO
 from typing import IO, NoReturn, cast
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.printer import Printer
+from gedialects import instrumentation
+from gedialects.instrumentation import PassRecord, format_statistics
+from gedialects.textual import ElidingPrinter
 from xdsl.utils.arg_spec import parse_pipeline, parse_spec
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
@@ -153,7 +155,9 @@ class GeOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self._positions: dict[Operation, tuple[int, int]] = {}
         self._planned: list[ModuleOp] = []
-        self._statistics: list[tuple[str, Counter, Counter]] = []  # (pass, op counts before, after)
+        self._statistics: list[tuple[PassRecord, Counter, Counter]] = []  # (run, op counts before, after)
+        self._runs: list[PassRecord] = []  # every top-level pass run (nested stages inside)
+        self._timing = False
         super().__init__(
             description="gedialects optimizer driver: parses graph/npu IR (MLIR "
             "text or ONNX), runs a pass pipeline and prints the result, like mlir-opt.",
@@ -167,13 +171,14 @@ class GeOptMain(xDSLOptMain):
         """mlir-opt's --mlir-pass-statistics, in op counts: per pass run, the
         ops before and after and the kinds whose count changed."""
         lines = ["===" + "-" * 20 + " Pass statistics report " + "-" * 20 + "==="]
-        for name, before, after in self._statistics:
-            lines.append(name)
+        for run, before, after in self._statistics:
+            lines.append(run.name)
             lines.append(f"  (S) {sum(after.values())} ops (was {sum(before.values())})")
             changed = sorted(set(before) | set(after), key=lambda k: (-abs(after[k] - before[k]), k))
             deltas = [f"{k} {after[k] - before[k]:+d}" for k in changed if after[k] != before[k]]
             if deltas:
                 lines.append("  (S) " + ", ".join(deltas))
+            lines += format_statistics(run)  # what the pass itself counted (and its nested passes)
         return "\n".join(lines)
 
     def pass_listing(self) -> str:
@@ -226,6 +231,21 @@ class GeOptMain(xDSLOptMain):
             action="store_true",
             help="after the pipeline, print to stderr what each pass changed: its op count before and "
             "after and the op kinds it added or removed",
+        )
+        arg_parser.add_argument(
+            "--mlir-elide-elementsattrs-if-larger",
+            dest="elide_elements",
+            type=int,
+            metavar="N",
+            help="print elements attributes (dense<...>, dense_resource<...>) of more than N elements as "
+            "dense_resource<__elided__> (output and IR dumps; for reading, it does not parse back)",
+        )
+        arg_parser.add_argument(
+            "--mlir-elide-resource-strings-if-larger",
+            dest="elide_resources",
+            type=int,
+            metavar="N",
+            help="leave resource blobs longer than N characters out of the dialect_resources section",
         )
         arg_parser.add_argument(
             "--list-passes",
@@ -305,6 +325,8 @@ class GeOptMain(xDSLOptMain):
         after = set(filter(None, (self.args.print_ir_after or "").split(",")))
         if unknown := sorted(after - {spec.name for spec in specs}):
             raise UsageError(f"--mlir-print-ir-after: '{unknown[0]}' is not in the pass pipeline")
+        # --mlir-timing: our nested report at the end, not xDSL's line per pass
+        self._timing, self.args.time_passes = self.args.time_passes, False
         try:
             super().setup_pipeline()
         except Exception as e:
@@ -316,21 +338,33 @@ class GeOptMain(xDSLOptMain):
         assert verify_and_time is not None
 
         counts: list[Counter] = []  # op counts before the pass that runs next
+        running: list[PassRecord | None] = []  # the pass run being recorded
 
         def callback(
             previous: ModulePass | None, module: ModuleOp, next: ModulePass | None
         ) -> None:
+            record = running.pop() if previous is not None and running else None
+            instrumentation.end(record)  # the pass's time stops before verification
             # dump before verifying: the dump is most useful when the IR is broken
             if previous is not None and (self.args.print_ir_after_all or previous.name in after):
                 self._dump_ir(previous, module)
             verify_and_time(previous, module, next)
             if self.args.pass_statistics:
                 now = Counter(op.name for op in module.walk())
-                if previous is not None and counts:
-                    self._statistics.append((previous.name, counts[-1], now))
+                if record is not None and counts:
+                    self._statistics.append((record, counts[-1], now))
                 counts[:] = [now]
+            if next is not None:
+                running.append(instrumentation.begin(next.name))
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=callback)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        with instrumentation.recording() as runs:
+            try:
+                super().apply_passes(prog)
+            finally:
+                self._runs += runs
 
     def _forward_fusion_options(self) -> None:
         """`--fusion-switch-file` / `--fusion-report` become options of every
@@ -355,14 +389,32 @@ class GeOptMain(xDSLOptMain):
             ),
         )
 
+    def _printer(self, stream) -> ElidingPrinter:
+        return ElidingPrinter(
+            stream=stream,
+            print_generic_format=self.args.print_op_generic,
+            print_properties_as_attributes=self.args.print_no_properties,
+            print_debuginfo=self.args.print_debuginfo,
+            elide_elements=self.args.elide_elements,
+            elide_resources=self.args.elide_resources,
+        )
+
     def _dump_ir(self, after: ModulePass, module: ModuleOp) -> None:
         sys.stderr.write(f"// -----// IR Dump After {after.name} //----- //\n")
-        Printer(
-            stream=sys.stderr,
-            print_generic_format=self.args.print_op_generic,
-            print_debuginfo=self.args.print_debuginfo,
-        ).print_op(module)
+        self._printer(sys.stderr).print_op(module)
         sys.stderr.write("\n\n")
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The mlir target prints with the elision options; others as xDSL does."""
+        elide = self.args.elide_elements is not None or self.args.elide_resources is not None
+        if parse_spec(self.args.target).name != "mlir" or not elide:
+            return super().output_resulting_program(prog)
+        output = StringIO()
+        printer = self._printer(output)
+        printer.print_op(prog)
+        printer.print_metadata(self.ctx.loaded_dialects)
+        output.write("\n\n")
+        return output.getvalue()
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:
         try:
@@ -453,6 +505,8 @@ class GeOptMain(xDSLOptMain):
                     output.close()
             if self.args.pass_statistics:
                 print(self.statistics_report(), file=sys.stderr)
+            if self._timing:
+                print(instrumentation.timing_report(self._runs), file=sys.stderr)
             if self.args.shrink:
                 print("Failure, can't shrink")
                 return 1

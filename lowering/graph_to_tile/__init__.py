@@ -41,6 +41,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import input_names
+from gedialects.instrumentation import statistic
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import assign_layouts, format_of, is_annotated
@@ -164,6 +165,8 @@ def convert(module: ModuleOp, precision: str = DEFAULT_PRECISION, target="davinc
     prog: t.ProgramOp = ctx.program
     prog.attributes["ge.precision_mode"] = StringAttr(precision)
     prog.attributes["ge.transdata"] = IntegerAttr(ctx.stats.transdata, i64)
+    statistic("kernels", ctx.stats.kernels, "kernels (AI-CPU tasks included)")
+    statistic("transdata-kernels", ctx.stats.transdata, "transdata kernels")
     module.body.block.insert_op_before(prog, fn)
     fn.detach()
     fn.erase(safe_erase=False)

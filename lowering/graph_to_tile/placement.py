@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, i64
 
 from gedialects.graph.memory import attributes as mem
 from gedialects.graph.tensors import resource_attr, tensor_nbytes
+from gedialects.instrumentation import statistic
 from gedialects.tile import ops as t
 from lowering import gm_plan
 
@@ -35,6 +36,7 @@ def place(ctx: LoweringContext) -> None:
         # per task, for the profile's device-memory track (not part of ge.memory's figures)
         ctx.program.attributes["ge.arena_live_bytes"] = StringAttr(str(summary.pop("live_bytes")))
         mem.record_function(ctx.program, summary)  # type: ignore[arg-type]
+        statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
         offset = int(summary["arena_size"])
 
     def take(nbytes: int) -> int:

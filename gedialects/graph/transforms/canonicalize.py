@@ -37,6 +37,7 @@ from gedialects.graph.interpreter import evaluate
 from gedialects.graph.tensors import (
     SMALL_CONSTANT_ELEMENTS,
 )
+from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, node_name
 
 log = logging.getLogger("gedialects.canonicalize")
@@ -64,6 +65,7 @@ class FoldConstantOp(RewritePattern):
             materialize(r, f"{node_name(op)}_folded", op.location) for r in results
         ]
         log.info("folded %s into a constant", describe_op(op))
+        statistic("constants-folded", 1, "ops of constant operands folded")
         rewriter.replace(op, new_ops, [n.results[0] for n in new_ops])
 
 
@@ -105,6 +107,7 @@ class RemoveNoOp(RewritePattern):
         else:
             return
         log.info("removed %s: it does not change its operand", describe_op(op))
+        statistic("no-ops-removed", 1, "ops that do not change their operand")
         rewriter.replace(op, [], [op.operands[0]])
 
 
@@ -124,6 +127,7 @@ class FoldViewChain(RewritePattern):
             [inner.operands[0]], {"shape": g.int_array(out)}, location=op.location
         )
         log.info("merged %s into %s", describe_op(inner), describe_op(op))
+        statistic("view-chains-merged", 1, "views of views made one reshape")
         rewriter.replace(op, new)
 
 
@@ -143,6 +147,7 @@ class FoldTransposeChain(RewritePattern):
             [inner.operands[0]], {"perm": g.int_array([inner_perm[i] for i in outer_perm])}, location=op.location
         )
         log.info("merged %s into %s", describe_op(inner), describe_op(op))
+        statistic("transpose-chains-merged", 1, "transposes of transposes made one")
         rewriter.replace(op, new)
 
 

@@ -63,6 +63,7 @@ from gedialects.graph.fusion.registry import (
     Switches,
 )
 from gedialects.graph.shapes import ShapeError
+from gedialects.instrumentation import statistic
 from gedialects.remarks import APPLIED, MISSED, Remark
 
 log = logging.getLogger("gedialects.fuse")
@@ -255,6 +256,8 @@ def fuse(
     result = run.finish()
     applied = sum(1 for r in result.remarks if r.kind == APPLIED)
     log.info("graph-fuse: %d fusions applied, %d candidates missed", applied, len(result.remarks) - applied)
+    statistic("fusions-applied", applied, "fusion rules applied")
+    statistic("fusions-missed", len(result.remarks) - applied, "candidates a rule found but could not fuse")
     return result
 
 

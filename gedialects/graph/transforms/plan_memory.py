@@ -37,6 +37,7 @@ from gedialects.graph.memory.limit import LimitError, fit
 from gedialects.graph.memory.report import summary_line, text_report
 from gedialects.graph.memory.strategies import STRATEGY_NAMES, arena_size
 from gedialects.graph.memory.verify import plan_problems
+from gedialects.instrumentation import statistic
 
 log = logging.getLogger("gedialects.plan_memory")
 
@@ -86,6 +87,9 @@ def plan_function(fn: func.FuncOp, strategy: str = "auto", alignment: int = 512,
             "offloaded": fitted.offloaded,
         }
     attrs.record_function(fn, summary)
+    statistic("arena-bytes", int(summary["arena_size"]), "bytes of the planned arena")
+    statistic("lower-bound-bytes", int(summary["lower_bound"]), "the most bytes live at one step")
+    statistic("no-reuse-bytes", int(summary["no_reuse"]), "bytes without reuse")
     problems = plan_problems(fn)
     if problems:
         emit_error(fn, f"graph-plan-memory made an unsafe plan (a bug): {problems[0]}")

@@ -7,8 +7,10 @@
 // RUN: ge-opt %s -p 'graph-fuse,graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU
 
 // Four 16 KiB maps (+64 B slack, 512-aligned: 16896 B) in a chain: each is
-// dead two kernels after it is written, so two slots suffice.
-// CHECK-LABEL: tile.program "planned_chain" attributes {ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, graph_arena_size = 32768 : i64}
+// dead two kernels after it is written, so two slots suffice; the arena
+// bytes held at each of the five kernels (ge.arena_live_bytes: the profile's
+// device-memory track) peak at those two slots.
+// CHECK-LABEL: tile.program "planned_chain" attributes {ge.arena_live_bytes = "16896;33792;33792;33792;16896", ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, graph_arena_size = 32768 : i64}
 // CHECK-DAG:   tile.tensor {name = "identity", kind = "constant", offset = 33792 : i64
 // CHECK-DAG:   tile.tensor {name = "input_5hd", kind = "internal", offset = [[A:[0-9]+]] : i64
 // CHECK-DAG:   tile.tensor {name = "conv", kind = "internal", offset = [[B:[0-9]+]] : i64
