@@ -546,6 +546,18 @@ class GeOptMain(xDSLOptMain):
             except PlotError as e:
                 raise UsageError(str(e))
 
+    def _did_you_mean_op(self, message: str) -> str:
+        """'Operation graph.reul is not registered' names the closest
+        registered op (of the dialects the universe knows)."""
+        unknown = re.match(r"Operation (\S+) is not registered", message)
+        if unknown is None:
+            return message
+        name = unknown.group(1)
+        known = [op_name for dialect in (name.split(".")[0],) if dialect in self.ctx.registered_dialect_names
+                 for op_name in (op.name for op in self.ctx.get_dialect(dialect).operations)]
+        close = difflib.get_close_matches(name, known, n=1)
+        return f"{message}; did you mean '{close[0]}'?" if close else message
+
     def _process_chunk(
         self, data: bytes, extension: str, offset: int, output: IO[str]
     ) -> bool:
@@ -569,7 +581,8 @@ class GeOptMain(xDSLOptMain):
             if self.args.parsing_diagnostics:  # xDSL's flag: print and carry on
                 print(e)
                 return True
-            errors.append(parse_error_diagnostic(e))
+            diagnostic = parse_error_diagnostic(e)
+            errors.append(dataclasses.replace(diagnostic, message=self._did_you_mean_op(diagnostic.message)))
         except DiagnosticException as e:
             errors.append(exception_diagnostic(e, self._positions, name))
         finally:

@@ -43,6 +43,9 @@ func.func @ok(%a: i32) -> i32 {
 // RUN: not ge-opt %s -p cse --mlir-print-ir-after=dce 2>&1 | filecheck %s --check-prefix=AFTER
 // RUN: ge-opt %s -p cse,dce --mlir-print-ir-after=dce 2>&1 >/dev/null | filecheck %s --check-prefix=DUMPED
 // RUN: ge-opt %s -p cse --mlir-timing 2>&1 >/dev/null | filecheck %s --check-prefix=TIMING
+// RUN: printf 'func.func @f(%%%%x: tensor<2xf32>) -> tensor<2xf32> {\n  %%%%0 = graph.reul %%%%x : (tensor<2xf32>) -> tensor<2xf32>\n  func.return %%%%0 : tensor<2xf32>\n}\n' > %t.op.mlir
+// RUN: not ge-opt %t.op.mlir 2>&1 | filecheck %s --check-prefix=OP
+// OP:          op.mlir:2:19: error: Operation graph.reul is not registered; did you mean 'graph.relu'?
 // MEAN:        {{^}}ge-opt: error: unknown pass 'graph-canonicalise'; did you mean 'graph-canonicalize'? (`ge-opt --list-passes` lists the passes)
 // AFTER:       {{^}}ge-opt: error: --mlir-print-ir-after: 'dce' is not in the pass pipeline
 // DUMPED:      IR Dump After dce
