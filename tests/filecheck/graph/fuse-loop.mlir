@@ -31,6 +31,32 @@ func.func @dag(%x: tensor<4x8xf32>, %y: tensor<8xf32>) -> (tensor<4x8xf32>, tens
 
 // -----
 
+// A padding mask ((1 - m) * min, [1, 1, 1, S]) that the next layer reads
+// too, next to one layer's score scaling ([1, H, S, S]): two iteration
+// spaces, so two fusions (one output shape each), cut where the mask is
+// complete (one fusion yielding both is lowered by no kernel family).
+func.func @mask_and_scores(%m: tensor<1x1x1x4xf32>, %s: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %one = graph.fill 1.0 : tensor<f32>
+  %min = graph.fill -3.0e38 : tensor<f32>
+  %half = graph.fill 0.5 : tensor<f32>
+  // expected-remark@+1 {{applied ElementwiseLoopFusionPass at loc("inv"): absorbed [inv, mask]}}
+  %i = graph.sub %one, %m : (tensor<f32>, tensor<1x1x1x4xf32>) -> tensor<1x1x1x4xf32> loc("inv")
+  %k = graph.mul %i, %min : (tensor<1x1x1x4xf32>, tensor<f32>) -> tensor<1x1x1x4xf32> loc("mask")
+  // expected-remark@+1 {{applied ElementwiseLoopFusionPass at loc("scale"): absorbed [scale, add0]}}
+  %d = graph.mul %s, %half : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32> loc("scale")
+  %a = graph.add %d, %k : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32> loc("add0")
+  %b = graph.softmax %a {axis = -1 : i64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("next_layer")
+  %c = graph.add %b, %k : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32> loc("add1")
+  func.return %c : tensor<1x2x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @mask_and_scores
+// CHECK:         %[[K:.*]] = graph.fusion %{{.*}} {absorbed = ["inv", "mask"]} : (tensor<1x1x1x4xf32>) -> tensor<1x1x1x4xf32>
+// CHECK:         graph.fusion %{{.*}}, %[[K]] {absorbed = ["scale", "add0"]} : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK:         graph.add %{{.*}}, %[[K]] : (tensor<1x2x4x4xf32>, tensor<1x1x1x4xf32>)
+
+// -----
+
 // DenseNet's BatchNorm tail: mul and add by per-channel weights (blobs, passed
 // in) and relu; the sum of three takes part; identity and cast stay outside.
 func.func @densenet_tail(%x: tensor<1x32x2x2xf32>, %w: tensor<32x1x1xf32>) -> tensor<1x32x2x2xf16> {

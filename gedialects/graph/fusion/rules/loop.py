@@ -9,6 +9,10 @@ reads the group's operands once and writes only the values used outside.
   inline constants are cloned into the body instead.
 - Results: every value of the group used outside it. An intermediate with
   users outside the group is *also* yielded, never dropped or recomputed.
+  They all have one shape (one iteration space): a group whose escaping
+  values differ in shape (a [1, 1, 1, S] padding mask every layer reads,
+  fused with one layer's [1, H, S, S] scores) is cut after the longest
+  prefix, in block order, where they agree; the rest forms its own fusion.
 - The fusion op takes the place of the group's last op, so every outside
   user of a member must come after that op: growing the group (in block
   order) stops at the first op for which this fails (an outside user runs in
@@ -120,6 +124,23 @@ def build_fusion(members: list[Operation]) -> Rewrite:
     return Rewrite([fusion], fusion, dict(zip(outputs, fusion.results)))
 
 
+def _outputs(group: list[Operation]) -> list[SSAValue]:
+    inside = set(group)
+    return [r for m in group for r in m.results if any(u.operation not in inside for u in r.uses)]
+
+
+def _one_shape_prefix(group: list[Operation]) -> list[Operation]:
+    """The longest prefix (block order) of `group` whose results used outside
+    it all have one shape: a fusion runs one iteration space. A smaller
+    value other ops still need -- a [1, 1, 1, S] padding mask every layer
+    adds to its [1, H, S, S] scores -- ends its fusion there, and the rest
+    forms its own."""
+    for end in range(len(group), 1, -1):
+        if len({tuple(g.shape_of(r)) for r in _outputs(group[:end])}) <= 1:
+            return group[:end]
+    return group[:1]
+
+
 class ElementwiseLoopFusion(FusionRule):
     name = "ElementwiseLoopFusionPass"
     summary = "connected elementwise/broadcast ops → one graph.fusion (loop fusion)"
@@ -165,7 +186,7 @@ class ElementwiseLoopFusion(FusionRule):
                 if n in chosen and n not in connected:
                     connected.add(n)
                     todo.append(n)
-        group = [m for m in group if m in connected]
+        group = _one_shape_prefix([m for m in group if m in connected])
         if len(group) < 2:
             if blocked is None:
                 return None
