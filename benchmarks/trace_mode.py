@@ -65,7 +65,7 @@ def measure(name: str) -> dict:
 
     return {
         "family": name,
-        "trace kernels": traced.kernels, "parse kernels": parsed.kernels,
+        "trace kernels": traced.kernels, "parse kernels": parsed.kernels, "AI-CPU ops": traced.aicpu + parsed.aicpu,
         "trace fusions": fusions(traced), "parse fusions": fusions(parsed),
         "trace cycles": traced.profile.total_cycles, "parse cycles": parsed.profile.total_cycles,
         "err fp32": max(_err(g, w) for g, w in zip(got, want)),

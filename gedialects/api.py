@@ -7,7 +7,8 @@
 
 `model` is a torch `nn.Module` (traced with torch.export at the example
 inputs' shapes: trace mode), a `torch.export.ExportedProgram`, an
-`onnx.ModelProto`, or the path of an .onnx / .pt2 file (parse mode). The
+`onnx.ModelProto`, the path of an .onnx / .pt2 file (parse mode) or the
+name of a bundled light model (`"squeezenet"`). The
 compile is the one pipeline `lowering.pipeline.compile_module` runs for
 ge-compile and ge-run; the npu backend simulates the program, the reference
 backend interprets the graph dialect in numpy.
@@ -41,6 +42,12 @@ def import_model(model: Any, example_inputs: Sequence | None = None, source: str
     try:
         if isinstance(model, (str, os.PathLike)):
             path = os.fspath(model)
+            if not os.path.exists(path):
+                from gedialects.zoo import LIGHT_MODELS, light_model_path
+
+                if path not in LIGHT_MODELS:
+                    raise CompileError(f"{path}: no such file (nor a bundled model: {', '.join(LIGHT_MODELS)})")
+                path = str(light_model_path(path))
             if path.endswith(".pt2"):
                 from gedialects.frontend.torch_import import import_exported_program, load_pt2
 

@@ -95,6 +95,7 @@ def test_trace_and_parse_mode_agree(name):
     assert sum(_fusion_remarks(traced).values()) > 0
     assert traced.kernels == parsed.kernels
     assert traced.compiled.kernel_kinds == parsed.compiled.kernel_kinds
+    assert traced.aicpu == parsed.aicpu == 0  # every family entirely on the AI core
 
 
 def test_locations_are_module_paths():

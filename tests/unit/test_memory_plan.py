@@ -437,8 +437,18 @@ def test_arena_plot(tmp_path):
     from gedialects.graph.memory.plot import plot_arena
 
     path = tmp_path / "arena.png"
-    plot_arena([_fn(_chain())], str(path))
+    fn = _fn(_chain())
+    texts = plot_arena([fn], str(path))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from gedialects.graph.memory.attributes import memory_summary
+    from gedialects.graph.memory.report import tensor_table
+
+    rows = [r for r in tensor_table(fn) if r["offset"] >= 0 and r["size"] > 0]
+    assert f"arena {memory_summary(fn)['arena_size']} B" in texts
+    peak = max(sum(r["size"] for r in rows if r["lifetime"][0] <= t <= r["lifetime"][1])
+               for t in range(max(r["lifetime"][1] for r in rows) + 1))
+    assert any(t.startswith(f"peak: {peak} B live at step") for t in texts)
+    assert any(t == r["name"] for r in rows for t in texts)  # tensors are named where they fit
 
 
 def test_arena_plot_without_matplotlib(tmp_path, monkeypatch):
