@@ -162,6 +162,37 @@ def test_trace_has_a_device_memory_counter_track(run):
     assert program.meta["arena_live_bytes"] == ";".join(map(str, profile.arena_live_bytes))
 
 
+REQUIRED = {"X": {"name", "pid", "tid", "ts", "dur"}, "C": {"name", "pid", "ts", "args"},
+            "s": {"name", "cat", "id", "pid", "tid", "ts"}, "f": {"name", "cat", "id", "pid", "tid", "ts"},
+            "M": {"name", "pid", "args"}}
+
+
+def test_pipe_level_trace_is_valid_trace_event_format(run):
+    """Every event has the fields its phase needs (Chrome's trace-event
+    format: complete spans, counters, flow starts and ends, metadata); every
+    flow start has its end, at or after it; counter values are numbers."""
+    import json
+
+    from target.profile import chrome_trace
+
+    program, _ = run
+    x = {"x": RNG.standard_normal((1, 3, 8, 8)).astype(np.float32)}
+    trace = json.loads(json.dumps(chrome_trace(simulate(program, x, trace=True).profile)))  # JSON-clean
+    events = trace["traceEvents"]
+    assert {e["ph"] for e in events} == set(REQUIRED)
+    for e in events:
+        assert REQUIRED[e["ph"]] <= set(e), e
+        if "ts" in e:
+            assert e["ts"] >= 0 and (e["ph"] != "X" or e["dur"] > 0)
+        if e["ph"] == "C":
+            assert all(isinstance(v, (int, float)) for v in e["args"].values())
+    starts = {(e["cat"], e["id"]): e for e in events if e["ph"] == "s"}
+    ends = {(e["cat"], e["id"]): e for e in events if e["ph"] == "f"}
+    assert starts and starts.keys() == ends.keys()
+    assert all(ends[k]["ts"] >= starts[k]["ts"] for k in starts)
+    assert {"flag"} <= {cat for cat, _ in starts}
+
+
 # -- the overflow alarm ----------------------------------------------------------------
 
 
