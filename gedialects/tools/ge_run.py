@@ -146,12 +146,16 @@ def check_with_onnxruntime(path: str, inputs, outputs, criterion: Criterion) -> 
 
     from gedialects.zoo import onnxruntime_outputs
 
-    expected = onnxruntime_outputs(onnx.load(path), inputs)
+    return mismatches(onnxruntime_outputs(onnx.load(path), inputs), outputs, criterion, "onnxruntime")
+
+
+def mismatches(expected: dict, outputs: dict, criterion: Criterion, oracle: str) -> list[str]:
+    """One line per output that differs from the oracle's."""
     problems = []
     for name, want in expected.items():
         got = outputs[name]
         if got.shape != want.shape:
-            problems.append(f"output '{name}': shape {got.shape} vs onnxruntime {want.shape}")
+            problems.append(f"output '{name}': shape {got.shape} vs {oracle} {want.shape}")
             continue
         result = criterion.check(got, want)
         if not result.ok:
@@ -169,19 +173,9 @@ def check_with_torch(path: str, inputs, outputs, criterion: Criterion) -> list[s
     with torch.no_grad():
         expected = program.module()(*(torch.from_numpy(np.ascontiguousarray(v)) for v in inputs.values()))
     flat = [t.numpy() for t in torch.utils._pytree.tree_leaves(expected)]
-    names = list(outputs) if len(outputs) == len(flat) else []
-    problems = []
-    for name, want in zip(names, flat):
-        got = outputs[name]
-        if got.shape != want.shape:
-            problems.append(f"output '{name}': shape {got.shape} vs torch {want.shape}")
-            continue
-        result = criterion.check(got, want)
-        if not result.ok:
-            problems.append(f"output '{name}': {result.describe()} ({criterion})")
-    if not names:
-        problems.append(f"{len(outputs)} outputs here, {len(flat)} from torch")
-    return problems
+    if len(flat) != len(outputs):
+        return [f"{len(outputs)} outputs here, {len(flat)} from torch"]
+    return mismatches(dict(zip(outputs, flat)), outputs, criterion, "torch")
 
 
 def _criterion(args) -> Criterion:
