@@ -1,0 +1,82 @@
+"""How far the compiled code is from the roofline (issue 13, item 1).
+
+    python benchmarks/roofline.py [models ...] [--precision-mode force_fp16] [--target davinci-910]
+                                  [--top 3] [--markdown]
+
+Per model (default: the nine light models and the zoo's transformers): the
+simulated cycles, the roofline bound (target/roofline.py: per AI-core
+launch the larger of MACs at the cube's peak and the bytes that must move
+at the GM rates, summed over launches), their ratio, the GM bytes moved
+against the minimum, the cube utilisation, and the launches that lose the
+most cycles against their bound. Numbers come from the target config and
+the simulator's profile; nothing is timed. Light models run on ge-run's
+seeded random inputs, zoo models on their committed inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "zoo"))
+
+ZOO_TRANSFORMERS = ("bert", "distilbert", "gpt2", "llama", "t5_encoder", "vit")
+
+
+def model_path_and_inputs(name: str):
+    from gedialects.graph.interpreter import main_function
+    from gedialects.tools.cli import load_module, model_path
+    from gedialects.tools.ge_run import make_inputs
+
+    from zoo import zoo_inputs, zoo_path  # tests/zoo
+
+    if name in ZOO_TRANSFORMERS or (ROOT / "tests" / "zoo" / "models" / f"{name}.onnx").exists():
+        return str(zoo_path(name)), zoo_inputs(name)
+    path = model_path(name)
+    return path, make_inputs(main_function(load_module(path, "")), None, 0)
+
+
+def measure(name: str, precision: str, target: str):
+    import gedialects
+    from target.config import load_target
+    from target.roofline import run_bound
+
+    path, inputs = model_path_and_inputs(name)
+    compiled = gedialects.compile(path, precision_mode=precision, target=target)
+    compiled.run(inputs)
+    element_bytes = 4 if precision == "must_keep_origin_dtype" else 2
+    return run_bound(compiled.profile, load_target(target), element_bytes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from gedialects.zoo import LIGHT_MODELS
+    from target.profile import short_name
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("models", nargs="*", default=[*LIGHT_MODELS, *ZOO_TRANSFORMERS])
+    p.add_argument("--precision-mode", default="force_fp16")
+    p.add_argument("--target", default="davinci-910")
+    p.add_argument("--top", type=int, default=2, help="launches losing the most cycles, per model")
+    p.add_argument("--markdown", action="store_true")
+    args = p.parse_args(argv)
+    head = ["model", "cycles", "bound", "x bound", "GM MB", "min MB", "x min", "cube util",
+            "most cycles lost: launch (op type, what bounds it) cycles above its bound (x its bound)"]
+    if args.markdown:
+        print(f"{args.precision_mode}, {args.target}\n")
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+    for name in args.models:
+        r = measure(name, args.precision_mode, args.target)
+        worst = ", ".join(f"{short_name(k.op_name, 30)} ({k.op_type}, {k.limit}) {k.lost:,.0f} ({k.ratio:.1f}x)"
+                          for k in r.by_loss()[: args.top])
+        cells = [name, f"{r.cycles:,}", f"{r.bound:,.0f}", f"{r.cycles / r.bound:.1f}", f"{r.gm_bytes / 1e6:.2f}",
+                 f"{r.min_bytes / 1e6:.2f}", f"{r.gm_bytes / max(1, r.min_bytes):.2f}", f"{r.cube_utilisation:.3f}", worst]
+        print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{h}={c}" for h, c in zip(head, cells)),
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""target/roofline.py: MACs from kernel shapes, rates from the target config,
+and bounds no simulated launch beats (the simulator's own cost formulas
+never run faster than the peak rates they are built from)."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+import gedialects
+from target.config import load_target
+from target.roofline import cube_macs_per_cycle, kernel_macs, run_bound, traffic_cycles
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zoo"))
+from zoo import zoo_inputs, zoo_path  # noqa: E402
+
+CONFIG = load_target("davinci-910")
+
+
+def test_macs_of_conv_matmul_and_vector_kernels():
+    # conv: output elements x Cin/group x kh x kw
+    assert kernel_macs("conv", [[1, 3, 8, 8], [16, 3, 3, 3], [16]], [[1, 16, 8, 8]]) == 16 * 64 * 27
+    # a depthwise conv: weight [C, 1, 3, 3]
+    assert kernel_macs("conv", [[1, 8, 4, 4], [8, 1, 3, 3]], [[1, 8, 4, 4]]) == 8 * 16 * 9
+    # batched matmul: output elements x K
+    assert kernel_macs("matmul", [[2, 4, 16, 8], [2, 4, 8, 16]], [[2, 4, 16, 16]]) == 2 * 4 * 16 * 16 * 8
+    assert kernel_macs("elementwise", [[1, 8]], [[1, 8]]) == 0
+
+
+def test_rates_come_from_the_target_config():
+    # davinci-910: 32 cube cores, a 16x16x16 fp16 fractal per cycle, a 16x16x8 fp32 one every other cycle
+    assert cube_macs_per_cycle(CONFIG, 2) == 32 * 4096
+    assert cube_macs_per_cycle(CONFIG, 4) == 32 * 1024
+    # loads: 32 cores x 32 B (gm_l1 / gm_ub) = 1,024 B/cycle, under HBM's 1,200
+    assert traffic_cycles(CONFIG, 1024 * 1000, 0) == pytest.approx(1000)
+    # stores: 32 x 64 B = 2,048 B/cycle, capped by HBM at 1,200
+    assert traffic_cycles(CONFIG, 0, 1200 * 10) == pytest.approx(10)
+
+
+@pytest.mark.parametrize("model, precision", [("squeezenet", "force_fp16"), ("bert", "must_keep_origin_dtype")])
+def test_no_launch_beats_its_bound(model, precision):
+    path = str(zoo_path(model)) if model == "bert" else model
+    compiled = gedialects.compile(path, precision_mode=precision)
+    if model == "bert":
+        compiled.run(zoo_inputs(model))
+    else:
+        from gedialects.graph.interpreter import main_function
+        from gedialects.tools.ge_run import make_inputs
+
+        compiled.run(make_inputs(main_function(compiled.graph), None, 0))
+    r = run_bound(compiled.profile, CONFIG, 2 if precision == "force_fp16" else 4)
+    assert r.kernels and all(k.cycles >= k.bound for k in r.kernels), [k.name for k in r.kernels if k.cycles < k.bound]
+    assert r.cycles >= r.bound and 0 < r.cube_utilisation < 1
+    cube = [k for k in r.kernels if k.macs]
+    assert cube and sum(k.macs for k in cube) == r.macs
+    assert math.isclose(r.bound, sum(k.bound for k in r.kernels))
