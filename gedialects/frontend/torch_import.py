@@ -92,8 +92,26 @@ def import_exported_program(program, source: str = "model", decompose: bool = Tr
     if decompose:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)
-            program = program.run_decompositions()
+            program = program.run_decompositions(_decompositions())
     return _Importer(program, source).run()
+
+
+KEPT_WHOLE = ("_safe_softmax.default",)
+"""Ops the standard table would decompose that import better whole: SDPA's
+safe softmax becomes softmax plus one guard for fully masked rows, not the
+bool eq/not/any/where chain its decomposition spells out."""
+
+
+def _decompositions():
+    import torch
+
+    table = torch.export.default_decompositions()
+    for name in KEPT_WHOLE:
+        packet, overload = name.split(".")
+        op = getattr(getattr(torch.ops.aten, packet), overload)
+        if op in table:
+            del table[op]
+    return table
 
 
 def export_module(module, example_inputs: Sequence, source: str = "model"):
@@ -731,6 +749,20 @@ def _softmax(im: _Importer, x, dim, half_to_float=False):
     im.define(im.emit(g.SoftmaxOp, [im.value(x)], {"axis": _i(dim)}))
 
 
+@aten("_safe_softmax.default")
+def _safe_softmax(im: _Importer, x, dim, dtype=None):
+    """softmax, except that a row with no finite element is 0 (SDPA's
+    fully masked rows): where(rowmax == -inf, 0, softmax(x))."""
+    v = im.value(x)
+    out = im.out_type()
+    if g.element_type_of(v) != out:
+        v = im.cast(v, out)
+    soft = im.emit(g.SoftmaxOp, [v], {"axis": _i(dim)})[0]
+    row_max = im.emit(g.ReduceMaxOp, [v], {"axes": int_array([dim]), "keepdims": _i(1)})[0]
+    masked = im.emit(g.EqualOp, [row_max, im.value(float("-inf"), out)])[0]
+    im.define(im.emit(g.WhereOp, [masked, im.value(0.0, out), soft]))
+
+
 @aten("_log_softmax.default")
 def _log_softmax(im: _Importer, x, dim, half_to_float=False):
     im.define(im.emit(g.LogSoftmaxOp, [im.value(x)], {"axis": _i(dim)}))
@@ -822,6 +854,42 @@ def _bmm(im: _Importer, a, b):
 @aten("embedding.default")
 def _embedding(im: _Importer, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     im.define(im.emit(g.GatherOp, [im.value(weight), im.value(indices)], {"axis": _i(0)}))
+
+
+@aten("index.Tensor")
+def _index(im: _Importer, x, indices):
+    """x[i0, i1, ...] (advanced indexing). One index tensor on one dim is a
+    gather along it; index tensors on the leading dims, all constant, are a
+    gather_nd of their broadcast tuples (HF's mask[None-broadcast aranges])."""
+    v = im.value(x)
+    given = [(d, i) for d, i in enumerate(indices) if i is not None]
+    if len(given) == 1:
+        axis, index = given[0]
+        im.define(im.emit(g.GatherOp, [v, im.value(index)], {"axis": _i(axis)}))
+        return
+    dims = [d for d, _ in given]
+    if dims != list(range(len(given))) or not all(im.is_const(i) for _, i in given):
+        raise im.error("advanced indexing with several index tensors is supported on the leading dims with constant indices only")
+    arrays = np.broadcast_arrays(*(_numpy(im.consts[i]).astype(np.int64) for _, i in given))
+    tuples = np.stack(arrays, axis=-1)
+    where = im._insert(materialize(tuples, f"{im.location_name(im.node, alone_ok=False)}_indices", im.location(im.node)))
+    im.define(im.emit(g.GatherNDOp, [v, where]))
+
+
+@aten("as_strided.default")
+def _as_strided(im: _Importer, x, size, stride, storage_offset=0):
+    """A view that only relabels a contiguous tensor (what decompositions of
+    pooling and flatten leave): a reshape; any other stride pattern is refused."""
+    v = im.value(x)
+    size = [int(d) for d in size]
+    contiguous, step = [], 1
+    for d in reversed(size):
+        contiguous.insert(0, step)
+        step *= d
+    plain = all(int(s) == c for s, c, d in zip(stride, contiguous, size) if d != 1)
+    if storage_offset or not plain or math.prod(size) != math.prod(g.shape_of(v)):
+        raise im.error(f"as_strided with sizes {size} and strides {list(stride)} (not a contiguous view) is not supported")
+    im.define(v if list(g.shape_of(v)) == size else im.emit(g.ReshapeOp, [v], {"shape": int_array(size)}))
 
 
 @aten("index_select.default")

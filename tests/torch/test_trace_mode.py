@@ -203,6 +203,28 @@ def test_unsupported_aten_op_names_op_and_module():
     assert "unsupported ATen operator 'aten.sort.default'" in message and "node 'sort'" in message
 
 
+class _MaskedAttention(torch.nn.Module):
+    """SDPA with a boolean mask that hides every key from the last query:
+    torch's safe softmax makes that row 0, where a plain softmax gives NaN."""
+
+    def forward(self, q, k, v):
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)
+        mask[-1] = False
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+@pytest.mark.parametrize("backend", ["reference", "npu"])
+def test_safe_softmax_of_fully_masked_rows_is_zero(backend):
+    gen = torch.Generator().manual_seed(11)
+    q, k, v = (torch.randn(1, 2, 8, 16, generator=gen) for _ in range(3))
+    model = _MaskedAttention().eval()
+    want = _eager(model, (q, k, v))[0].numpy()
+    assert np.all(want[..., -1, :] == 0) and np.all(np.isfinite(want))
+    compiled = gedialects.compile(model, (q, k, v), backend=backend, precision_mode=FP32)
+    assert_close(compiled(q, k, v).numpy(), want, FP32)
+    assert compiled.aicpu == 0
+
+
 def test_floor_division_is_refused():
     with pytest.raises(CompileError, match="division with rounding_mode='floor' is not supported"):
         gedialects.compile(_Lambda(lambda x: x // 2).eval(), (torch.randn(2, 3),), backend="reference")
@@ -259,6 +281,10 @@ ELEMENTWISE_CASES = {
     "conv1d_conv_transpose": (lambda x: torch.nn.functional.conv_transpose1d(
         torch.nn.functional.conv1d(x, torch.ones(3, 2, 3) / 6, padding=1), torch.ones(3, 2, 2) / 4, stride=2), (1, 2, 6)),
     "int_arithmetic": (lambda x: (x * 4).to(torch.int64) * 3 - (x > 0).to(torch.int64), (2, 3)),
+    "index_broadcast_aranges": (lambda x: x[torch.arange(1)[:, None, None, None], torch.arange(4)[None, None, None, :]]
+                                * 2, (1, 4)),
+    "index_one_tensor": (lambda x: x[:, torch.tensor([3, 0, 1])] + 1, (2, 4)),
+    "as_strided_view": (lambda x: torch.as_strided(x.mean((2, 3), keepdim=True), (1, 3, 1, 1), (3, 1, 3, 3)), (1, 3, 4, 4)),
 }
 
 
