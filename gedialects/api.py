@@ -111,8 +111,10 @@ class CompiledModel:
         target: str = "davinci-910",
         fuse: bool = True,
         aicpu_fallback: bool = True,
-        calibration: Mapping[str, np.ndarray] | None = None,
+        calibration: Mapping[str, np.ndarray] | Sequence | None = None,
     ):
+        """`calibration`: force_fp16's range-scaling inputs, named or in the
+        model's input order (torch tensors or arrays)."""
         from gedialects.graph.interpreter import input_names, main_function, output_names
         from gedialects.graph.tensors import numpy_dtype
 
@@ -140,6 +142,9 @@ class CompiledModel:
         self.program = None
         self.profile = None
         """The last npu run's profile (target.profile.Profile)."""
+        if calibration is not None and not isinstance(calibration, Mapping):
+            arrays = [_array(a) for a in calibration]
+            calibration = dict(zip(self.input_names, arrays)) if len(arrays) == len(self.input_names) else None
         if backend == "npu":
             self._compile_for_npu(module, fuse, aicpu_fallback, calibration)
 
@@ -195,8 +200,7 @@ class CompiledModel:
         if len(args) != len(self.input_names):
             raise CompileError(f"the model takes {len(self.input_names)} input(s) ({', '.join(self.input_names)}), got {len(args)}")
         as_torch = any(type(a).__module__.startswith("torch") for a in args)
-        arrays = [a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a) for a in args]
-        outputs = self.run(dict(zip(self.input_names, arrays)))
+        outputs = self.run(dict(zip(self.input_names, map(_array, args))))
         values = [outputs[n] for n in self.output_names]
         if as_torch:
             import torch
@@ -252,12 +256,11 @@ def compile(  # noqa: A001 - the package's verb, as torch.compile
     calibrates its range scaling on `calibration`, else on the example
     inputs when there are any."""
     module = import_model(model, example_inputs)
-    if calibration is None and example_inputs is not None and precision_mode != "must_keep_origin_dtype":
-        from gedialects.graph.interpreter import input_names, main_function
-
-        names = input_names(main_function(module))
-        arrays = [a.detach().cpu().numpy() if hasattr(a, "detach") else np.asarray(a) for a in example_inputs]
-        if len(names) == len(arrays):
-            calibration = dict(zip(names, arrays))
     return CompiledModel(module, backend=backend, precision_mode=precision_mode, target=target, fuse=fuse,
-                         aicpu_fallback=aicpu_fallback, calibration=calibration)
+                         aicpu_fallback=aicpu_fallback,
+                         calibration=calibration if calibration is not None else example_inputs)
+
+
+def _array(value) -> np.ndarray:
+    """A torch tensor or array-like as a numpy array."""
+    return value.detach().cpu().numpy() if hasattr(value, "detach") else np.asarray(value)

@@ -112,7 +112,6 @@ class GedialectsGraph:
     recompiled: bool = False
     """Dynamo captured this frame before (its guards failed: new shapes)."""
     specialisations: dict = field(default_factory=dict)
-    runs: int = 0
 
     def __call__(self, *args):
         import torch
@@ -124,17 +123,16 @@ class GedialectsGraph:
         versions = tuple((i, args[i]._version, args[i].data_ptr()) for i in sorted(statics))
         spec = self.specialisations.get(key)
         if spec is not None and spec.versions != versions:
-            _remark(f"subgraph {self.index}: a weight changed in place since it was compiled; re-specialising")
+            log.info(f"subgraph {self.index}: a weight changed in place since it was compiled; re-specialising")
             spec = None
         if spec is None:
             again = self.specialisations or self.recompiled
             what = "re-specialising (static shapes) for input shapes" if again else "compiling for input shapes"
-            _remark(f"subgraph {self.index}: {what} {_shapes(args)}")
+            log.info(f"subgraph {self.index}: {what} {_shapes(args)}")
             spec = self._specialise(args, statics, versions)
             self.specialisations[key] = spec
         outputs = spec.compiled(*[args[i] for i in spec.order])
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-        self.runs += 1
         self._report_profile(spec.compiled)
         return outputs[0] if self.single_output else list(outputs)
 
@@ -161,19 +159,13 @@ class GedialectsGraph:
         except FrontendError as e:
             raise CompileError(str(e)) from None
         opts = self.options
-        calibration = None
-        precision = opts.get("precision_mode", _default_precision())
-        if precision != "must_keep_origin_dtype":
-            from gedialects.graph.interpreter import input_names, main_function
-
-            inputs = input_names(main_function(module))
-            calibration = {n: args[i].detach().cpu().numpy() for n, i in zip(inputs, order)}
-        compiled = CompiledModel(
-            module, backend=opts.get("backend", "npu"), precision_mode=precision,
-            target=opts.get("target", "davinci-910"), fuse=opts.get("fuse", True), calibration=calibration,
+        compiled = CompiledModel(  # force_fp16 calibrates on this call's inputs
+            module, backend=opts.get("backend", "npu"), precision_mode=opts.get("precision_mode", _default_precision()),
+            target=opts.get("target", "davinci-910"), fuse=opts.get("fuse", True),
+            calibration=[args[i] for i in order],
         )
         if compiled.backend == "npu":
-            _remark(f"subgraph {self.index}: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), "
+            log.info(f"subgraph {self.index}: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), "
                     f"{sum(1 for r in compiled.remarks if r.kind == 'applied')} fusions applied")
         return _Specialisation(compiled, versions, order)
 
@@ -207,10 +199,6 @@ def _shapes(args) -> str:
     return ", ".join(str(list(a.shape)) for a in args if hasattr(a, "shape") and not _is_module_state(a))
 
 
-def _remark(message: str) -> None:
-    log.info("%s", message)
-
-
 def gedialects_backend(gm, example_inputs, options: dict | None = None, **unused):
     """The torch.compile backend (see the module docstring)."""
     options = dict(options or {})
@@ -224,7 +212,7 @@ def gedialects_backend(gm, example_inputs, options: dict | None = None, **unused
     output = gm.graph.output_node().args[0]
     single = not isinstance(output, (tuple, list))
     if not any(n.op in ("call_function", "call_method", "call_module") for n in gm.graph.nodes):
-        _remark(f"subgraph {index}: no computation; runs as captured")
+        log.info(f"subgraph {index}: no computation; runs as captured")
         return gm.forward
     return GedialectsGraph(gm, options, index, single, recompiled=_recompiling())
 

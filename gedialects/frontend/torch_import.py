@@ -240,9 +240,7 @@ class _Importer:
         for node in graph.nodes:
             if node.op != "call_function" or node.target is operator.getitem or str(node.target) in _SKIPPED:
                 continue
-            if str(node.target) not in _NEVER_FOLDED and all(
-                a in constant for a in _flatten((node.args, node.kwargs)) if hasattr(a, "op")
-            ):
+            if str(node.target) not in _NEVER_FOLDED and all(a in constant for a in node.all_input_nodes):
                 constant.add(node)
             else:
                 self.per_module[self._module_path(node)] += 1
@@ -256,7 +254,11 @@ class _Importer:
             elif node.op not in ("placeholder",):
                 raise TorchImportError(f"{self.source}: fx node '{node.name}' ({node.op}) is not supported")
         self.node = None
-        results = [self._output_value(o, i) for i, o in enumerate(_flatten(output.args[0]))]
+        from torch.fx.node import map_aggregate
+
+        leaves: list = []
+        map_aggregate(output.args[0], leaves.append)
+        results = [self._output_value(o, i) for i, o in enumerate(leaves)]
         self.builder.insert(func.ReturnOp(*results))
         names = [f"output_{i}" if len(results) > 1 else "output" for i in range(len(results))]
         fn = func.FuncOp(
@@ -453,7 +455,7 @@ class _Importer:
         (creation ops have none): exactly what eager torch computes."""
         if name in _NEVER_FOLDED:
             return False
-        inputs = [a for a in _flatten((node.args, node.kwargs)) if hasattr(a, "op")]
+        inputs = node.all_input_nodes
         if not all(a in self.consts for a in inputs):
             return False
         val = self.meta(node)
@@ -464,34 +466,16 @@ class _Importer:
             if problem:
                 raise self.error(problem)
         import torch
+        from torch.fx.node import map_arg
 
-        def subst(a):
-            return self.consts[a] if hasattr(a, "op") else a
-
-        args = _map(node.args, subst)
-        kwargs = _map(node.kwargs, subst)
+        args = map_arg(node.args, self.consts.__getitem__)
+        kwargs = map_arg(node.kwargs, self.consts.__getitem__)
         try:
             with torch.no_grad():
                 self.consts[node] = node.target(*args, **kwargs)
         except Exception as e:
             raise self.error(f"evaluating this all-constant op failed ({type(e).__name__}: {e})") from None
         return True
-
-
-def _flatten(x) -> list:
-    if isinstance(x, (list, tuple)):
-        return [y for item in x for y in _flatten(item)]
-    if isinstance(x, dict):
-        return [y for item in x.values() for y in _flatten(item)]
-    return [x]
-
-
-def _map(x, fn):
-    if isinstance(x, (list, tuple)):
-        return type(x)(_map(y, fn) for y in x)
-    if isinstance(x, dict):
-        return {k: _map(v, fn) for k, v in x.items()}
-    return fn(x)
 
 
 def _i(v: int) -> IntegerAttr:
@@ -703,12 +687,13 @@ def _convolution(im: _Importer, x, w, b, stride, padding, dilation, transposed, 
         im.define(im.emit(g.ConvOp, [im.value(x), im.value(w), bias, []], props))
 
 
-def _ones_or(im: _Importer, p, channels: int, fill: float, dtype) -> SSAValue:
+def _ones_or(im: _Importer, p, shape, fill: float, dtype) -> SSAValue:
+    """The parameter `p`, or a constant `fill` of `shape` where the module has none (affine=False)."""
     if p is not None:
         return im.value(p)
     from gedialects.graph.tensors import numpy_dtype
 
-    array = np.full((channels,), fill, dtype=numpy_dtype(dtype))
+    array = np.full(tuple(np.atleast_1d(shape)), fill, dtype=numpy_dtype(dtype))
     return im._insert(materialize(array, f"{im.node.name}_{fill}", im.location(im.node)))
 
 
@@ -726,10 +711,7 @@ def _batch_norm(im: _Importer, x, w, b, mean, var, momentum, eps):
 def _layer_norm(im: _Importer, x, normalized_shape, w, b, eps):
     v = im.value(x)
     axis = -len(normalized_shape)
-    channels = math.prod(normalized_shape)
-    scale = _ones_or(im, w, channels, 1.0, g.element_type_of(v)) if w is not None or len(normalized_shape) == 1 else None
-    if scale is None:
-        raise im.error("layer_norm over several dims without a weight is not supported")
+    scale = _ones_or(im, w, list(normalized_shape), 1.0, g.element_type_of(v))
     bias = [im.value(b)] if b is not None else []
     y = im.emit(g.LayerNormOp, [v, scale, bias, []], {"axis": _i(axis), "epsilon": _f(eps)})[0]
     im.values[im.node] = [y, None, None]
