@@ -4,6 +4,7 @@ printing that keeps locations and the dialect_resources section."""
 from __future__ import annotations
 
 import io
+import math
 import re
 
 from xdsl.context import Context
@@ -75,11 +76,7 @@ class ElidingPrinter(Printer):
 
         limit = self.elide_elements
         if limit is not None and isinstance(attribute, DenseIntOrFPElementsAttr | DenseResourceAttr):
-            shape = attribute.type.get_shape()
-            elements = 1
-            for d in shape:
-                elements *= d
-            if elements > limit:
+            if math.prod(attribute.type.get_shape()) > limit:
                 self.print_string(f"dense_resource<{ELIDED}> : ")
                 self.print_attribute(attribute.type)
                 return

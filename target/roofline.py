@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from target.config import TargetConfig
-from target.profile import AI_CORE, KernelProfile, Profile, gm_bytes
+from target.profile import AI_CORE, KernelProfile, Profile, gm_bytes, op_name
 
 CUBE_OP_TYPES = ("conv", "matmul", "gemm")
 
@@ -87,8 +87,6 @@ def traffic_cycles(config: TargetConfig, read: int, written: int) -> float:
 
 
 def kernel_bound(k: KernelProfile, config: TargetConfig, element_bytes: int) -> KernelBound:
-    from target.profile import op_name
-
     op_type = k.info.get("op_type", k.info.get("kind", ""))
     ins, outs = _shapes(k.info.get("in_shapes", "")), _shapes(k.info.get("out_shapes", ""))
     macs = kernel_macs(op_type, ins, outs)
