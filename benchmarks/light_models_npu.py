@@ -1,7 +1,7 @@
 """All nine light ONNX models (random weights) on the simulated NPU vs onnxruntime.
 
     python benchmarks/light_models_npu.py [models...] [--precision-mode force_fp16|must_keep_origin_dtype]
-        [--target davinci-910] [--races error|warn|off] [--calibrate]
+        [--target davinci-910] [--races error|warn|off] [--calibrate] [--max-streams N]
 
 Per model: kernels, npu ops, transdata kernels, simulated cycles, max |npu - ort|
 of the model output and of the logits (the input of a final Softmax, added as
@@ -59,12 +59,13 @@ def with_logits(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str | None]:
     return model, None
 
 
-def run_model(name: str, precision: str, target: str, races: str, calibrate: bool = False) -> dict:
+def run_model(name: str, precision: str, target: str, races: str, calibrate: bool = False,
+              max_streams: int = 0) -> dict:
     model = with_random_weights(onnx.load(str(light_model_path(name))), calibrate=calibrate)
     model, logits = with_logits(model)
     inputs = random_inputs(model)
     t0 = time.perf_counter()
-    compiled = compile_module(import_model(model, {}, source=name), precision, target)
+    compiled = compile_module(import_model(model, {}, source=name), precision, target, max_streams=max_streams)
     program = assemble(compiled.module)
     t1 = time.perf_counter()
     res = simulate(program, inputs, target, races=races)
@@ -109,18 +110,20 @@ def main() -> None:
     ap.add_argument("--target", default="davinci-910")
     ap.add_argument("--precision-mode", default=DEFAULT_PRECISION)
     ap.add_argument("--races", default="error")
+    ap.add_argument("--max-streams", type=int, default=0, help="streams the scheduler may use (0: the target's)")
     ap.add_argument("--calibrate", action="store_true",
                     help="calibrate BatchNormalization statistics on the data, as in a trained network")
     args = ap.parse_args()
     calibrate = args.calibrate
     head = ("| model | kernels | npu ops | transdata | sim cycles | max err out (max \\|out\\|) | max err logits (max \\|logit\\|) "
             "| criterion | normwise | compile s | sim s |")
-    print(f"{args.precision_mode}, {args.target}, races={args.races}, calibrated BN={calibrate}")
+    print(f"{args.precision_mode}, {args.target}, races={args.races}, calibrated BN={calibrate}, "
+          f"max streams={args.max_streams or 'the target'}")
     print(head)
     print("|" + "---|" * 11)
     for name in args.models:
         try:
-            r = run_model(name, args.precision_mode, args.target, args.races, calibrate)
+            r = run_model(name, args.precision_mode, args.target, args.races, calibrate, args.max_streams)
         except Exception as e:  # noqa: BLE001 - report and go on with the next model
             print(f"| {name} | failed: {type(e).__name__}: {str(e).splitlines()[0][:120]} |", flush=True)
             continue

@@ -112,6 +112,7 @@ TILE_PASSES = {
     "tile-pipeline-buffers": _lazy("gedialects.tile.transforms.pipeline_buffers", "TilePipelineBuffersPass"),
     "tile-expand-structured": _lazy("gedialects.tile.transforms.expand_structured", "TileExpandStructuredPass"),
     "tile-allocate": _lazy("gedialects.tile.transforms.allocate", "TileAllocatePass"),
+    "tile-assign-streams": _lazy("gedialects.tile.transforms.assign_streams", "TileAssignStreamsPass"),
     "ge-tile-opt": _lazy("lowering.pipeline", "GeTileOptPass"),
     "npu-insert-sync": _lazy("gedialects.npu.transforms.insert_sync", "NpuInsertSyncPass"),
 }

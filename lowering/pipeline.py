@@ -8,7 +8,7 @@ on one module and returns a `Compiled` record (the npu module and what each
 stage reported): the one definition of the pipeline, which the named passes
 below run too. With a
 memory plan the lowering puts its intermediates in one reused GM arena
-(lowering/gm_plan.py); `Compiled.memory` is that arena's summary.
+(gedialects/tile/gm_arena.py); `Compiled.memory` is that arena's summary.
 The named pipelines `ge-graph-opt`, `ge-lower` and `ge-compile` in
 gedialects/universe.py (this module's `GeGraphOptPass` & co.) are the same
 stages for ge-opt.
@@ -38,6 +38,10 @@ class Compiled:
     """GM arena summary (arena_size, no_reuse, graph_arena_size, strategy, ...); empty without a plan."""
     aicpu: int = 0
     """AI-CPU tasks (ops graph-partition placed on the AI CPU)."""
+    streams: int = 1
+    """Streams the tasks are launched on (tile-assign-streams)."""
+    events: int = 0
+    """Events between streams."""
 
 
 def compile_module(
@@ -52,18 +56,20 @@ def compile_module(
     aicpu_fallback: bool = True,
     progress=None,
     fusion_report: str = "",
+    max_streams: int = 0,
 ) -> Compiled:
     """`dump(stage, module)`, when given, is called after every stage, and
     `progress(done, total, stage)` after every named one.
     `calibration`: named inputs for force_fp16's range scaling;
     `fusion_report`: where graph-fuse writes its per-rule counts (JSON).
-    `aicpu_fallback=False`: an op without an AI-core kernel is an error."""
+    `aicpu_fallback=False`: an op without an AI-core kernel is an error;
+    `max_streams`: streams tile-assign-streams may use (0: the target's, 1: one stream)."""
     t0 = time.perf_counter()
     ctx = Context()
     say = dump or (lambda stage, m: None)
     record: dict = {}
     stages = graph_stages(fuse, plan_memory, fusion_switch_file, fusion_report) + lower_stages(
-        precision, target, aicpu_fallback, calibration, record
+        precision, target, aicpu_fallback, calibration, record, max_streams
     )
     total = sum(1 for name, _ in stages if name is not None)
     done = 0
@@ -74,10 +80,20 @@ def compile_module(
             done += 1
             if progress is not None:
                 progress(done, total, name)
+    from gedialects.npu import ops as npu
+
     stats = record["stats"]
-    n = sum(1 for _ in module.walk())
+    n = events = 0
+    used = {0}
+    for op in module.walk():
+        n += 1
+        if isinstance(op, npu.LaunchOp | npu.AicpuOp):
+            used.add(op.stream.value.data)
+        elif isinstance(op, npu.StreamRecordOp):
+            events += 1
+    streams = len(used)
     return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0,
-                    record["memory"], stats.ops.get("aicpu", 0))
+                    record["memory"], stats.ops.get("aicpu", 0), streams, events)
 
 
 Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]
@@ -113,10 +129,11 @@ def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file
 
 
 def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910", aicpu_fallback: bool = True,
-                 calibration=None, record: dict | None = None) -> list[Stage]:
+                 calibration=None, record: dict | None = None, max_streams: int = 0) -> list[Stage]:
     """graph -> npu (the `ge-lower` pipeline): static-shape check, graph-partition,
-    assign-layouts, convert-graph-to-tile (its statistics and GM arena summary
-    go to `record`), the tile passes, convert-tile-to-npu, npu-insert-sync."""
+    assign-layouts, convert-graph-to-tile, the tile passes (tile-assign-streams
+    last: its GM arena summary goes to `record` with the lowering's statistics),
+    convert-tile-to-npu, npu-insert-sync."""
     from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
     from lowering.assign_layouts import AssignLayoutsPass
     from lowering.graph_to_tile import convert
@@ -128,23 +145,29 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
 
     def graph_to_tile(ctx: Context, module: ModuleOp) -> None:
         record["stats"] = convert(module, precision, target, calibration)
-        record["memory"] = program_memory(module)
+
+    def tile_level(tile_pass):
+        def run(ctx: Context, module: ModuleOp) -> None:
+            tile_pass.apply(ctx, module)
+            record["memory"] = program_memory(module)
+        return run
 
     return [
         (None, lambda ctx, module: check_static_inputs(module)),
         ("partition", GraphPartitionPass(precision, aicpu_fallback).apply),
         ("assign-layouts", AssignLayoutsPass().apply),
         ("graph-to-tile", graph_to_tile),
-        *((p.name, p.apply) for p in tile_passes(target)),
+        *((p.name, tile_level(p)) for p in tile_passes(target, max_streams)),
         ("tile-to-npu", ConvertTileToNpuPass(target=target).apply),
         ("npu-insert-sync", NpuInsertSyncPass().apply),
     ]
 
 
-def tile_passes(target: str) -> list:
+def tile_passes(target: str, max_streams: int = 0) -> list:
     """The tile level, in order: what runs between convert-graph-to-tile and
     convert-tile-to-npu (the `ge-tile-opt` pipeline)."""
     from gedialects.tile.transforms.allocate import TileAllocatePass
+    from gedialects.tile.transforms.assign_streams import TileAssignStreamsPass
     from gedialects.tile.transforms.distribute import TileDistributePass
     from gedialects.tile.transforms.expand_structured import TileExpandStructuredPass
     from gedialects.tile.transforms.legalize_math import TileLegalizeMathPass
@@ -158,6 +181,7 @@ def tile_passes(target: str) -> list:
         TilePipelineBuffersPass(target=target),
         TileExpandStructuredPass(target=target),
         TileAllocatePass(target=target),
+        TileAssignStreamsPass(target=target, max_streams=max_streams),
     ]
 
 
@@ -249,22 +273,25 @@ class GeLowerPass(ModulePass):
     precision_mode: str = DEFAULT_PRECISION
     target: str = "davinci-910"
     aicpu_fallback: bool = True
+    max_streams: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for name, run in lower_stages(self.precision_mode, self.target, self.aicpu_fallback):
+        for name, run in lower_stages(self.precision_mode, self.target, self.aicpu_fallback,
+                                      max_streams=self.max_streams):
             run_stage(name, run, ctx, op)
 
 
 @_dataclass(frozen=True)
 class GeTileOptPass(ModulePass):
     """The tile passes (`tile_passes`): legalize-math, select-tiling, distribute,
-    pipeline-buffers, expand-structured, allocate."""
+    pipeline-buffers, expand-structured, allocate, assign-streams."""
 
     name = "ge-tile-opt"
     target: str = "davinci-910"
+    max_streams: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for tile_pass in tile_passes(self.target):
+        for tile_pass in tile_passes(self.target, self.max_streams):
             run_stage(tile_pass.name, tile_pass.apply, ctx, op)
 
 
@@ -278,9 +305,10 @@ class GeCompilePass(ModulePass):
     fuse: bool = True
     plan_memory: bool = True
     aicpu_fallback: bool = True
+    max_streams: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_precision_mode(self.precision_mode)
         for stage in (GeGraphOptPass(self.fuse, self.plan_memory),
-                      GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback)):
+                      GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback, self.max_streams)):
             run_stage(stage.name, stage.apply, ctx, op)

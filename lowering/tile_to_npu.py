@@ -548,6 +548,12 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         if isinstance(kop, t.AicpuOp):
             pb.block.add_op(aicpu_task(kop, gm))
             continue
+        if isinstance(kop, t.StreamRecordOp):
+            pb.stream_record(kop.stream.value.data, kop.event.value.data)
+            continue
+        if isinstance(kop, t.StreamWaitOp):
+            pb.stream_wait(kop.stream.value.data, kop.event.value.data)
+            continue
         if not isinstance(kop, t.KernelOp):
             continue
         with pb.kernel(kop.sym_name.data) as kb:
@@ -559,7 +565,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         # the GM tensors it writes, for the simulator's overflow check
         kb.kernel.attributes["ge.writes"] = StringAttr(";".join(
             f"{gm[n][0]}+{gm[n][1]}:{numpy_dtype(elements[n]).name}" for n in sorted(tr.writes)))
-        pb.launch(kop.sym_name.data, kop.block_dim.value.data)
+        pb.launch(kop.sym_name.data, kop.block_dim.value.data, t.stream_of(kop))
     module = pb.module()
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
         for op in module.body.block.ops:
@@ -592,7 +598,7 @@ def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:
     ret.detach()
     ret.erase()
     op = npu.AicpuOp(
-        task.sym_name.data, 0,
+        task.sym_name.data, t.stream_of(task),
         side(task.in_names, task.in_types, task.in_scales),
         side(task.out_names, task.out_types, task.out_scales),
         body,

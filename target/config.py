@@ -62,6 +62,8 @@ class TargetConfig:
     cube_fractals_per_cycle: Mapping[str, float]
     vector_cycles_per_repeat: Mapping[str, float]
     aicpu: AicpuSpec
+    streams: int = 1
+    """Streams the scheduler may use (tile-assign-streams; ge-compile --max-streams overrides)."""
     path: str = ""
 
     def cores_for(self, uses_cube: bool) -> int:
@@ -180,7 +182,9 @@ _TOP_KEYS = (
     "cube_fractals_per_cycle",
     "vector_cycles_per_repeat",
     "aicpu",
+    "streams",
 )
+MAX_STREAMS = 64
 
 
 def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
@@ -276,6 +280,7 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
             bytes_per_cycle=float(_positive(aicpu["bytes_per_cycle"], f"{path}: aicpu.bytes_per_cycle")),
             elements_per_cycle=float(_positive(aicpu["elements_per_cycle"], f"{path}: aicpu.elements_per_cycle")),
         ),
+        streams=_integer(data.get("streams", 1), f"{path}: streams", 1, MAX_STREAMS),
         path=path,
     )
 

@@ -11,9 +11,11 @@ matching set has fired, then consumes it (sets are counted). While a pipe
 waits for a set not yet issued, the instructions issued to it are parked and
 replayed, in order, when the set arrives, so every instruction executes (and
 computes) only after what it waits for. Block time is when the last pipe
-drains. Blocks of a launch are spread round-robin over the cores; a launch
-lasts as long as its busiest core; GM bandwidth is split over the active cores.
-Launches on one stream run in order; streams overlap, ordered by stream events.
+drains. Blocks of a launch go to the cores as they free up; a launch
+lasts until its last block ends; GM bandwidth is split over the active cores.
+Launches on one stream run in order; streams overlap, ordered by stream events,
+and launches of different streams share the AI cores (`CorePool`): each
+block goes to the core free first, and HBM is split over every busy core.
 AI-CPU tasks (schedule entries "aicpu") run in their stream's order like a
 launch, on the AI CPU (target/aicpu.py): they occupy their stream for
 `TargetConfig.aicpu_cycles` and use no AI cores; their GM footprint is their
@@ -144,7 +146,9 @@ def _space_pipes(kernel: P.Kernel) -> list[tuple[int, ...]]:
 class KernelRun:
     """Runs every block of one launch; holds the per-block machine state."""
 
-    def __init__(self, sim: Simulation, kernel: P.Kernel, block_dim: int, launch: int):
+    def __init__(self, sim: Simulation, kernel: P.Kernel, block_dim: int, launch: int, hbm_sharers: int = 0):
+        """`hbm_sharers`: cores sharing HBM while it runs (CorePool.start;
+        default: its own)."""
         cfg = sim.config
         self.sim = sim
         self.kernel = kernel
@@ -154,6 +158,7 @@ class KernelRun:
         self.races_mode = sim.races
         self.space_pipes = _space_pipes(kernel)
         self.cores = min(block_dim, cfg.cores_for(kernel.uses_cube))
+        hbm_sharers = hbm_sharers or self.cores
         lat = cfg.latency_cycles
         self.c_issue = lat["issue"]
         self.c_scalar = lat["scalar"]
@@ -164,7 +169,7 @@ class KernelRun:
         for name in PATH_NAMES:
             if name.startswith("gm_") or name.endswith("_gm"):
                 self.path_cost.append(
-                    (lat["dma_gm"], cfg.gm_bytes_per_cycle(name, self.cores))
+                    (lat["dma_gm"], cfg.gm_bytes_per_cycle(name, hbm_sharers))
                 )
             else:
                 self.path_cost.append((lat["dma_local"], cfg.dma_bytes_per_cycle[name]))
@@ -225,13 +230,16 @@ class KernelRun:
     # Launch and block loop
     # ------------------------------------------------------------------
 
-    def run(self) -> tuple[int, list[int]]:
-        core_time = [0] * self.cores
+    def run(self, pool: CorePool, start: int) -> int:
+        """Run the blocks from `start` on the cores of `pool` (CorePool), each
+        on the core free first; the cycles from `start` to the last block's end."""
+        free = pool.free[self.kernel.uses_cube]
+        end = start
         for b in range(self.block_dim):
-            core = b % self.cores
-            start = core_time[core]
-            cycles = self.run_block(b, core, start)
-            core_time[core] = start + cycles
+            core = pool.next_core(self.kernel.uses_cube)
+            begin = max(start, free[core])
+            free[core] = begin + self.run_block(b, core, begin - start)
+            end = max(end, free[core])
         if self.races_mode != "off" and self.block_dim > 1:
             hit = cross_conflict(self.footprints)
             if hit is not None:
@@ -241,7 +249,7 @@ class KernelRun:
                     f"{b} on gm bytes [{lo}, {hi}): one writes what the other "
                     f"touches, and the blocks of a launch are not ordered"
                 )
-        return max(core_time), core_time
+        return end - start
 
     def run_block(self, b: int, core: int, offset: int) -> int:
         self.block = b
@@ -791,6 +799,40 @@ def _vector_compute(func, elementwise, operands, scalar, views):
     return strided
 
 
+class CorePool:
+    """When each AI core is free, for the launches of all streams.
+
+    Launches are dispatched in schedule order (the order the host submits
+    them), block by block, as a block scheduler hands blocks to idle cores:
+    each block goes to the core of its kind that is free first (ties: the
+    lower core number), from when its stream is ready. With one stream every
+    core is free when a launch starts, so blocks go round-robin over the
+    first min(block_dim, cores) cores. A later launch never takes a core back
+    from an earlier one. A coupled chip has one pool of cores; a split one a
+    cube pool and a vector pool. GM bandwidth is shared by the launch's
+    min(block_dim, cores) cores and the cores other launches keep busy when
+    it starts, at most every core of the chip."""
+
+    def __init__(self, config: TargetConfig):
+        self.config = config
+        self.free = {True: [0] * config.cube_cores, False: [0] * config.vector_cores}
+        if config.coupled:
+            self.free[False] = self.free[True]
+
+    def start(self, uses_cube: bool, block_dim: int, ready: int) -> tuple[int, int]:
+        """(when a launch whose stream is ready at `ready` starts, the cores
+        sharing HBM while it runs)."""
+        free = self.free[uses_cube]
+        start = max(ready, min(free))
+        pools = [self.free[True]] if self.config.coupled else [self.free[True], self.free[False]]
+        busy = sum(1 for pool in pools for t in pool if t > start)
+        return start, min(min(block_dim, len(free)) + busy, sum(len(pool) for pool in pools))
+
+    def next_core(self, uses_cube: bool) -> int:
+        free = self.free[uses_cube]
+        return min(range(len(free)), key=lambda c: (free[c], c))
+
+
 class Simulation:
     """One run of a program: GM, launches in schedule order, stream timing."""
 
@@ -807,6 +849,7 @@ class Simulation:
         if problem is not None:
             raise SimulationError(f"{problem[0]}: {problem[1]}")
         self.machine = Machine(config, program.gm_size)
+        self.cores = CorePool(config)
         self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz, device_bytes=program.gm_size,
                                arena_bytes=int(program.meta.get("arena_bytes", 0)),
                                no_reuse_bytes=int(program.meta.get("no_reuse_bytes", 0)),
@@ -899,14 +942,16 @@ class Simulation:
             else:
                 _, kidx, block_dim, s = entry
                 kernel = self.program.kernels[kidx]
-                run = KernelRun(self, kernel, block_dim, i)
-                cycles, _ = run.run()
+                start, sharers = self.cores.start(kernel.uses_cube, block_dim, stream_time.get(s, 0))
+                run = KernelRun(self, kernel, block_dim, i, sharers)
+                cycles = run.run(self.cores, start)
                 self.executed += run.count
                 footprint = (
                     GmFootprint.union(run.footprints) if self.races != "off" else None
                 )
                 label = f"launch of '{kernel.name}'"
-            start = stream_time.get(s, 0)
+            if kind == "aicpu":
+                start = stream_time.get(s, 0)
             stream_time[s] = start + cycles
             vc = stream_vc.setdefault(s, {})
             if footprint is not None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    I64,
     ArrayAttr,
     DenseArrayBase,
     Float16Type,
@@ -197,6 +198,8 @@ class KernelOp(TileOp):
     name = "tile.kernel"
     sym_name = prop_def(StringAttr)
     block_dim = prop_def(IntegerAttr)
+    stream = opt_prop_def(IntegerAttr)
+    """The stream it is launched on (tile-assign-streams); absent: stream 0."""
     body = region_def("single_block")
     traits = traits_def(NoTerminator(), IsolatedFromAbove())
     assembly_format = "$sym_name attr-dict-with-keyword $body"
@@ -210,6 +213,55 @@ class KernelOp(TileOp):
     def verify_(self) -> None:
         if self.block_dim.value.data < 1:
             raise VerifyException(f"tile.kernel @{self.sym_name.data}: block_dim must be positive")
+        _verify_stream(self, f"tile.kernel @{self.sym_name.data}")
+
+
+def stream_of(task: IRDLOperation) -> int:
+    """The stream of a tile.kernel or tile.aicpu (0 unless tile-assign-streams set one)."""
+    attr = task.properties.get("stream")
+    return attr.value.data if isinstance(attr, IntegerAttr) else 0
+
+
+def _verify_stream(op: IRDLOperation, where: str) -> None:
+    if stream_of(op) < 0:
+        raise VerifyException(f"{where}: stream must be >= 0")
+
+
+class _StreamEventOp(TileOp):
+    stream = prop_def(IntegerAttr[I64])
+    event = prop_def(IntegerAttr[I64])
+    traits = traits_def(HasParent(ProgramOp))
+    assembly_format = "`stream` $stream `event` $event attr-dict"
+
+    def __init__(self, stream: int, event: int):
+        super().__init__(properties={"stream": IntegerAttr(stream, i64), "event": IntegerAttr(event, i64)})
+
+    def verify_(self) -> None:
+        if self.stream.value.data < 0 or self.event.value.data < 0:
+            raise VerifyException(f"{self.name}: stream and event must be >= 0")
+
+
+@irdl_op_definition
+class StreamRecordOp(_StreamEventOp):
+    """Record `event` once every earlier task of `stream` has finished (npu.stream_record)."""
+
+    name = "tile.stream_record"
+
+
+@irdl_op_definition
+class StreamWaitOp(_StreamEventOp):
+    """Later tasks of `stream` start only after `event` was recorded (npu.stream_wait)."""
+
+    name = "tile.stream_wait"
+
+    def verify_(self) -> None:
+        super().verify_()
+        op = self.prev_op
+        while op is not None:
+            if isinstance(op, StreamRecordOp) and op.event.value.data == self.event.value.data:
+                return
+            op = op.prev_op
+        raise VerifyException(f"tile.stream_wait: event {self.event.value.data} is not recorded by an earlier tile.stream_record")
 
 
 @irdl_op_definition
@@ -552,6 +604,8 @@ class AicpuOp(TileOp):
     out_names = prop_def(ArrayAttr)
     out_types = prop_def(ArrayAttr)
     out_scales = prop_def(DenseArrayBase)
+    stream = opt_prop_def(IntegerAttr)
+    """The stream it runs on (tile-assign-streams); absent: stream 0."""
     body = region_def("single_block")
     traits = traits_def(IsolatedFromAbove())
     assembly_format = "$sym_name attr-dict-with-keyword $body"
@@ -575,6 +629,7 @@ class AicpuOp(TileOp):
 
     def verify_(self) -> None:
         where = f"tile.aicpu @{self.sym_name.data}"
+        _verify_stream(self, where)
         for side in ("in", "out"):
             names, types, scales = (self.properties[f"{side}_{k}"] for k in ("names", "types", "scales"))
             if not len(names.data) == len(types.data) == len(scales.get_values()):  # type: ignore[union-attr]

@@ -65,6 +65,23 @@ def add_log_flag(parser) -> None:
     )
 
 
+def add_max_streams_flag(parser) -> None:
+    parser.add_argument(
+        "--max-streams", dest="max_streams", type=int, default=0, metavar="N",
+        help="streams tile-assign-streams may launch independent kernels on (1: one stream; "
+        "default: the target config's `streams`)",
+    )
+
+
+def check_max_streams(value: int) -> int:
+    """--max-streams as given, or one line naming the allowed range."""
+    from target.config import MAX_STREAMS
+
+    if not 0 <= value <= MAX_STREAMS:
+        raise UserError(f"--max-streams must be in [1, {MAX_STREAMS}] (0: the target's), got {value}")
+    return value
+
+
 @contextmanager
 def log_to_stderr(prog: str, level: str) -> Iterator[None]:
     """gedialects' log messages (remarks at INFO) on stderr while the body runs."""

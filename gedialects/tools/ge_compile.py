@@ -2,7 +2,7 @@
 
     ge-compile MODEL.onnx [--input-shape 'x:1,3,224,224'] -o MODEL.om
                [--precision-mode force_fp16|must_keep_origin_dtype] [--calibration IN.npz]
-               [--target davinci-910] [--fusion-switch-file F] [--no-fuse]
+               [--target davinci-910] [--fusion-switch-file F] [--no-fuse] [--max-streams N]
                [--dump-ir DIR] [--log LEVEL]
     ge-compile --model=MODEL.onnx --framework=5 --output=MODEL --soc_version=Ascend910
                [--input_shape=...] [--out_nodes=node:0;...] [--precision_mode=...]    (ATC's spellings)
@@ -32,6 +32,8 @@ from gedialects.tools.cli import (
     ArgumentParser,
     UserError,
     add_log_flag,
+    add_max_streams_flag,
+    check_max_streams,
     check_writable,
     load_module,
     log_to_stderr,
@@ -89,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse the model if any op has no AI-core kernel (listing every such op) "
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
+    add_max_streams_flag(p)
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
     p.add_argument("--mlir-elide-elementsattrs-if-larger", dest="elide_elements", type=int, metavar="N",
                    help="--dump-ir: elements attributes of more than N elements as dense_resource<__elided__>")
@@ -240,6 +243,7 @@ def compile_model(args) -> int:
     from target.config import load_target
 
     check_precision_mode(args.precision_mode)
+    check_max_streams(args.max_streams)
     load_target(args.target)  # a bad target fails before the long part
     if args.fusion_switch_file and not os.path.exists(args.fusion_switch_file):
         raise UserError(f"--fusion-switch-file: {args.fusion_switch_file}: no such file")
@@ -274,6 +278,7 @@ def compile_model(args) -> int:
             aicpu_fallback=not args.no_aicpu_fallback,
             progress=progress,
             fusion_report=args.fusion_report or "",
+            max_streams=args.max_streams,
         )
     if args.memory_report:
         write_memory_report(args.memory_report, plans, compiled.memory)
@@ -291,6 +296,7 @@ def compile_model(args) -> int:
     if compiled.aicpu:
         print(f"  AI CPU           {compiled.aicpu} op(s) ({aicpu_op_summary(compiled.module)})")
     print(f"  transdata        {compiled.transdata}")
+    print(f"  streams          {compiled.streams} ({compiled.events} events)")
     print(f"  npu ops          {compiled.npu_ops}")
     if mem:
         print(

@@ -25,6 +25,8 @@ from gedialects.numerics import CRITERIA, Criterion
 from gedialects.tools.cli import (
     ArgumentParser,
     add_log_flag,
+    add_max_streams_flag,
+    check_max_streams,
     log_to_stderr,
     EXIT_OK,
     EXIT_USER,
@@ -73,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse the model if any op has no AI-core kernel (listing every such op) "
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
+    add_max_streams_flag(p)
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
     p.add_argument("--profile-level", choices=["kernel", "pipe"], default="kernel",
@@ -261,10 +264,10 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
     with progress_bar("compile", wanted(args.log)) as progress:
         compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
                                   calibration=calibration, aicpu_fallback=not args.no_aicpu_fallback,
-                                  progress=progress)
+                                  progress=progress, max_streams=args.max_streams)
     print(
         f"compiled: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), {compiled.transdata} transdata, "
-        f"{compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
+        f"{compiled.streams} stream(s), {compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
     )
     try:
         program = assemble(compiled.module)
@@ -291,6 +294,7 @@ def run_model(args) -> int:
         if path:
             check_writable(path, flag)
     backend = args.backend or "npu"
+    check_max_streams(args.max_streams)
     if backend == "npu":
         load_target(args.target)  # ConfigError: one line
     given = read_npz(args.inputs, "inputs")

@@ -2,9 +2,9 @@
 
 With a memory plan on the function (graph-plan-memory ran) the internal
 tensors share one arena at GM 0, planned by the planner's strategies on
-their stored sizes and kernel lifetimes (lowering/gm_plan.py); constants,
+their stored sizes and kernel lifetimes (gedialects/tile/gm_arena.py); constants,
 inputs and outputs follow it. Without a plan: one bump allocator, no reuse.
-Every tensor takes `gm_plan.slot` bytes (64-byte rounding plus slack)."""
+Every tensor takes `gm_arena.slot` bytes (64-byte rounding plus slack)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gedialects.graph.memory import attributes as mem
 from gedialects.graph.tensors import resource_attr, tensor_nbytes
 from gedialects.instrumentation import statistic
 from gedialects.tile import ops as t
-from lowering import gm_plan
+from gedialects.tile import gm_arena
 
 from .context import LoweringContext
 from .planning import CUBE_CHANNELS
@@ -27,11 +27,13 @@ DEFAULT_ARENA_ALIGNMENT = 512
 def place(ctx: LoweringContext) -> None:
     offset = 0
     arena: dict[str, int] = {}
+    request_of: dict[str, gm_arena.Request] = {}
     if mem.has_plan(ctx.fn):
-        requests = [gm_plan.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), _geometry(st))
+        requests = [gm_arena.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), _geometry(st))
                     for st in ctx.storages if st.kind == "internal"]
         alignment = int(mem.memory_summary(ctx.fn).get("alignment", DEFAULT_ARENA_ALIGNMENT))
-        arena, summary = gm_plan.plan_arena(ctx.program, requests, alignment)
+        arena, summary = gm_arena.plan_arena(ctx.program, requests, alignment)
+        request_of = {r.name: r for r in requests}
         summary["graph_arena_size"] = mem.arena_size(ctx.fn)
         # per task, for the profile's device-memory track (not part of ge.memory's figures)
         ctx.program.attributes["ge.arena_live_bytes"] = StringAttr(str(summary.pop("live_bytes")))
@@ -42,7 +44,7 @@ def place(ctx: LoweringContext) -> None:
     def take(nbytes: int) -> int:
         nonlocal offset
         start = offset
-        offset += gm_plan.slot(nbytes)
+        offset += gm_arena.slot(nbytes)
         return start
 
     block = ctx.program.body.block
@@ -69,9 +71,12 @@ def place(ctx: LoweringContext) -> None:
         nbytes = tensor_nbytes(ttype) + st.overread
         st.offset = arena[st.name] if st.name in arena else take(nbytes)
         layout = "ND" if logical else st.layout if st.kind == "internal" or st.layout == "NC1HWC0" else "ND"
-        declare(t.TensorOp(properties={
+        tensor = t.TensorOp(properties={
             "name": StringAttr(st.name), "kind": StringAttr(st.kind), "offset": IntegerAttr(st.offset, i64),
-            "type": ttype, "layout": StringAttr(layout)}))
+            "type": ttype, "layout": StringAttr(layout)})
+        if st.name in arena:  # what tile-assign-streams needs to plan the arena again
+            gm_arena.annotate(tensor, request_of[st.name])
+        declare(tensor)
 
 
 def _stored_bytes(ctx: LoweringContext, st: GmStorage) -> int:

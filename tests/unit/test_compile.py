@@ -34,7 +34,7 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
         "04-plan-memory.mlir", "05-partition.mlir", "06-assign-layouts.mlir", "07-graph-to-tile.mlir",
         "08-tile-legalize-math.mlir", "09-tile-select-tiling.mlir", "10-tile-distribute.mlir",
         "11-tile-pipeline-buffers.mlir", "12-tile-expand-structured.mlir", "13-tile-allocate.mlir",
-        "14-tile-to-npu.mlir", "15-npu-insert-sync.mlir",
+        "14-tile-assign-streams.mlir", "15-tile-to-npu.mlir", "16-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0

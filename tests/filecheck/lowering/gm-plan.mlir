@@ -1,7 +1,10 @@
 // GM placement. Without a memory plan: one bump allocator (no reuse). After
 // graph-plan-memory: the internal tensors share one arena at GM 0, planned
 // with the planner's strategies on the stored (NC1HWC0) sizes and kernel
-// lifetimes (lowering/gm_plan.py); constants, inputs, outputs follow it.
+// lifetimes (gedialects/tile/gm_arena.py); constants, inputs, outputs follow it.
+// Each internal tensor records its request (ge.stored_bytes, and
+// ge.zero_halo / ge.halo_geometry when it relies on zeroed GM), so that
+// tile-assign-streams can plan the arena again.
 // RUN: ge-opt %s -p 'graph-fuse,graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
 // RUN: ge-opt %s -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=BUMP
 // RUN: ge-opt %s -p 'graph-fuse,graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU
@@ -12,10 +15,10 @@
 // device-memory track) peak at those two slots.
 // CHECK-LABEL: tile.program "planned_chain" attributes {ge.arena_live_bytes = "16896;33792;33792;33792;16896", ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, graph_arena_size = 32768 : i64}
 // CHECK-DAG:   tile.tensor {name = "identity", kind = "constant", offset = 33792 : i64
-// CHECK-DAG:   tile.tensor {name = "input_5hd", kind = "internal", offset = [[A:[0-9]+]] : i64
-// CHECK-DAG:   tile.tensor {name = "conv", kind = "internal", offset = [[B:[0-9]+]] : i64
-// CHECK-DAG:   tile.tensor {name = "conv_1", kind = "internal", offset = [[A]] : i64
-// CHECK-DAG:   tile.tensor {name = "conv_2", kind = "internal", offset = [[B]] : i64
+// CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "input_5hd", kind = "internal", offset = [[A:[0-9]+]] : i64
+// CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "conv", kind = "internal", offset = [[B:[0-9]+]] : i64
+// CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "conv_1", kind = "internal", offset = [[A]] : i64
+// CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "conv_2", kind = "internal", offset = [[B]] : i64
 // CHECK-DAG:   tile.tensor {name = "x", kind = "input", offset = {{[1-9][0-9]*}} : i64
 // CHECK-DAG:   tile.tensor {name = "y", kind = "output", offset = {{[1-9][0-9]*}} : i64
 

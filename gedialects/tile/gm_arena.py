@@ -16,6 +16,10 @@ the graph plan recorded in `ge.memory`) on the tile level:
   (as convert-tile-to-npu assumes), aligned;
 * lifetime = [first, last] kernel (launch order) whose body references the
   tensor (`tile.gm`): exact, and two tensors used by one kernel never share;
+  with several streams (tile-assign-streams) `last` runs up to the task
+  before the first position from which every task is ordered after the
+  tensor's last users (`streams.retire_positions`), so a tensor reusing the
+  storage is written only after the last read of the one before;
 * a tensor with a zero halo (or with channels padded up to a whole
   16-channel fractal, which not every kernel writes) relies on GM being zero
   where it is never written, so its block is live from kernel 0: it only
@@ -25,7 +29,9 @@ the graph plan recorded in `ge.memory`) on the tile level:
   are the same and no kernel writes a halo. GM is zeroed per run (the simulator does; a runtime re-running the
   program in the same GM must zero the arena first).
 
-The arena is at GM 0; inputs, outputs and constants follow it.
+The arena is at GM 0; inputs, outputs and constants follow it. Each
+internal `tile.tensor` carries what its request was (`annotate`), so
+`replan` can plan the arena again once the schedule changes.
 """
 
 from __future__ import annotations
@@ -33,12 +39,19 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
+
 from gedialects.graph.memory.lifetimes import Block, align
 from gedialects.graph.memory.strategies import STRATEGIES, arena_size, plan
 from gedialects.tile import ops as t
+from gedialects.tile import streams
 from gedialects.tile import structured as st
 
 log = logging.getLogger("gedialects.lowering")
+
+STORED_BYTES = "ge.stored_bytes"
+ZERO_HALO = "ge.zero_halo"
+HALO_GEOMETRY = "ge.halo_geometry"
 
 
 @dataclass(frozen=True)
@@ -64,9 +77,10 @@ def tensors_of(kernel: t.KernelOp) -> list[str]:
 
 def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
     """Tensor name -> [first, last] index of the kernels (and AI-CPU tasks)
-    referencing it."""
+    referencing it; on several streams `last` extends to the task before
+    the position from which every task is ordered after its last users."""
     out: dict[str, tuple[int, int]] = {}
-    tasks = [op for op in prog.body.block.ops if isinstance(op, t.KernelOp | t.AicpuOp)]
+    tasks = streams.tasks_of(prog)
     for k, task in enumerate(tasks):
         if isinstance(task, t.AicpuOp):
             names = [a.data for a in (*task.in_names.data, *task.out_names.data)]  # type: ignore[attr-defined]
@@ -75,6 +89,15 @@ def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
         for name in names:
             lo, hi = out.get(name, (k, k))
             out[name] = (min(lo, k), max(hi, k))
+    schedule = streams.schedule_of(prog)
+    if schedule.count > 1:
+        retire = streams.retire_positions(schedule)
+        users: dict[str, list[int]] = {}
+        for k, task in enumerate(tasks):
+            for name in streams.access_of(task).tensors:
+                users.setdefault(name, []).append(k)
+        for name, (lo, hi) in out.items():
+            out[name] = (lo, max([hi] + [retire[k] - 1 for k in users.get(name, ())]))
     return out
 
 
@@ -136,3 +159,55 @@ def plan_arena(
         summary["arena_size"], used, len(requests), summary["no_reuse"],
     )
     return {r.name: o for r, o in zip(requests, offsets)}, summary
+
+
+def annotate(tensor: t.TensorOp, request: Request) -> None:
+    """Record on an internal tile.tensor what the arena plan needs of it."""
+    tensor.attributes[STORED_BYTES] = IntegerAttr(request.nbytes, i64)
+    if request.zero_halo:
+        tensor.attributes[ZERO_HALO] = UnitAttr()
+        if request.geometry is not None:  # only a zero-halo tensor takes turns in a slot by it
+            tensor.attributes[HALO_GEOMETRY] = StringAttr(",".join(map(str, _flatten(request.geometry))))
+
+
+def _flatten(items) -> list:
+    out: list = []
+    for x in items:
+        out.extend(_flatten(x) if isinstance(x, tuple | list) else [x])
+    return out
+
+
+def requests_of(prog: t.ProgramOp) -> list[Request]:
+    """The requests `annotate` recorded on the internal tensors of `prog`."""
+    out = []
+    for op in prog.body.block.ops:
+        if isinstance(op, t.TensorOp) and op.kind.data == "internal" and STORED_BYTES in op.attributes:
+            geometry = op.attributes.get(HALO_GEOMETRY)
+            out.append(Request(op.tensor_name.data, op.attributes[STORED_BYTES].value.data,  # type: ignore[attr-defined]
+                               ZERO_HALO in op.attributes,
+                               tuple(geometry.data.split(",")) if isinstance(geometry, StringAttr) else None))
+    return out
+
+
+def replan(prog: t.ProgramOp, summary: dict) -> dict:
+    """Plan the arena of `prog` again for the schedule it now has (its tasks'
+    streams and events): new offsets for the internal tensors, the inputs,
+    outputs and constants moved up if the arena grew. `summary` is the
+    program's `ge.memory`; returns the new one (with `live_bytes`)."""
+    requests = requests_of(prog)
+    if not requests:
+        return summary
+    old = int(summary.get("arena_size", 0))
+    offsets, new = plan_arena(prog, requests, int(summary.get("alignment", 512)))
+    alignment = int(new["alignment"])
+    shift = max(0, -(-(int(new["arena_size"]) - old) // alignment) * alignment)
+    for op in prog.body.block.ops:
+        if not isinstance(op, t.TensorOp):
+            continue
+        name = op.tensor_name.data
+        offset = offsets[name] if name in offsets else op.offset.value.data + shift
+        op.properties["offset"] = IntegerAttr(offset, i64)
+    for key in ("graph_arena_size",):
+        if key in summary:
+            new[key] = summary[key]
+    return new

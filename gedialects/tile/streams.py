@@ -1,0 +1,252 @@
+"""Tasks of a tile.program on streams: what each reads and writes in GM, what
+it must wait for, and when its storage may be reused.
+
+A task is a `tile.kernel` or a `tile.aicpu`, in program order (the order the
+host submits them). Task j depends on an earlier task i when they touch one
+GM tensor and at least one of them writes it (`dependences`); tensors are
+named, and views and concat pieces are already one tensor. Tasks of one stream run in program order; a
+`tile.stream_record` after a task and a `tile.stream_wait` before a later
+one on another stream order the two (npu.stream_record / npu.stream_wait).
+
+`retire_positions` is what the GM arena needs to reuse storage safely with
+several streams: the first position from which every task is ordered after
+a given task (so storage its last reader held may be taken from there on).
+With one stream it is the next position, and lifetimes are as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+
+from gedialects.tile import ops as t
+from gedialects.tile import structured as st
+
+
+def tasks_of(prog: t.ProgramOp) -> list[Operation]:
+    """The kernels and AI-CPU tasks of `prog`, in program order."""
+    return [op for op in prog.body.block.ops if isinstance(op, t.KernelOp | t.AicpuOp)]
+
+
+@dataclass(frozen=True)
+class Access:
+    reads: frozenset[str]
+    writes: frozenset[str]
+
+    @property
+    def tensors(self) -> frozenset[str]:
+        return self.reads | self.writes
+
+
+def _base_tensor(ref: SSAValue) -> str | None:
+    """The GM tensor a reference points into (through tile.at), if any."""
+    owner = ref.owner
+    while isinstance(owner, t.AtOp):
+        owner = owner.ref.owner
+    return owner.tensor.data if isinstance(owner, t.GmOp) else None
+
+
+def access_of(task: Operation) -> Access:
+    """The GM tensors `task` reads and writes. Loop-level kernels write a
+    tensor by a tile.copy into it and read every other tensor they name;
+    structured kernels write by tile.store and read by tile.load/tile.gather."""
+    if isinstance(task, t.AicpuOp):
+        return Access(frozenset(n.data for n in task.in_names.data),  # type: ignore[attr-defined]
+                      frozenset(n.data for n in task.out_names.data))  # type: ignore[attr-defined]
+    reads: set[str] = set()
+    writes: set[str] = set()
+    for op in task.walk():
+        if isinstance(op, t.GmOp):
+            reads.add(op.tensor.data)
+        elif isinstance(op, t.CopyOp):
+            name = _base_tensor(op.dst)
+            if name is not None:
+                writes.add(name)
+        elif isinstance(op, st.LoadOp | st.GatherOp):
+            reads.add(op.tensor.data)
+        elif isinstance(op, st.StoreOp):
+            writes.add(op.tensor.data)
+    # a tile.gm a kernel only copies into is not read
+    only_written = {n for n in writes if not any(_reads_gm(op, n) for op in task.walk())}
+    return Access(frozenset(reads - only_written), frozenset(writes))
+
+
+def _reads_gm(op: Operation, name: str) -> bool:
+    """Whether `op` reads GM tensor `name` (a copy from it, an im2col or
+    fractal load of it, or any other use of it but a copy's destination)."""
+    if isinstance(op, st.LoadOp | st.GatherOp):
+        return op.tensor.data == name
+    if isinstance(op, t.GmOp | t.AtOp | st.StoreOp):
+        return False
+    for i, operand in enumerate(op.operands):
+        if isinstance(op, t.CopyOp) and i == 0:
+            continue
+        if _base_tensor(operand) == name:
+            return True
+    return False
+
+
+def dependences(accesses: list[Access]) -> list[list[int]]:
+    """For each task, the earlier tasks it must follow: the writers a read
+    sees (read after write), the reads before it for a write (write after
+    read) and, for a task that reads and writes a tensor, its writers too.
+    Tasks that only write one tensor, with no read between them, write
+    disjoint parts of it (the pieces of an in-place concat): they form a
+    group, each member ordered after the reads before the group but not
+    after the others; the simulator's race detector checks that byte by byte."""
+    writers: dict[str, list[int]] = {}  # the current group of writers
+    before_group: dict[str, list[int]] = {}  # the reads the group follows
+    readers: dict[str, list[int]] = {}  # reads since the group began
+    preds: list[list[int]] = []
+    for j, a in enumerate(accesses):
+        deps: set[int] = set()
+        for name in a.reads:
+            deps.update(writers.get(name, ()))
+        for name in a.writes:
+            if name in a.reads:  # read-modify-write: after everything, and nobody joins it
+                deps.update(readers.get(name, ()))
+                deps.update(before_group.get(name, ()))
+                writers[name], before_group[name], readers[name] = [j], [], [j]
+            elif readers.get(name) or name not in writers:  # a new group
+                before_group[name] = readers.get(name, [])
+                deps.update(before_group[name])
+                writers[name], readers[name] = [j], []
+            else:  # one more piece of the current group
+                deps.update(before_group[name])
+                writers[name].append(j)
+        for name in a.reads - a.writes:
+            readers.setdefault(name, []).append(j)
+        deps.discard(j)
+        preds.append(sorted(deps))
+    return preds
+
+
+@dataclass
+class Schedule:
+    """Streams of the tasks and the events between them: `waits[j]` are the
+    tasks j waits for across streams (one event each, recorded right after
+    that task)."""
+
+    streams: list[int]
+    waits: list[list[int]]
+
+    @property
+    def count(self) -> int:
+        return max(self.streams, default=-1) + 1
+
+    @property
+    def recorded(self) -> list[int]:
+        """The tasks another stream waits for, in order."""
+        return sorted({i for w in self.waits for i in w})
+
+
+def schedule_of(prog: t.ProgramOp) -> Schedule:
+    """The streams and events `prog` already carries."""
+    streams: list[int] = []
+    waits: list[list[int]] = []
+    recorded: dict[int, int] = {}  # event -> task recorded after
+    last: dict[int, int] = {}  # stream -> its latest task
+    pending: dict[int, list[int]] = {}  # stream -> tasks its next task waits for
+    for op in prog.body.block.ops:
+        if isinstance(op, t.StreamRecordOp):
+            s = op.stream.value.data
+            if s in last:
+                recorded[op.event.value.data] = last[s]
+        elif isinstance(op, t.StreamWaitOp):
+            ev = op.event.value.data
+            if ev in recorded:
+                pending.setdefault(op.stream.value.data, []).append(recorded[ev])
+        elif isinstance(op, t.KernelOp | t.AicpuOp):
+            s = t.stream_of(op)
+            last[s] = len(streams)
+            streams.append(s)
+            waits.append(pending.pop(s, []))
+    return Schedule(streams, waits)
+
+
+def happens_before(schedule: Schedule) -> list[int]:
+    """Per task, a bitmask of the tasks ordered before it or equal (stream
+    order and events, transitively)."""
+    before: list[int] = []
+    last: dict[int, int] = {}
+    for j, s in enumerate(schedule.streams):
+        mask = 1 << j
+        if s in last:
+            mask |= before[last[s]]
+        for i in schedule.waits[j]:
+            mask |= before[i]
+        before.append(mask)
+        last[s] = j
+    return before
+
+
+def retire_positions(schedule: Schedule) -> list[int]:
+    """Per task i, the first position p such that every task at p or later is
+    ordered after i: storage i used may be handed to a task from p on."""
+    before = happens_before(schedule)
+    n = len(before)
+    out = []
+    for i in range(n):
+        p = i + 1
+        for j in range(n - 1, i, -1):
+            if not (before[j] >> i) & 1:
+                p = j + 1
+                break
+        out.append(p)
+    return out
+
+
+def assign(preds: list[list[int]], max_streams: int) -> Schedule:
+    """Streams for tasks in program order: a task continues the stream of
+    its latest predecessor that is still that stream's last task (a chain
+    stays on one stream); else it takes a stream whose last task it already
+    depends on, else a new stream while fewer than `max_streams` exist, else
+    the stream idle longest (the one whose last task is earliest). Then one
+    wait per predecessor on another stream that the stream does not already
+    know finished (vector clocks: the fewest events)."""
+    streams: list[int] = []
+    tail: list[int] = []  # stream -> its last task
+    ancestors: list[int] = []  # bitmask of each task's transitive predecessors
+    for j, ps in enumerate(preds):
+        anc = 0
+        for p in ps:
+            anc |= (1 << p) | ancestors[p]
+        ancestors.append(anc)
+        choice = None
+        for p in sorted(ps, reverse=True):
+            if tail[streams[p]] == p:
+                choice = streams[p]
+                break
+        if choice is None:
+            idle = [s for s, last in enumerate(tail) if (anc >> last) & 1]
+            if idle:
+                choice = max(idle, key=lambda s: tail[s])
+            elif len(tail) < max(1, max_streams):
+                choice = len(tail)  # a new stream
+            else:
+                choice = min(range(len(tail)), key=lambda s: tail[s])
+        if choice == len(tail):
+            tail.append(-1)
+        streams.append(choice)
+        tail[choice] = j
+    # events: per stream, the latest task of every stream it knows finished
+    known: dict[int, dict[int, int]] = {}
+    at_task: list[dict[int, int]] = []  # what a task's stream knew when it finished
+    waits: list[list[int]] = []
+    for j, ps in enumerate(preds):
+        s = streams[j]
+        clock = known.setdefault(s, {})
+        mine: list[int] = []
+        for p in sorted(ps, key=lambda p: -p):
+            sp = streams[p]
+            if sp == s or clock.get(sp, -1) >= p:
+                continue
+            mine.append(p)
+            for k, v in at_task[p].items():
+                clock[k] = max(clock.get(k, -1), v)
+        clock[s] = j
+        at_task.append(dict(clock))
+        waits.append(sorted(mine))
+    return Schedule(streams, waits)
+
