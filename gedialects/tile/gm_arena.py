@@ -21,13 +21,19 @@ the graph plan recorded in `ge.memory`) on the tile level:
   tensor's last users (`streams.retire_positions`), so a tensor reusing the
   storage is written only after the last read of the one before;
 * a tensor with a zero halo (or with channels padded up to a whole
-  16-channel fractal, which not every kernel writes) relies on GM being zero
-  where it is never written, so its block is live from kernel 0: it only
-  takes arena space no earlier tensor wrote (it may be reused after it
-  dies). Zero-halo tensors of one geometry (`Request.geometry`) whose
-  lifetimes do not overlap take turns in one such slot: the halo positions
-  are the same and no kernel writes a halo. GM is zeroed per run (the simulator does; a runtime re-running the
-  program in the same GM must zero the arena first).
+  16-channel fractal, which not every kernel writes) relies on zeros where
+  no kernel writes. Planned with `clear=True` (convert-graph-to-tile), it
+  gets its exact lifetime like any tensor, and where its storage was another
+  tensor's before, it must be cleared first: `plan_arena` names those, and
+  the lowering puts a memset kernel before its first user (GE's
+  AtomicAddrClean task); it is then `cleared` (`ge.cleared`). Not where the
+  latest earlier tenant was a zero-halo map of its geometry at its offset
+  with a zero halo: that halo is its halo, still zero (no kernel writes one). Elsewhere the
+  arena is fresh: GM is zeroed per run (the simulator does; a runtime
+  re-running the program in the same GM must zero the arena first). A
+  zero-halo tensor planned without `clear` (a re-plan) that has no memset
+  is live from task 0: it only takes arena space no earlier tensor wrote,
+  or the slot of a dead zero-halo map of its geometry (`ge.halo_geometry`).
 
 The arena is at GM 0; inputs, outputs and constants follow it. Each
 internal `tile.tensor` carries what its request was (`annotate`), so
@@ -51,6 +57,7 @@ log = logging.getLogger("gedialects.lowering")
 
 STORED_BYTES = "ge.stored_bytes"
 ZERO_HALO = "ge.zero_halo"
+CLEARED = "ge.cleared"
 HALO_GEOMETRY = "ge.halo_geometry"
 
 
@@ -59,9 +66,12 @@ class Request:
     name: str
     nbytes: int  # stored bytes
     zero_halo: bool = False
+    """Relies on zeros where no kernel writes (a halo, padded channels)."""
+    cleared: bool = False
+    """A memset kernel clears it before its first user."""
     geometry: tuple | None = None
-    """Zero-halo tensors of one geometry (same stored shape and halo) never
-    write each other's halo, so they may take turns in one slot."""
+    """Zero-halo maps of one geometry (stored shape and halo) at one offset
+    find each other's halo still zero: no kernel writes a halo."""
 
 
 def slot(nbytes: int) -> int:
@@ -115,35 +125,47 @@ def live_bytes(blocks: list[Block], tasks: int) -> list[int]:
     return out
 
 
-def plan_arena(
-    prog: t.ProgramOp, requests: list[Request], alignment: int = 512, strategy: str = "auto"
-) -> tuple[dict[str, int], dict[str, int | str]]:
-    """Offsets (from GM 0) of the requested tensors and a summary."""
-    if strategy not in STRATEGIES and strategy != "auto":
-        strategy = "auto"
+def _blocks(prog: t.ProgramOp, requests: list[Request], alignment: int, clear: bool) -> tuple[list[Block], list[int]]:
+    """The blocks to place and each request's block. With `clear` every
+    request is a block of its own lifetime (`_dirty` says which zero-halo
+    ones need a memset). Without, a zero-halo tensor with no memset keeps to
+    storage no other tensor wrote: live from task 0, sharing one slot with
+    the zero-halo maps of its geometry whose lifetimes do not overlap."""
     life = kernel_lifetimes(prog)
     blocks: list[Block] = []
-    chains: dict[tuple, list[tuple[int, int]]] = {}  # geometry -> [(block, last kernel)]
-    order = sorted(range(len(requests)), key=lambda i: life.get(requests[i].name, (0, 0)))
     block_of = [-1] * len(requests)
-    for i in order:
+    chains: dict[tuple, list[tuple[int, int]]] = {}  # geometry -> [(block, last task)]
+    for i in sorted(range(len(requests)), key=lambda i: life.get(requests[i].name, (0, 0))):
         r = requests[i]
         first, last = life.get(r.name, (0, 0))
-        if r.zero_halo and r.geometry is not None:
+        from_zero = r.zero_halo and not r.cleared and not clear
+        if from_zero and r.geometry is not None:
             slots = chains.setdefault(r.geometry, [])
-            for j, (b, end) in enumerate(slots):
-                if end < first:  # the previous tenant is dead: take its slot
-                    blocks[b] = Block(blocks[b].size, 0, last)
-                    slots[j] = (b, last)
-                    block_of[i] = b
-                    break
-            if block_of[i] >= 0:
+            taken = next((k for k, (_, end) in enumerate(slots) if end < first), None)
+            if taken is not None:  # the previous tenant is dead: take its slot
+                b, _ = slots[taken]
+                blocks[b] = Block(blocks[b].size, 0, last)
+                slots[taken] = (b, last)
+                block_of[i] = b
                 continue
             slots.append((len(blocks), last))
         block_of[i] = len(blocks)
-        blocks.append(Block(align(slot(r.nbytes), alignment), 0 if r.zero_halo else first, last))
+        blocks.append(Block(align(slot(r.nbytes), alignment), 0 if from_zero else first, last))
+    return blocks, block_of
+
+
+def plan_arena(
+    prog: t.ProgramOp, requests: list[Request], alignment: int = 512, strategy: str = "auto", clear: bool = False
+) -> tuple[dict[str, int], dict[str, int | str], list[str]]:
+    """Offsets (from GM 0) of the requested tensors, a summary, and (with
+    `clear`) the zero-halo tensors whose storage an earlier tensor used,
+    which need a memset before their first user."""
+    if strategy not in STRATEGIES and strategy != "auto":
+        strategy = "auto"
+    blocks, block_of = _blocks(prog, requests, alignment, clear)
     used, block_offsets = plan(blocks, strategy)
-    offsets = [block_offsets[block_of[i]] for i in range(len(requests))]
+    offsets = [block_offsets[b] for b in block_of]
+    to_clear = _dirty(requests, blocks, offsets) if clear else []  # with clear, block i is request i
     summary: dict[str, int | str] = {
         "alignment": alignment,
         "arena_size": arena_size(blocks, block_offsets),
@@ -151,14 +173,44 @@ def plan_arena(
         "strategy": used,
         "tensors": len(requests),
     }
-    tasks = sum(1 for op in prog.body.block.ops if isinstance(op, t.KernelOp | t.AicpuOp))
-    summary["live_bytes"] = ";".join(str(b) for b in live_bytes(blocks, tasks))
+    summary["live_bytes"] = live_bytes_of(prog, requests, alignment, clear)
     log.info(
         "GM arena of %s: %d bytes by %s for %d tensors (no reuse %d)",
         prog.sym_name.data,
         summary["arena_size"], used, len(requests), summary["no_reuse"],
     )
-    return {r.name: o for r, o in zip(requests, offsets)}, summary
+    return {r.name: o for r, o in zip(requests, offsets)}, summary, to_clear
+
+
+def _dirty(requests: list[Request], blocks: list[Block], offsets: list[int]) -> list[str]:
+    """The zero-halo tensors whose storage holds what an earlier tensor wrote
+    there: it had an earlier tenant, and the latest one (which, covering all
+    its bytes, overwrote any before it) was not a zero-halo map of its
+    geometry at its offset whose halo was zero (fresh, or cleared)."""
+    dirty: list[str] = []
+    zero: set[int] = set()  # zero-halo blocks whose halo is zero while they live
+    for i in sorted(range(len(requests)), key=lambda i: blocks[i].first):
+        r = requests[i]
+        if not r.zero_halo:
+            continue
+        lo, hi = offsets[i], offsets[i] + blocks[i].size
+        before = [j for j, b in enumerate(blocks)
+                  if b.last < blocks[i].first and offsets[j] < hi and lo < offsets[j] + b.size]
+        latest = max(before, key=lambda j: blocks[j].last, default=None)
+        if latest is not None and not (
+            latest in zero and requests[latest].geometry is not None
+            and requests[latest].geometry == r.geometry and offsets[latest] == lo
+        ):
+            dirty.append(r.name)
+        zero.add(i)  # fresh, inherited or cleared by its memset
+    return dirty
+
+
+def live_bytes_of(prog: t.ProgramOp, requests: list[Request], alignment: int, clear: bool = False) -> str:
+    """The arena bytes held at each task of `prog` as it is now, `;`-separated
+    (`ge.arena_live_bytes`: the profile's device-memory track)."""
+    tasks = len(streams.tasks_of(prog))
+    return ";".join(str(b) for b in live_bytes(_blocks(prog, requests, alignment, clear)[0], tasks))
 
 
 def annotate(tensor: t.TensorOp, request: Request) -> None:
@@ -166,8 +218,10 @@ def annotate(tensor: t.TensorOp, request: Request) -> None:
     tensor.attributes[STORED_BYTES] = IntegerAttr(request.nbytes, i64)
     if request.zero_halo:
         tensor.attributes[ZERO_HALO] = UnitAttr()
-        if request.geometry is not None:  # only a zero-halo tensor takes turns in a slot by it
-            tensor.attributes[HALO_GEOMETRY] = StringAttr(",".join(map(str, _flatten(request.geometry))))
+    if request.cleared:
+        tensor.attributes[CLEARED] = UnitAttr()
+    elif request.zero_halo and request.geometry is not None:
+        tensor.attributes[HALO_GEOMETRY] = StringAttr(",".join(map(str, _flatten(request.geometry))))
 
 
 def _flatten(items) -> list:
@@ -184,7 +238,7 @@ def requests_of(prog: t.ProgramOp) -> list[Request]:
         if isinstance(op, t.TensorOp) and op.kind.data == "internal" and STORED_BYTES in op.attributes:
             geometry = op.attributes.get(HALO_GEOMETRY)
             out.append(Request(op.tensor_name.data, op.attributes[STORED_BYTES].value.data,  # type: ignore[attr-defined]
-                               ZERO_HALO in op.attributes,
+                               ZERO_HALO in op.attributes, CLEARED in op.attributes,
                                tuple(geometry.data.split(",")) if isinstance(geometry, StringAttr) else None))
     return out
 
@@ -198,7 +252,7 @@ def replan(prog: t.ProgramOp, summary: dict) -> dict:
     if not requests:
         return summary
     old = int(summary.get("arena_size", 0))
-    offsets, new = plan_arena(prog, requests, int(summary.get("alignment", 512)))
+    offsets, new, _ = plan_arena(prog, requests, int(summary.get("alignment", 512)))
     alignment = int(new["alignment"])
     shift = max(0, -(-(int(new["arena_size"]) - old) // alignment) * alignment)
     for op in prog.body.block.ops:

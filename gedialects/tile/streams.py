@@ -18,10 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
+
+
+MEMSET = "memset"
+"""The `kind` of a kernel that zeroes a tensor before its writers (lowering/graph_to_tile/memset.py)."""
 
 
 def tasks_of(prog: t.ProgramOp) -> list[Operation]:
@@ -33,6 +38,8 @@ def tasks_of(prog: t.ProgramOp) -> list[Operation]:
 class Access:
     reads: frozenset[str]
     writes: frozenset[str]
+    clears: bool = False
+    """A memset: it zeroes what it writes for the tensor's next writer."""
 
     @property
     def tensors(self) -> frozenset[str]:
@@ -69,7 +76,11 @@ def access_of(task: Operation) -> Access:
             writes.add(op.tensor.data)
     # a tile.gm a kernel only copies into is not read
     only_written = {n for n in writes if not any(_reads_gm(op, n) for op in task.walk())}
-    return Access(frozenset(reads - only_written), frozenset(writes))
+    reads -= only_written
+    clears = task.attributes.get("kind") == StringAttr(MEMSET)
+    if clears:
+        reads |= writes  # it clears bytes the tensor's writers then fill: ordered with them, not beside
+    return Access(frozenset(reads), frozenset(writes), clears)
 
 
 def _reads_gm(op: Operation, name: str) -> bool:
@@ -119,7 +130,21 @@ def dependences(accesses: list[Access]) -> list[list[int]]:
             readers.setdefault(name, []).append(j)
         deps.discard(j)
         preds.append(sorted(deps))
+    _memsets_start_with_their_writers(accesses, preds)
     return preds
+
+
+def _memsets_start_with_their_writers(accesses: list[Access], preds: list[list[int]]) -> None:
+    """A memset waits for what its tensor's next task waits for: it clears
+    the storage for that writer, and must not start while the storage's
+    earlier tenants may still be in use (the arena plan put the tensor there
+    for the writer's position in the program, not for its start)."""
+    for m, a in enumerate(accesses):
+        if not a.clears:
+            continue
+        writer = next((j for j in range(m + 1, len(accesses)) if accesses[j].tensors & a.writes), None)
+        if writer is not None:
+            preds[m] = [p for p in preds[writer] if p < m]
 
 
 @dataclass

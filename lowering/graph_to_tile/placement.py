@@ -8,15 +8,19 @@ Every tensor takes `gm_arena.slot` bytes (64-byte rounding plus slack)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, i64
 
 from gedialects.graph.memory import attributes as mem
 from gedialects.graph.tensors import resource_attr, tensor_nbytes
 from gedialects.instrumentation import statistic
 from gedialects.tile import ops as t
-from gedialects.tile import gm_arena
+from gedialects.tile import gm_arena, streams
 
+from . import memset
 from .context import LoweringContext
+from .memset import memset_kernel
 from .planning import CUBE_CHANNELS
 from .storage import GmStorage
 
@@ -29,14 +33,19 @@ def place(ctx: LoweringContext) -> None:
     arena: dict[str, int] = {}
     request_of: dict[str, gm_arena.Request] = {}
     if mem.has_plan(ctx.fn):
-        requests = [gm_arena.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), _geometry(st))
+        requests = [gm_arena.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), geometry=_geometry(st))
                     for st in ctx.storages if st.kind == "internal"]
         alignment = int(mem.memory_summary(ctx.fn).get("alignment", DEFAULT_ARENA_ALIGNMENT))
-        arena, summary = gm_arena.plan_arena(ctx.program, requests, alignment)
+        arena, summary, to_clear = gm_arena.plan_arena(ctx.program, requests, alignment, clear=True)
         request_of = {r.name: r for r in requests}
+        _insert_memsets(ctx, to_clear)
+        for name in to_clear:
+            request_of[name] = dataclasses.replace(request_of[name], cleared=True)
         summary["graph_arena_size"] = mem.arena_size(ctx.fn)
-        # per task, for the profile's device-memory track (not part of ge.memory's figures)
-        ctx.program.attributes["ge.arena_live_bytes"] = StringAttr(str(summary.pop("live_bytes")))
+        summary.pop("live_bytes")
+        # per task, memsets included, for the profile's device-memory track (not part of ge.memory's figures)
+        ctx.program.attributes["ge.arena_live_bytes"] = StringAttr(
+            gm_arena.live_bytes_of(ctx.program, list(request_of.values()), alignment, clear=True))
         mem.record_function(ctx.program, summary)  # type: ignore[arg-type]
         statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
         offset = int(summary["arena_size"])
@@ -60,14 +69,8 @@ def place(ctx: LoweringContext) -> None:
             "name": StringAttr(name), "kind": StringAttr("constant"), "offset": IntegerAttr(start, i64),
             "type": attr.type, "layout": StringAttr("ND"), "value": attr}))
     for st in ctx.storages:
-        # an NC1HWC0 graph output with H*W = 1 (finish_outputs) holds exactly
-        # its NCHW bytes: the slot has the logical type; the channels padded
-        # up to a whole fractal land in the tensor's slack
         logical = st.kind == "output" and st.ttype is not None
-        if st.layout == "NC1HWC0" and not logical:
-            ttype = TensorType(ctx.elem, [1, st.slices, st.padded_h, st.padded_w, ctx.c0])
-        else:
-            ttype = st.ttype or TensorType(ctx.elem, [st.elems])
+        ttype = _stored_type(ctx, st)
         nbytes = tensor_nbytes(ttype) + st.overread
         st.offset = arena[st.name] if st.name in arena else take(nbytes)
         layout = "ND" if logical else st.layout if st.kind == "internal" or st.layout == "NC1HWC0" else "ND"
@@ -77,6 +80,29 @@ def place(ctx: LoweringContext) -> None:
         if st.name in arena:  # what tile-assign-streams needs to plan the arena again
             gm_arena.annotate(tensor, request_of[st.name])
         declare(tensor)
+
+
+def _stored_type(ctx: LoweringContext, st: GmStorage) -> TensorType:
+    # an NC1HWC0 graph output with H*W = 1 (finish_outputs) holds exactly
+    # its NCHW bytes: the slot has the logical type; the channels padded
+    # up to a whole fractal land in the tensor's slack
+    if st.layout == "NC1HWC0" and not (st.kind == "output" and st.ttype is not None):
+        return TensorType(ctx.elem, [1, st.slices, st.padded_h, st.padded_w, ctx.c0])
+    return st.ttype or TensorType(ctx.elem, [st.elems])
+
+
+def _insert_memsets(ctx: LoweringContext, names: list[str]) -> None:
+    """A memset kernel right before the first task that names each tensor."""
+    if not names:
+        return
+    storage = {st.name: st for st in ctx.storages}
+    tasks = streams.tasks_of(ctx.program)
+    for name in names:
+        first = next(task for task in tasks if name in streams.access_of(task).tensors)
+        kernel = memset_kernel(ctx.fresh_name(f"k{ctx.stats.kernels}_memset"), name, _stored_type(ctx, storage[name]))
+        ctx.program.body.block.insert_op_before(kernel, first)
+        ctx.stats.count(memset.KIND)
+    statistic("memset-kernels", len(names), "memset kernels (zero-halo tensors in reused storage)")
 
 
 def _stored_bytes(ctx: LoweringContext, st: GmStorage) -> int:
@@ -98,8 +124,8 @@ def _needs_zero(st: GmStorage) -> bool:
 
 
 def _geometry(st: GmStorage) -> tuple | None:
-    """Maps of one geometry may take turns in a zero slot (halo only: padded
-    channels cannot, a kernel may write them)."""
+    """Maps of one geometry find each other's halo zero (padded channels
+    are not: a kernel may write them)."""
     if st.layout != "NC1HWC0" or not _whole_fractals(st):
         return None
     return (st.slices, st.padded_h, st.padded_w, tuple(st.halo))

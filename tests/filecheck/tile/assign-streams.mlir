@@ -155,3 +155,31 @@ tile.program "chain" {
     tile.store %a, "y" : tensor<64xf32>
   }
 }
+
+// -----
+
+// A memset (kind = "memset") clears bytes its tensor's writer then fills: it
+// is ordered before the writer, not run beside it as a piece of a concat.
+// CHECK-LABEL: tile.program "cleared"
+// CHECK-NOT:   stream
+// CHECK:       tile.kernel "read" attributes {block_dim = 1 : i64} {
+tile.program "cleared" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<64xf32>, layout = "ND"}
+  tile.tensor {name = "t", kind = "internal", offset = 512 : i64, type = tensor<64xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 1024 : i64, type = tensor<64xf32>, layout = "ND"}
+  tile.kernel "clear" attributes {kind = "memset", block_dim = 1 : i64} {
+    %z = tile.map ins(:) -> tensor<64xf32> {
+      %c = arith.constant 0.000000e+00 : f32
+      tile.yield %c : f32
+    }
+    tile.store %z, "t" : tensor<64xf32>
+  }
+  tile.kernel "write" attributes {block_dim = 1 : i64} {
+    %x = tile.load "x" : tensor<64xf32>
+    tile.store %x, "t" : tensor<64xf32>
+  }
+  tile.kernel "read" attributes {block_dim = 1 : i64} {
+    %t = tile.load "t" : tensor<64xf32>
+    tile.store %t, "y" : tensor<64xf32>
+  }
+}
