@@ -221,7 +221,9 @@ def test_channel_shuffle_reshape_transpose_reshape(folded):
         [1, 24, 16, 16],
     )
     c = _check(m, (1, 3, 16, 16))
-    assert c.kernels == (5 if folded else 6)  # transdata in/out, 3 convs (+ the shuffle kernel; the add is the residual)
+    # transdata in/out, 3 convs (+ the shuffle kernel; the add is the residual);
+    # memsets clear the halo maps put in reused storage
+    assert c.kernels - c.kernel_kinds.get("memset", 0) == (5 if folded else 6)
 
 
 @pytest.mark.parametrize(
