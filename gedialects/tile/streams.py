@@ -98,16 +98,14 @@ def _reads_gm(op: Operation, name: str) -> bool:
     return False
 
 
-def dependences(accesses: list[Access], after: dict[int, list[int]] | None = None) -> list[list[int]]:
+def dependences(accesses: list[Access]) -> list[list[int]]:
     """For each task, the earlier tasks it must follow: the writers a read
     sees (read after write), the reads before it for a write (write after
     read) and, for a task that reads and writes a tensor, its writers too.
     Tasks that only write one tensor, with no read between them, write
     disjoint parts of it (the pieces of an in-place concat): they form a
     group, each member ordered after the reads before the group but not
-    after the others; the simulator's race detector checks that byte by byte.
-    `after[j]`: earlier tasks task j must follow besides (a memset follows the
-    last users of the storage it clears: `storage_predecessors`)."""
+    after the others; the simulator's race detector checks that byte by byte."""
     writers: dict[str, list[int]] = {}  # the current group of writers
     before_group: dict[str, list[int]] = {}  # the reads the group follows
     readers: dict[str, list[int]] = {}  # reads since the group began
@@ -130,34 +128,23 @@ def dependences(accesses: list[Access], after: dict[int, list[int]] | None = Non
                 writers[name].append(j)
         for name in a.reads - a.writes:
             readers.setdefault(name, []).append(j)
-        deps.update(p for p in (after or {}).get(j, ()) if p < j)
         deps.discard(j)
         preds.append(sorted(deps))
+    _memsets_start_with_their_writers(accesses, preds)
     return preds
 
 
-def storage_predecessors(accesses: list[Access], spans: dict[str, tuple[int, int]]) -> dict[int, list[int]]:
-    """For each memset, the earlier tasks that used storage it clears (GM
-    byte ranges `spans` of the named tensors, as planned): a memset must not
-    clear what an earlier tenant's users may still read or write. Without
-    them it would depend on nothing, and the GM arena, planned again for the
-    streams, would have to keep its tensor apart from everything before it."""
-    users: dict[str, list[int]] = {}
-    for k, a in enumerate(accesses):
-        for name in a.tensors:
-            users.setdefault(name, []).append(k)
-    out: dict[int, list[int]] = {}
+def _memsets_start_with_their_writers(accesses: list[Access], preds: list[list[int]]) -> None:
+    """A memset waits for what its tensor's next task waits for: it clears
+    the storage for that writer, and must not start while the storage's
+    earlier tenants may still be in use (the arena plan put the tensor there
+    for the writer's position in the program, not for its start)."""
     for m, a in enumerate(accesses):
         if not a.clears:
             continue
-        found: set[int] = set()
-        for name in a.writes & spans.keys():
-            lo, hi = spans[name]
-            for other, (olo, ohi) in spans.items():
-                if other != name and olo < hi and lo < ohi:
-                    found.update(k for k in users.get(other, ()) if k < m)
-        out[m] = sorted(found)
-    return out
+        writer = next((j for j in range(m + 1, len(accesses)) if accesses[j].tensors & a.writes), None)
+        if writer is not None:
+            preds[m] = [p for p in preds[writer] if p < m]
 
 
 @dataclass

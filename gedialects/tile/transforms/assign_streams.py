@@ -30,7 +30,6 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph.memory import attributes as mem
-from gedialects.graph.tensors import tensor_nbytes
 from gedialects.instrumentation import statistic
 from gedialects.tile import gm_arena, streams
 from gedialects.tile import ops as t
@@ -47,9 +46,7 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
             op.detach()
             op.erase()
     tasks = streams.tasks_of(prog)
-    accesses = [streams.access_of(task) for task in tasks]
-    after = streams.storage_predecessors(accesses, _spans(prog))
-    schedule = streams.assign(streams.dependences(accesses, after), max_streams)
+    schedule = streams.assign(streams.dependences([streams.access_of(task) for task in tasks]), max_streams)
     events: dict[int, int] = {i: e for e, i in enumerate(schedule.recorded)}
     for j, task in enumerate(tasks):
         task.properties.pop("stream", None)
@@ -71,17 +68,6 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     log.info("@%s: %d tasks on %d stream(s), %d event(s)", prog.sym_name.data, len(tasks),
              max(1, schedule.count), len(events))
     return schedule
-
-
-def _spans(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
-    """The GM byte range of every internal tensor, with its slot's slack."""
-    spans = {}
-    for op in prog.body.block.ops:
-        if isinstance(op, t.TensorOp) and op.kind.data == "internal":
-            stored = op.attributes.get(gm_arena.STORED_BYTES)
-            nbytes = stored.value.data if isinstance(stored, IntegerAttr) else tensor_nbytes(op.type)
-            spans[op.tensor_name.data] = (op.offset.value.data, op.offset.value.data + gm_arena.slot(nbytes))
-    return spans
 
 
 def _any_internal(prog: t.ProgramOp) -> set[str]:
