@@ -174,6 +174,8 @@ def plan_arena(
         "tensors": len(requests),
     }
     summary["live_bytes"] = live_bytes_of(prog, requests, alignment, clear)
+    # no placement of these blocks needs less than the bytes live at one task
+    summary["lower_bound"] = max((int(b) for b in str(summary["live_bytes"]).split(";") if b), default=0)
     log.info(
         "GM arena of %s: %d bytes by %s for %d tensors (no reuse %d)",
         prog.sym_name.data,

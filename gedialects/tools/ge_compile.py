@@ -207,10 +207,12 @@ class Dumper:
 
 def write_memory_report(path: str, plans: dict, device: dict) -> None:
     """ge-opt's --memory-report figures per planned function, each with the
-    device arena the lowering put its intermediates in (planned, no reuse)."""
+    device arena the lowering put its intermediates in (planned, its lower
+    bound: the most bytes live at one task, and no reuse)."""
     import json
 
     report = {name: {**numbers, "device_arena": int(device.get("arena_size", 0)),
+                     "device_lower_bound": int(device.get("lower_bound", 0)),
                      "device_no_reuse": int(device.get("no_reuse", 0))} for name, numbers in plans.items()}
     try:
         with open(path, "w") as f:
@@ -300,8 +302,8 @@ def compile_model(args) -> int:
     print(f"  npu ops          {compiled.npu_ops}")
     if mem:
         print(
-            f"  GM arena         {_mb(int(mem['arena_size']))}, no reuse {_mb(int(mem['no_reuse']))}, "
-            f"{mem['tensors']} tensors, {mem['strategy']}"
+            f"  GM arena         {_mb(int(mem['arena_size']))}, lower bound {_mb(int(mem.get('lower_bound', 0)))}, "
+            f"no reuse {_mb(int(mem['no_reuse']))}, {mem['tensors']} tensors, {mem['strategy']}"
         )
     print(f"  GM size          {_mb(program.gm_size)}")
     if dump.files:

@@ -13,7 +13,7 @@
 // dead two kernels after it is written, so two slots suffice; the arena
 // bytes held at each of the five kernels (ge.arena_live_bytes: the profile's
 // device-memory track) peak at those two slots.
-// CHECK-LABEL: tile.program "planned_chain" attributes {ge.arena_live_bytes = "16896;33792;33792;33792;16896", ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, graph_arena_size = 32768 : i64}
+// CHECK-LABEL: tile.program "planned_chain" attributes {ge.arena_live_bytes = "16896;33792;33792;33792;16896", ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, lower_bound = 33792 : i64, graph_arena_size = 32768 : i64}
 // CHECK-DAG:   tile.tensor {name = "identity", kind = "constant", offset = 33792 : i64
 // CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "input_5hd", kind = "internal", offset = [[A:[0-9]+]] : i64
 // CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "conv", kind = "internal", offset = [[B:[0-9]+]] : i64
