@@ -102,12 +102,14 @@ Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]
 
 def run_stage(name: str | None, run, ctx: Context, module: ModuleOp) -> None:
     """Run one stage as a recorded pass (gedialects/instrumentation.py): the
-    pass's registered name (convert-graph-to-tile for the graph-to-tile
-    stage), so --mlir-timing nests it under a named pipeline."""
+    pass's registered name (convert-graph-to-tile / convert-tile-to-npu for
+    the graph-to-tile / tile-to-npu stages), so --mlir-timing nests it under
+    a named pipeline."""
     from gedialects.instrumentation import pass_scope
 
     owner = getattr(run, "__self__", None)
-    label = getattr(owner, "name", None) or {"graph-to-tile": "convert-graph-to-tile"}.get(name or "", name)
+    label = getattr(owner, "name", None) or {"graph-to-tile": "convert-graph-to-tile",
+                                             "tile-to-npu": "convert-tile-to-npu"}.get(name or "", name)
     with pass_scope(label or "check-static-inputs"):
         run(ctx, module)
 
@@ -146,19 +148,17 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
     def graph_to_tile(ctx: Context, module: ModuleOp) -> None:
         record["stats"] = convert(module, precision, target, calibration)
 
-    def tile_level(tile_pass):
-        def run(ctx: Context, module: ModuleOp) -> None:
-            tile_pass.apply(ctx, module)
-            record["memory"] = program_memory(module)
-        return run
+    def tile_to_npu(ctx: Context, module: ModuleOp) -> None:
+        record["memory"] = program_memory(module)  # the arena as the tile level left it
+        ConvertTileToNpuPass(target=target).apply(ctx, module)
 
     return [
         (None, lambda ctx, module: check_static_inputs(module)),
         ("partition", GraphPartitionPass(precision, aicpu_fallback).apply),
         ("assign-layouts", AssignLayoutsPass().apply),
         ("graph-to-tile", graph_to_tile),
-        *((p.name, tile_level(p)) for p in tile_passes(target, max_streams)),
-        ("tile-to-npu", ConvertTileToNpuPass(target=target).apply),
+        *((p.name, p.apply) for p in tile_passes(target, max_streams)),
+        ("tile-to-npu", tile_to_npu),
         ("npu-insert-sync", NpuInsertSyncPass().apply),
     ]
 

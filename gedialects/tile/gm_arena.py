@@ -51,7 +51,6 @@ from gedialects.graph.memory.lifetimes import Block, align
 from gedialects.graph.memory.strategies import STRATEGIES, arena_size, plan
 from gedialects.tile import ops as t
 from gedialects.tile import streams
-from gedialects.tile import structured as st
 
 log = logging.getLogger("gedialects.lowering")
 
@@ -69,7 +68,7 @@ class Request:
     """Relies on zeros where no kernel writes (a halo, padded channels)."""
     cleared: bool = False
     """A memset kernel clears it before its first user."""
-    geometry: tuple | None = None
+    geometry: tuple[int, ...] | None = None
     """Zero-halo maps of one geometry (stored shape and halo) at one offset
     find each other's halo still zero: no kernel writes a halo."""
 
@@ -79,35 +78,21 @@ def slot(nbytes: int) -> int:
     return -(-nbytes // 64) * 64 + 64
 
 
-def tensors_of(kernel: t.KernelOp) -> list[str]:
-    """The GM tensors a kernel references: through tile.gm (loop-level) or
-    tile.load / tile.store (structured, before tile-expand-structured)."""
-    return [op.tensor.data for op in kernel.walk() if isinstance(op, t.GmOp | st.LoadOp | st.GatherOp | st.StoreOp)]
-
-
 def kernel_lifetimes(prog: t.ProgramOp) -> dict[str, tuple[int, int]]:
     """Tensor name -> [first, last] index of the kernels (and AI-CPU tasks)
     referencing it; on several streams `last` extends to the task before
     the position from which every task is ordered after its last users."""
     out: dict[str, tuple[int, int]] = {}
-    tasks = streams.tasks_of(prog)
-    for k, task in enumerate(tasks):
-        if isinstance(task, t.AicpuOp):
-            names = [a.data for a in (*task.in_names.data, *task.out_names.data)]  # type: ignore[attr-defined]
-        else:
-            names = tensors_of(task)
+    touched = [streams.access_of(task).tensors for task in streams.tasks_of(prog)]
+    for k, names in enumerate(touched):
         for name in names:
             lo, hi = out.get(name, (k, k))
             out[name] = (min(lo, k), max(hi, k))
     schedule = streams.schedule_of(prog)
     if schedule.count > 1:
         retire = streams.retire_positions(schedule)
-        users: dict[str, list[int]] = {}
-        for k, task in enumerate(tasks):
-            for name in streams.access_of(task).tensors:
-                users.setdefault(name, []).append(k)
         for name, (lo, hi) in out.items():
-            out[name] = (lo, max([hi] + [retire[k] - 1 for k in users.get(name, ())]))
+            out[name] = (lo, max([hi] + [retire[k] - 1 for k, names in enumerate(touched) if name in names]))
     return out
 
 
@@ -223,14 +208,7 @@ def annotate(tensor: t.TensorOp, request: Request) -> None:
     if request.cleared:
         tensor.attributes[CLEARED] = UnitAttr()
     elif request.zero_halo and request.geometry is not None:
-        tensor.attributes[HALO_GEOMETRY] = StringAttr(",".join(map(str, _flatten(request.geometry))))
-
-
-def _flatten(items) -> list:
-    out: list = []
-    for x in items:
-        out.extend(_flatten(x) if isinstance(x, tuple | list) else [x])
-    return out
+        tensor.attributes[HALO_GEOMETRY] = StringAttr(",".join(map(str, request.geometry)))
 
 
 def requests_of(prog: t.ProgramOp) -> list[Request]:
@@ -241,7 +219,7 @@ def requests_of(prog: t.ProgramOp) -> list[Request]:
             geometry = op.attributes.get(HALO_GEOMETRY)
             out.append(Request(op.tensor_name.data, op.attributes[STORED_BYTES].value.data,  # type: ignore[attr-defined]
                                ZERO_HALO in op.attributes, CLEARED in op.attributes,
-                               tuple(geometry.data.split(",")) if isinstance(geometry, StringAttr) else None))
+                               tuple(int(x) for x in geometry.data.split(",")) if isinstance(geometry, StringAttr) else None))
     return out
 
 

@@ -55,47 +55,29 @@ def _base_tensor(ref: SSAValue) -> str | None:
 
 
 def access_of(task: Operation) -> Access:
-    """The GM tensors `task` reads and writes. Loop-level kernels write a
-    tensor by a tile.copy into it and read every other tensor they name;
-    structured kernels write by tile.store and read by tile.load/tile.gather."""
+    """The GM tensors `task` reads and writes: a loop-level kernel writes the
+    tensor a tile.copy's destination points into and reads every other GM
+    operand; a structured kernel writes by tile.store and reads by
+    tile.load/tile.gather."""
     if isinstance(task, t.AicpuOp):
         return Access(frozenset(n.data for n in task.in_names.data),  # type: ignore[attr-defined]
                       frozenset(n.data for n in task.out_names.data))  # type: ignore[attr-defined]
     reads: set[str] = set()
     writes: set[str] = set()
     for op in task.walk():
-        if isinstance(op, t.GmOp):
-            reads.add(op.tensor.data)
-        elif isinstance(op, t.CopyOp):
-            name = _base_tensor(op.dst)
-            if name is not None:
-                writes.add(name)
-        elif isinstance(op, st.LoadOp | st.GatherOp):
+        if isinstance(op, st.LoadOp | st.GatherOp):
             reads.add(op.tensor.data)
         elif isinstance(op, st.StoreOp):
             writes.add(op.tensor.data)
-    # a tile.gm a kernel only copies into is not read
-    only_written = {n for n in writes if not any(_reads_gm(op, n) for op in task.walk())}
-    reads -= only_written
+        elif not isinstance(op, t.GmOp | t.AtOp):  # references, not accesses
+            for i, operand in enumerate(op.operands):
+                name = _base_tensor(operand)
+                if name is not None:
+                    (writes if isinstance(op, t.CopyOp) and i == 0 else reads).add(name)
     clears = task.attributes.get("kind") == StringAttr(MEMSET)
     if clears:
         reads |= writes  # it clears bytes the tensor's writers then fill: ordered with them, not beside
     return Access(frozenset(reads), frozenset(writes), clears)
-
-
-def _reads_gm(op: Operation, name: str) -> bool:
-    """Whether `op` reads GM tensor `name` (a copy from it, an im2col or
-    fractal load of it, or any other use of it but a copy's destination)."""
-    if isinstance(op, st.LoadOp | st.GatherOp):
-        return op.tensor.data == name
-    if isinstance(op, t.GmOp | t.AtOp | st.StoreOp):
-        return False
-    for i, operand in enumerate(op.operands):
-        if isinstance(op, t.CopyOp) and i == 0:
-            continue
-        if _base_tensor(operand) == name:
-            return True
-    return False
 
 
 def dependences(accesses: list[Access]) -> list[list[int]]:

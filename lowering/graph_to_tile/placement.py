@@ -123,9 +123,9 @@ def _needs_zero(st: GmStorage) -> bool:
     return st.layout == "NC1HWC0" and (any(st.halo) or not _whole_fractals(st))
 
 
-def _geometry(st: GmStorage) -> tuple | None:
+def _geometry(st: GmStorage) -> tuple[int, ...] | None:
     """Maps of one geometry find each other's halo zero (padded channels
     are not: a kernel may write them)."""
     if st.layout != "NC1HWC0" or not _whole_fractals(st):
         return None
-    return (st.slices, st.padded_h, st.padded_w, tuple(st.halo))
+    return (st.slices, st.padded_h, st.padded_w, *st.halo)

@@ -56,7 +56,7 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
             block.insert_op_before(t.StreamWaitOp(schedule.streams[j], events[i]), task)
         if j in events:
             block.insert_op_after(t.StreamRecordOp(schedule.streams[j], events[j]), task)
-    if schedule.count > 1 and gm_arena.STORED_BYTES in _any_internal(prog):
+    if schedule.count > 1 and gm_arena.requests_of(prog):  # a planned arena to plan again
         summary = gm_arena.replan(prog, mem.memory_summary(prog))  # type: ignore[arg-type]
         live = summary.pop("live_bytes", None)
         if live is not None:
@@ -68,15 +68,6 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     log.info("@%s: %d tasks on %d stream(s), %d event(s)", prog.sym_name.data, len(tasks),
              max(1, schedule.count), len(events))
     return schedule
-
-
-def _any_internal(prog: t.ProgramOp) -> set[str]:
-    """The attribute names of the program's internal tensors (is there an arena plan to redo?)."""
-    names: set[str] = set()
-    for op in prog.body.block.ops:
-        if isinstance(op, t.TensorOp) and op.kind.data == "internal":
-            names.update(op.attributes)
-    return names
 
 
 @dataclass(frozen=True)
