@@ -5,7 +5,8 @@ become initial register values; `npu.ptr` folds into (register, immediate)
 address pairs of the instructions that use it; `scf.for` becomes a FOR/ENDFOR
 pair (loops stay loops, so code size does not grow with trip counts).
 `npu.aicpu` tasks become `AicpuTask`s (target/aicpu.py) with schedule entries
-("aicpu", task index, stream).
+("aicpu", task index, stream), `npu.memcpy` copies `MemcpyTask`s with entries
+("memcpy", task index, stream).
 """
 
 from __future__ import annotations
@@ -481,6 +482,7 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
     kernel_index: dict[str, int] = {}
     inputs, outputs, constants, schedule = [], [], [], []
     tasks: list[P.AicpuTask] = []
+    copies: list[P.MemcpyTask] = []
     for op in prog.body.block.ops:
         if isinstance(op, npu.InputOp):
             inputs.append(_slot(op))
@@ -514,6 +516,9 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
 
             tasks.append(task_from_op(op))
             schedule.append(("aicpu", len(tasks) - 1, op.stream.value.data))
+        elif isinstance(op, npu.MemcpyOp):
+            copies.append(_memcpy_task(op))
+            schedule.append(("memcpy", len(copies) - 1, op.stream.value.data))
         elif isinstance(op, npu.StreamRecordOp):
             schedule.append(("record", op.stream.value.data, op.event.value.data))
         elif isinstance(op, npu.StreamWaitOp):
@@ -532,4 +537,18 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
         schedule=tuple(schedule),
         meta=_meta(prog),
         aicpu_tasks=tuple(tasks),
+        host_size=prog.host_bytes,
+        memcpy_tasks=tuple(copies),
+    )
+
+
+def _memcpy_task(op: npu.MemcpyOp) -> P.MemcpyTask:
+    return P.MemcpyTask(
+        name=op.task_name,
+        direction=op.direction.data,
+        gm_offset=op.gm_offset.value.data,
+        host_offset=op.host_offset.value.data,
+        nbytes=op.nbytes.value.data,
+        source=op.source,
+        tensor=op.tensor,
     )

@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from gedialects.npu.isa import ALIGNMENT, DMA_PATHS, MemSpace, path_name
 from gedialects.npu.vector_ops import SPECS
-from target.errors import ConfigError  # noqa: F401  (re-exported: target.config.ConfigError)
+from target.errors import ConfigError  # also re-exported: target.config.ConfigError
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -33,6 +33,7 @@ LATENCY_KEYS = (
 )
 DMA_KEYS = tuple(path_name(s, d) for s, d in DMA_PATHS)
 AICPU_KEYS = ("cores", "launch_cycles", "bytes_per_cycle", "elements_per_cycle")
+HOST_LINK_KEYS = ("bytes_per_cycle", "latency_cycles")
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,15 @@ class AicpuSpec:
     launch_cycles: float  # dispatch latency of one task
     bytes_per_cycle: float  # GM bandwidth the AI CPU gets
     elements_per_cycle: float  # work throughput over all its cores (target/aicpu.py op_work)
+
+
+@dataclass(frozen=True)
+class HostLinkSpec:
+    """The link between host memory and GM (PCIe) that `npu.memcpy` uses, in
+    AI-core clock cycles like everything else."""
+
+    bytes_per_cycle: float  # effective bandwidth of one copy
+    latency_cycles: int  # fixed cost of one copy task (dispatch and round trip)
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +74,8 @@ class TargetConfig:
     aicpu: AicpuSpec
     streams: int = 1
     """Streams the scheduler may use (tile-assign-streams; ge-compile --max-streams overrides)."""
+    host_link: HostLinkSpec | None = None
+    """The host link, None when the config has no `host_link` (then no program may copy)."""
     path: str = ""
 
     def cores_for(self, uses_cube: bool) -> int:
@@ -103,6 +115,21 @@ class TargetConfig:
         a = self.aicpu
         return math.ceil(
             a.launch_cycles + max(nbytes / a.bytes_per_cycle, work / a.elements_per_cycle)
+        )
+
+    def memcpy_cycles(self, nbytes: int) -> int:
+        """One copy of `nbytes` between GM and host memory: latency, then the
+        bytes at the link's rate. ConfigError if the config has no host_link."""
+        link = self.host_link
+        if link is None:
+            raise ConfigError(self.no_host_link())
+        return link.latency_cycles + math.ceil(nbytes / link.bytes_per_cycle)
+
+    def no_host_link(self) -> str:
+        """Why a copy between GM and host memory cannot be priced on this target."""
+        return (
+            f"target config '{self.path or self.name}' lacks host_link (bytes_per_cycle, latency_cycles), "
+            "which copies between GM and host memory (npu.memcpy) need"
         )
 
 
@@ -183,6 +210,7 @@ _TOP_KEYS = (
     "vector_cycles_per_repeat",
     "aicpu",
     "streams",
+    "host_link",
 )
 MAX_STREAMS = 64
 
@@ -281,7 +309,19 @@ def config_from_dict(data: Mapping, path: str = "<dict>") -> TargetConfig:
             elements_per_cycle=float(_positive(aicpu["elements_per_cycle"], f"{path}: aicpu.elements_per_cycle")),
         ),
         streams=_integer(data.get("streams", 1), f"{path}: streams", 1, MAX_STREAMS),
+        host_link=_host_link(data["host_link"], path) if "host_link" in data else None,
         path=path,
+    )
+
+
+def _host_link(d, path: str) -> HostLinkSpec:
+    """The optional `host_link` section (configs written before it load without one)."""
+    where = f"{path}: host_link"
+    d = _object(d, where)
+    _keys(d, HOST_LINK_KEYS, where)
+    return HostLinkSpec(
+        bytes_per_cycle=float(_positive(_require(d, "bytes_per_cycle", where), f"{where}.bytes_per_cycle")),
+        latency_cycles=_integer(_require(d, "latency_cycles", where), f"{where}.latency_cycles", 0, MAX_LATENCY),
     )
 
 

@@ -1,12 +1,13 @@
 """Profiles of a simulated run: per-kernel counters, a text table, and a Chrome
-trace-event JSON (one track per core and pipe, and an "AI CPU" track per
-stream; opens in Perfetto or chrome://tracing).
+trace-event JSON (one track per core and pipe, and an "AI CPU" and a "Host
+link" track per stream; opens in Perfetto or chrome://tracing).
 
 Every schedule entry that runs is one `KernelProfile`: an AI-core launch
-(`task_type` "AI_CORE") or an AI-CPU task ("AI_CPU": no AI cores, no pipes;
+(`task_type` "AI_CORE"), an AI-CPU task ("AI_CPU": no AI cores, no pipes;
 its GM traffic is the paths `gm_aicpu` (read) and `aicpu_gm` (written), and
-`info` holds what the compiler said of it), as CANN's op_summary tells AI Core
-and AI CPU tasks apart by Task Type."""
+`info` holds what the compiler said of it) or a copy between GM and host
+memory ("MEMCPY": no AI cores either; the path `gm_host` or `host_gm`), as
+CANN's op_summary tells AI Core and AI CPU tasks apart by Task Type."""
 
 from __future__ import annotations
 
@@ -17,8 +18,11 @@ from pathlib import Path
 
 # Profile names of the pipes, in the simulator's pipe order (s, v, m, mte1..3).
 PIPE_LABELS = ("scalar", "vector", "cube", "mte1", "mte2", "mte3")
-AI_CORE, AI_CPU = "AI_CORE", "AI_CPU"  # task types
+AI_CORE, AI_CPU, MEMCPY = "AI_CORE", "AI_CPU", "MEMCPY"  # task types
 AICPU_PID = 1 << 20  # the "AI CPU" process of the Chrome trace (after every core)
+HOST_LINK_PID = AICPU_PID + 1  # the "Host link" process: copies between GM and host memory
+OFF_CORE_TRACKS = {AI_CPU: (AICPU_PID, "AI CPU"), MEMCPY: (HOST_LINK_PID, "Host link")}
+"""The tasks that use no AI core: their process in the Chrome trace, a thread per stream."""
 
 
 @dataclass
@@ -39,8 +43,9 @@ class KernelProfile:
     # set_flag -> wait_flag pairs when traced: (core, set pipe, set done,
     # wait pipe, wait released, block, label)
     flows: list[tuple] = field(default_factory=list, repr=False)
-    task_type: str = AI_CORE  # or AI_CPU
-    # AI-CPU tasks: kind, absorbed, source, reason, work, aicpu_cores
+    task_type: str = AI_CORE  # or AI_CPU, MEMCPY
+    # AI-CPU tasks: kind, absorbed, source, reason, work, aicpu_cores;
+    # copies: kind, direction, source, tensor
     info: dict = field(default_factory=dict)
 
     @property
@@ -81,6 +86,7 @@ class Profile:
     device_bytes: int = 0  # GM the program occupies (its gm_size): inputs, outputs, weights, the arena
     arena_bytes: int = 0  # of which the intermediates' arena, as planned (0: no plan recorded)
     no_reuse_bytes: int = 0  # what that arena would be without reuse
+    host_bytes: int = 0  # host memory the program's copies use (its host_size)
     arena_live_bytes: list[int] = field(default_factory=list)  # of the arena, held at each task (schedule order)
     # stream_record -> stream_wait: (recording stream, recorded at, waiting stream, released at, event)
     stream_flows: list[tuple] = field(default_factory=list)
@@ -93,6 +99,23 @@ class Profile:
     def instructions(self) -> int:
         return sum(k.instructions for k in self.kernels)
 
+    def copies(self) -> list[KernelProfile]:
+        return [k for k in self.kernels if k.task_type == MEMCPY]
+
+    @property
+    def memcpy_cycles(self) -> int:
+        """Cycles the copies between GM and host memory took, summed (they may
+        overlap launches on other streams: not all of it adds to the run)."""
+        return sum(k.cycles for k in self.copies())
+
+    @property
+    def bytes_to_host(self) -> int:
+        return sum(k.bytes.get("gm_host", 0) for k in self.copies())
+
+    @property
+    def bytes_from_host(self) -> int:
+        return sum(k.bytes.get("host_gm", 0) for k in self.copies())
+
     def to_json(self) -> dict:
         return {
             "target": self.target,
@@ -100,6 +123,10 @@ class Profile:
             "device_bytes": self.device_bytes,
             "arena_bytes": self.arena_bytes,
             "no_reuse_bytes": self.no_reuse_bytes,
+            "host_bytes": self.host_bytes,
+            "memcpy_cycles": self.memcpy_cycles,
+            "bytes_to_host": self.bytes_to_host,
+            "bytes_from_host": self.bytes_from_host,
             "arena_live_bytes": self.arena_live_bytes,
             "stream_flows": [list(f) for f in self.stream_flows],
             "total_cycles": self.total_cycles,
@@ -133,9 +160,11 @@ def gm_bytes(k: KernelProfile) -> int:
 
 def bound(k: KernelProfile) -> str:
     """compute (cube or vector), memory (GM traffic: mte2, mte3), latency
-    (no pipe busy BUSY_ENOUGH of the time) or aicpu."""
+    (no pipe busy BUSY_ENOUGH of the time), aicpu or host (a copy: the host link)."""
     if k.task_type == AI_CPU:
         return "aicpu"
+    if k.task_type == MEMCPY:
+        return "host"
     compute = max(k.ratio["cube"], k.ratio["vector"])
     memory = max(k.ratio["mte2"], k.ratio["mte3"])
     if max(compute, memory) < BUSY_ENOUGH:
@@ -175,7 +204,7 @@ def short_name(name: str, width: int) -> str:
 
 
 def op_summary(profile: Profile) -> list[dict]:
-    """One row per kernel or AI-CPU task (OP_SUMMARY_COLUMNS), longest first."""
+    """One row per kernel, AI-CPU task or copy (OP_SUMMARY_COLUMNS), longest first."""
     us = 1.0 / profile.clock_mhz
     total = max(1, profile.total_cycles)
     rows = []
@@ -220,13 +249,16 @@ def format_profile(profile: Profile) -> str:
     """The op summary as text, longest kernel first: the model nodes each
     kernel runs, its op type, duration, share, pipe ratios, GM bytes and
     bound; then each kernel's shapes and formats and bytes per path, a
-    summary per op type, and the device memory."""
+    summary per op type, the copies to and from host memory, and the device
+    memory."""
     n_cpu = sum(1 for k in profile.kernels if k.task_type == AI_CPU)
+    n_copy = len(profile.copies())
     lines = [
         f"target {profile.target} @ {profile.clock_mhz:g} MHz: "
         f"{profile.total_cycles} cycles = {profile.time_us:.2f} us, "
-        f"{len(profile.kernels) - n_cpu} launch(es)"
+        f"{len(profile.kernels) - n_cpu - n_copy} launch(es)"
         + (f", {n_cpu} AI-CPU task(s)" if n_cpu else "")
+        + (f", {n_copy} host copies" if n_copy else "")
     ]
     head = (f"{'op name':<32} {'op type':<16} {'task':<7} {'blocks':>6} {'us':>9} {'share':>6} "
             + " ".join(f"{p:>6}" for p in ("mac", "vec", "scalar", "mte1", "mte2", "mte3"))
@@ -252,6 +284,10 @@ def format_profile(profile: Profile) -> str:
         if k.task_type == AI_CPU:
             why = ": ".join(x for x in (k.info.get("source"), k.info.get("reason")) if x)
             lines.append(f"  {k.name}: on the AI CPU, work {k.info.get('work', 0)}" + (f" ({why})" if why else ""))
+        elif k.task_type == MEMCPY:
+            what = ": ".join(x for x in (k.info.get("tensor"), k.info.get("source")) if x)
+            lines.append(f"  {k.name}: {k.info.get('direction')} copy on the host link"
+                         + (f" ({what})" if what else ""))
     types: dict[str, list[int]] = {}
     for r in rows:
         entry = types.setdefault(f"{r['OP Type'] or '-'} ({r['Task Type']})", [0, 0])
@@ -260,11 +296,16 @@ def format_profile(profile: Profile) -> str:
     lines.append("by op type: " + ", ".join(
         f"{t} x{n} {100.0 * c / max(1, profile.total_cycles):.1f}%"
         for t, (n, c) in sorted(types.items(), key=lambda kv: -kv[1][1])))
+    if n_copy:
+        lines.append(f"host offload: {n_copy} host copies, {profile.bytes_to_host} bytes to host and "
+                     f"{profile.bytes_from_host} from host, {profile.memcpy_cycles} cycles "
+                     f"({profile.memcpy_cycles / profile.clock_mhz:.2f} us) on the host link")
     if profile.device_bytes:
         arena = (f"; the intermediates' arena {profile.arena_bytes} bytes, {profile.no_reuse_bytes} without reuse"
                  if profile.arena_bytes else "")
+        host = f"; host memory {profile.host_bytes} bytes" if profile.host_bytes else ""
         lines.append(f"device memory: {profile.device_bytes} bytes of GM ({profile.device_bytes / 2**20:.2f} MiB: "
-                     f"inputs, outputs, weights and the arena, allocated for the whole run{arena})")
+                     f"inputs, outputs, weights and the arena, allocated for the whole run{arena}){host}")
     for w in profile.warnings:
         lines.append(f"warning: {w}")
     for r in profile.races:
@@ -294,15 +335,16 @@ def chrome_trace(profile: Profile) -> dict:
             "args": {"name": "launches"},
         }
     )
-    cpu_streams: set[int] = set()
+    off_core_streams: dict[int, set[int]] = {}  # pid -> streams
     for k in profile.kernels:
-        if k.task_type == AI_CPU:  # their own track: the AI CPU, a thread per stream
-            cpu_streams.add(k.stream)
+        if k.task_type in OFF_CORE_TRACKS:  # their own track (the AI CPU, the host link), a thread per stream
+            pid = OFF_CORE_TRACKS[k.task_type][0]
+            off_core_streams.setdefault(pid, set()).add(k.stream)
             events.append(
                 {
                     "ph": "X",
                     "name": k.name,
-                    "pid": AICPU_PID,
+                    "pid": pid,
                     "tid": k.stream,
                     "ts": k.start * us,
                     "dur": max(k.cycles, 1) * us,
@@ -386,14 +428,14 @@ def chrome_trace(profile: Profile) -> dict:
                     "args": {"sort_index": i},
                 }
             )
-    if cpu_streams:
-        events.append({"ph": "M", "name": "process_name", "pid": AICPU_PID, "args": {"name": "AI CPU"}})
-        events.append(
-            {"ph": "M", "name": "process_sort_index", "pid": AICPU_PID, "args": {"sort_index": AICPU_PID}}
-        )
-        for s in sorted(cpu_streams):
+    for pid, name in OFF_CORE_TRACKS.values():
+        if pid not in off_core_streams:
+            continue
+        events.append({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}})
+        events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "args": {"sort_index": pid}})
+        for s in sorted(off_core_streams[pid]):
             events.append(
-                {"ph": "M", "name": "thread_name", "pid": AICPU_PID, "tid": s, "args": {"name": f"stream {s}"}}
+                {"ph": "M", "name": "thread_name", "pid": pid, "tid": s, "args": {"name": f"stream {s}"}}
             )
     return {
         "traceEvents": events,

@@ -14,10 +14,11 @@ Vector instructions have one opcode per family (gedialects/npu/vector_ops.py)
 and the word layout `VectorEncoding` describes; vsel's fourth address pair
 follows the other three.
 
-File format (`.om`, version 3): a NumPy `.npz` (zip) read with
+File format (`.om`, version 5): a NumPy `.npz` (zip) read with
 allow_pickle=False, holding `header` (UTF-8 JSON: format version, GM layout,
-tensors, kernels' metadata, schedule, AI-CPU tasks with their bodies as text,
-and a SHA-256 checksum over the header and every array), per kernel
+host-memory size, tensors, kernels' metadata, schedule, AI-CPU tasks with
+their bodies as text, host copies, and a SHA-256 checksum over the header and
+every array), per kernel
 `k<i>_code` (all instructions flattened to int64, floats stored as their
 IEEE-754 bit pattern) and `k<i>_offsets`, and per constant `const<i>` (its raw
 bytes). `Program.load` verifies the checksum and validates every field
@@ -31,7 +32,7 @@ import hashlib
 import json
 import math
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
@@ -65,8 +66,8 @@ from gedialects.npu.vector_ops import FAMILIES, Family, FamilySpec, family_membe
 from target.errors import AssemblyError
 
 FORMAT = "gedialects-npu-om"
-VERSION = 4  # 4: kernel "info" (op names and shapes for the profile); 3: SHA-256 checksum; 2: AI-CPU tasks
-READABLE_VERSIONS = (3, 4)  # 3 reads with empty kernel info; older files carry no checksum: recompile them
+VERSION = 5  # 5: host memory and copies; 4: kernel "info" (op names and shapes for the profile); 3: SHA-256 checksum; 2: AI-CPU tasks
+READABLE_VERSIONS = (3, 4, 5)  # 3 reads with empty kernel info, 3 and 4 with no host memory; older files carry no checksum: recompile them
 KERNEL_INFO_KEYS = npu_ops.KERNEL_INFO_KEYS
 """What a kernel's info may hold: the npu.kernel's ge.* attributes."""
 
@@ -279,11 +280,39 @@ class AicpuTask:
         return sum(t.nbytes for t in self.outs)
 
 
+MEMCPY_DIRECTIONS = tuple(npu_ops.MEMCPY_DIRECTIONS)  # d2h: GM -> host; h2d: host -> GM
+
+
+@dataclass(frozen=True)
+class MemcpyTask:
+    """An `npu.memcpy`: `nbytes` from GM to host memory (d2h) or back (h2d),
+    and what the compiler said of it (what it is for, the tensor it moves)."""
+
+    name: str
+    direction: str
+    gm_offset: int
+    host_offset: int
+    nbytes: int
+    source: str = ""
+    tensor: str = ""
+
+    @property
+    def writes_gm(self) -> bool:
+        """h2d writes its GM range and reads its host range; d2h the reverse."""
+        return self.direction == "h2d"
+
+
+TASK_KINDS = ("launch", "aicpu", "memcpy")
+"""The schedule entries that run something: one profile entry each."""
+
+
 @dataclass(frozen=True)
 class Program:
     """A whole assembled program. `schedule` entries are
     ("launch", kernel index, block_dim, stream), ("aicpu", task index, stream),
-    ("record", stream, event) or ("wait", stream, event), in program order."""
+    ("memcpy", task index, stream), ("record", stream, event) or
+    ("wait", stream, event), in program order. `host_size`: bytes of host
+    memory the copies use (0: none)."""
 
     name: str
     gm_size: int
@@ -294,6 +323,8 @@ class Program:
     schedule: tuple[tuple, ...]
     meta: dict = field(default_factory=dict, compare=False)
     aicpu_tasks: tuple[AicpuTask, ...] = ()
+    host_size: int = 0
+    memcpy_tasks: tuple[MemcpyTask, ...] = ()
 
     def instruction_count(self) -> int:
         return sum(len(k.code) for k in self.kernels)
@@ -322,6 +353,8 @@ class Program:
             "schedule": [list(s) for s in self.schedule],
             "meta": self.meta,
             "aicpu_tasks": [_task_json(t) for t in self.aicpu_tasks],
+            "host_size": self.host_size,
+            "memcpy_tasks": [asdict(t) for t in self.memcpy_tasks],
         }
         arrays: dict[str, np.ndarray] = {}
         for i, k in enumerate(self.kernels):
@@ -495,6 +528,7 @@ def _one_line(e: BaseException) -> str:
 # recomputed after an edit is still refused if any field is out of range.
 
 MAX_GM_SIZE = 1 << 34  # 16 GiB: the simulator allocates the whole arena
+MAX_HOST_SIZE = 1 << 34  # the host memory the simulator allocates
 MAX_BLOCK_DIM = 65535  # as npu.launch's verifier
 MAX_STREAMS = 1024  # stream ids 0..1023
 MAX_STREAM_EVENTS = 1 << 16  # stream event ids 0..65535
@@ -522,6 +556,8 @@ _HEADER_KEYS = (
     "format", "version", "name", "gm_size", "inputs", "outputs", "constants",
     "kernels", "schedule", "meta", "aicpu_tasks", "checksum",
 )
+_HOST_KEYS = ("host_size", "memcpy_tasks")  # in the header from version 5
+_MEMCPY_KEYS = tuple(f.name for f in fields(MemcpyTask))
 _KERNEL_KEYS = ("name", "init_regs", "locs", "uses_cube")
 _TASK_KEYS = ("name", "ins", "outs", "body", "kind", "absorbed", "source", "reason")
 _BINARY_SCALAR = (ADD, SUB, MUL, DIVS, FLOORDIV, CEILDIV, REMS, MIN, MAX)
@@ -613,7 +649,9 @@ def _array(arrays: dict, name: str, dtype, field: str) -> np.ndarray:
 def _decode(h: dict, arrays: dict[str, np.ndarray]) -> Program:
     """The Program a (checksummed, right-version) header and its arrays
     describe; InvalidField on a field of the wrong type or shape."""
-    _obj(h, _HEADER_KEYS, "header")
+    # version 5 added host memory; older files leave its keys out (no host memory)
+    required, optional = (_HEADER_KEYS + _HOST_KEYS, ()) if h["version"] >= 5 else (_HEADER_KEYS, _HOST_KEYS)
+    _obj(h, required, "header", optional=optional)
     expected_members = set()
     kernels = []
     for i, kh in enumerate(_list(h["kernels"], "kernels")):
@@ -658,10 +696,10 @@ def _decode(h: dict, arrays: dict[str, np.ndarray]) -> Program:
         raise InvalidField("members", f"unexpected member '{extra[0]}'")
     schedule = []
     for i, e in enumerate(_list(h["schedule"], "schedule")):
-        kinds = {"launch": 4, "aicpu": 3, "record": 3, "wait": 3}
+        kinds = {"launch": 4, "aicpu": 3, "memcpy": 3, "record": 3, "wait": 3}
         if not (isinstance(e, list) and e and e[0] in kinds and len(e) == kinds[e[0]]):
             raise InvalidField(f"schedule[{i}]", f"expected [launch, kernel, block_dim, stream], "
-                               f"[aicpu, task, stream], [record|wait, stream, event]; got {e!r}")
+                               f"[aicpu|memcpy, task, stream], [record|wait, stream, event]; got {e!r}")
         for j, v in enumerate(e[1:], 1):
             if not _is_int(v):
                 raise InvalidField(f"schedule[{i}][{j}]", f"expected an integer, got {v!r}")
@@ -697,6 +735,17 @@ def _decode(h: dict, arrays: dict[str, np.ndarray]) -> Program:
                 tensors.append(TaskTensor(offset, dtype, tuple(shape), float(scale)))
             sides.append(tuple(tensors))
         tasks.append(AicpuTask(name, sides[0], sides[1], t["body"], t["kind"], tuple(absorbed), t["source"], t["reason"]))
+    copies = []
+    for i, t in enumerate(_list(h.get("memcpy_tasks", []), "memcpy_tasks")):
+        where = f"memcpy_tasks[{i}]"
+        _obj(t, _MEMCPY_KEYS, where)
+        name = _str(t["name"], f"{where}.name")
+        where = f"memcpy_tasks[{i}] '{name}'"
+        for key in ("direction", "source", "tensor"):
+            _str(t[key], f"{where}.{key}")
+        for key in ("gm_offset", "host_offset", "nbytes"):
+            _int(t[key], f"{where}.{key}", 0, MAX_HOST_SIZE)
+        copies.append(MemcpyTask(**t))
     name = _str(h["name"], "name")
     gm_size = _int(h["gm_size"], "gm_size", 1, MAX_GM_SIZE)
     slots = []
@@ -723,6 +772,8 @@ def _decode(h: dict, arrays: dict[str, np.ndarray]) -> Program:
         schedule=tuple(schedule),
         meta=meta,
         aicpu_tasks=tuple(tasks),
+        host_size=_int(h.get("host_size", 0), "host_size", 0, MAX_HOST_SIZE),
+        memcpy_tasks=tuple(copies),
     )
 
 
@@ -784,18 +835,21 @@ def _nbytes(shape, dtype: str) -> int:
     return n
 
 
-def _in_gm(start: int, nbytes: int, gm_size: int, field: str) -> None:
-    if start < 0 or start + nbytes > gm_size:
-        raise InvalidField(f"{field}.offset", f"GM [{start}, {start + nbytes}) is outside gm_size {gm_size}")
+def _inside(start: int, nbytes: int, size: int, field: str, memory: str = "GM") -> None:
+    """[start, start + nbytes) inside GM (or host memory) of `size` bytes;
+    `field` is the offset's."""
+    if start < 0 or start + nbytes > size:
+        limit = "gm_size" if memory == "GM" else "host_size"
+        raise InvalidField(field, f"{memory} [{start}, {start + nbytes}) is outside {limit} {size}")
 
 
 def arena_live_bytes(program: Program) -> list[int]:
-    """The arena bytes held at each task (launch or AI-CPU task, in schedule
-    order), as the compiler planned them ([] when it recorded none)."""
+    """The arena bytes held at each task (launch, AI-CPU task or host copy, in
+    schedule order), as the compiler planned them ([] when it recorded none)."""
     text = program.meta.get("arena_live_bytes")
     if text is None:
         return []
-    tasks = sum(1 for entry in program.schedule if entry[0] in ("launch", "aicpu"))
+    tasks = sum(1 for entry in program.schedule if entry[0] in TASK_KINDS)
     items = str(text).split(";") if text != "" else []
     if len(items) != tasks or not all(i.isdigit() and int(i) <= program.gm_size for i in items):
         raise InvalidField("meta.arena_live_bytes", f"expected {tasks} byte counts within GM separated by ';'")
@@ -821,13 +875,13 @@ def validate(program: Program) -> None:
             for k, d in enumerate(s.shape):
                 _int(d, f"{f}.shape[{k}]", 0, MAX_GM_SIZE)
             nbytes = _nbytes(s.shape, s.dtype)
-            _in_gm(_int(s.offset, f"{f}.offset", 0, MAX_GM_SIZE), nbytes, gm, f)
+            _inside(_int(s.offset, f"{f}.offset", 0, MAX_GM_SIZE), nbytes, gm, f"{f}.offset")
             if side == "inputs":
                 fixed.append((s.offset, s.offset + nbytes, f))
     consts: list[tuple[int, int, str]] = []
     for i, c in enumerate(program.constants):
         f = f"constants[{i}] '{c.name}'"
-        _in_gm(_int(c.offset, f"{f}.offset", 0, MAX_GM_SIZE), len(c.data), gm, f)
+        _inside(_int(c.offset, f"{f}.offset", 0, MAX_GM_SIZE), len(c.data), gm, f"{f}.offset")
         consts.append((c.offset, c.offset + len(c.data), f))
     _ranges_disjoint(consts, "constants must not overlap")
     _ranges_disjoint(fixed + consts, "an input must not overlap another input or a constant")
@@ -856,11 +910,25 @@ def validate(program: Program) -> None:
                 for d, n in enumerate(x.shape):
                     _int(n, f"{g}.shape[{d}]", 0, MAX_GM_SIZE)
                 nbytes = _nbytes(x.shape, x.dtype)
-                _in_gm(_int(x.offset, f"{g}.offset", 0, MAX_GM_SIZE), nbytes, gm, g)
+                _inside(_int(x.offset, f"{g}.offset", 0, MAX_GM_SIZE), nbytes, gm, f"{g}.offset")
                 if side == "outs":
                     outs.append((x.offset, x.offset + nbytes, g))
         _ranges_disjoint(outs, "the outputs of a task must not overlap")
         _ranges_disjoint(outs + consts, "a task must not write a constant", tuple(f for *_, f in outs))
+    host = _int(program.host_size, "host_size", 0, MAX_HOST_SIZE)
+    for i, t in enumerate(program.memcpy_tasks):
+        f = f"memcpy_tasks[{i}] '{t.name}'"
+        if not t.name or t.name in names:
+            raise InvalidField(f"{f}.name", "empty, or the name of an earlier kernel or task")
+        names.add(t.name)
+        if t.direction not in MEMCPY_DIRECTIONS:
+            raise InvalidField(f"{f}.direction", f"{t.direction!r} is not one of {', '.join(MEMCPY_DIRECTIONS)}")
+        _int(t.nbytes, f"{f}.nbytes", 1, MAX_GM_SIZE)
+        _inside(_int(t.gm_offset, f"{f}.gm_offset", 0, MAX_GM_SIZE), t.nbytes, gm, f"{f}.gm_offset")
+        _inside(_int(t.host_offset, f"{f}.host_offset", 0, MAX_HOST_SIZE), t.nbytes, host, f"{f}.host_offset", "host")
+        if t.writes_gm:
+            written = [(t.gm_offset, t.gm_offset + t.nbytes, f)]
+            _ranges_disjoint(written + consts, "a task must not write a constant", (f,))
     _check_schedule(program)
     for key, value in program.meta.items():
         if not isinstance(key, str) or not isinstance(value, (str, int, float, bool)):
@@ -875,19 +943,22 @@ def validate(program: Program) -> None:
         raise InvalidField(*problem)
 
 
+_TASK_LISTS = {"aicpu": "aicpu_tasks", "memcpy": "memcpy_tasks"}  # schedule kind -> Program field
+
+
 def _check_schedule(program: Program) -> None:
     recorded: set[int] = set()
-    scheduled = [0] * len(program.aicpu_tasks)
+    scheduled = {kind: [0] * len(getattr(program, tasks)) for kind, tasks in _TASK_LISTS.items()}
     for i, e in enumerate(program.schedule):
         f = f"schedule[{i}] ({e[0]})"
         if e[0] == "launch":
             _int(e[1], f"{f}.kernel", 0, len(program.kernels) - 1)
             _int(e[2], f"{f}.block_dim", 1, MAX_BLOCK_DIM)
             _int(e[3], f"{f}.stream", 0, MAX_STREAMS - 1)
-        elif e[0] == "aicpu":
-            _int(e[1], f"{f}.task", 0, len(program.aicpu_tasks) - 1)
+        elif e[0] in _TASK_LISTS:
+            _int(e[1], f"{f}.task", 0, len(scheduled[e[0]]) - 1)
             _int(e[2], f"{f}.stream", 0, MAX_STREAMS - 1)
-            scheduled[e[1]] += 1
+            scheduled[e[0]][e[1]] += 1
         elif e[0] in ("record", "wait"):
             _int(e[1], f"{f}.stream", 0, MAX_STREAMS - 1)
             _int(e[2], f"{f}.event", 0, MAX_STREAM_EVENTS - 1)
@@ -897,11 +968,13 @@ def _check_schedule(program: Program) -> None:
                 raise InvalidField(f"{f}.event", f"event {e[2]} is not recorded by an earlier entry")
         else:
             raise InvalidField(f, f"unknown schedule entry kind {e[0]!r}")
-    for j, n in enumerate(scheduled):
-        if n != 1:
-            raise InvalidField(
-                f"aicpu_tasks[{j}] '{program.aicpu_tasks[j].name}'", f"scheduled {n} times (must be once)"
-            )
+    for kind, counts in scheduled.items():
+        tasks = _TASK_LISTS[kind]
+        for j, n in enumerate(counts):
+            if n != 1:
+                raise InvalidField(
+                    f"{tasks}[{j}] '{getattr(program, tasks)[j].name}'", f"scheduled {n} times (must be once)"
+                )
 
 
 def _regs_written(ins: tuple) -> tuple[int, ...]:

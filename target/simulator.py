@@ -19,7 +19,10 @@ block goes to the core free first, and HBM is split over every busy core.
 AI-CPU tasks (schedule entries "aicpu") run in their stream's order like a
 launch, on the AI CPU (target/aicpu.py): they occupy their stream for
 `TargetConfig.aicpu_cycles` and use no AI cores; their GM footprint is their
-input and output ranges, checked against launches like any launch's.
+input and output ranges, checked against launches like any launch's. Copies
+between GM and host memory (entries "memcpy") do the same on the host link
+for `TargetConfig.memcpy_cycles`; their host ranges are checked against the
+other copies' the same way.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -47,7 +51,7 @@ from target import program as P
 from target.assembler import PATHS
 from target.config import TargetConfig, load_target
 from target.errors import DeadlockError, FlagBalanceError, RaceError, SimulationError
-from target.profile import AI_CPU, PIPE_LABELS, KernelProfile, Profile, op_name
+from target.profile import AI_CPU, MEMCPY, PIPE_LABELS, KernelProfile, Profile, op_name
 from target.races import (
     NPIPES,
     PIPE_NAMES,
@@ -96,19 +100,25 @@ GM starts zeroed (the runtime clears the arena)."""
 
 
 class Machine:
-    """GM and one set of core-local memories. Blocks run one after another, so
-    the local memories are reused by every block (as a core reuses them)."""
+    """GM, host memory and one set of core-local memories. Blocks run one
+    after another, so the local memories are reused by every block (as a
+    core reuses them)."""
 
-    def __init__(self, config: TargetConfig, gm_size: int):
+    def __init__(self, config: TargetConfig, gm_size: int, host_size: int = 0):
         self.gm_size = gm_size
+        self.host_size = host_size
         if not 0 < gm_size <= P.MAX_GM_SIZE:
             raise SimulationError(f"gm_size {gm_size} is outside [1, {P.MAX_GM_SIZE}]")
+        if not 0 <= host_size <= P.MAX_HOST_SIZE:
+            raise SimulationError(f"host_size {host_size} is outside [0, {P.MAX_HOST_SIZE}]")
         cap = config.capacity_bytes
         try:
             gm = np.zeros(-(-gm_size // 64) * 64, dtype=np.uint8)
             self.bufs = [gm] + [np.full(cap[s.value], UNDEFINED_BYTE, dtype=np.uint8) for s in SPACES[1:]]
+            self.host = np.zeros(host_size, dtype=np.uint8)  # what npu.memcpy copies to and from
         except MemoryError:
-            raise SimulationError(f"cannot allocate the program's GM ({gm_size} bytes)") from None
+            raise SimulationError(f"cannot allocate the program's GM ({gm_size} bytes) "
+                                  f"and host memory ({host_size} bytes)") from None
         self.f16 = [b.view(np.float16) for b in self.bufs]
         self.f32 = [b.view(np.float32) for b in self.bufs]
         self.views = (self.f16, self.f32, *([b.view(dt) for b in self.bufs] for dt in NP_DTYPES[2:]))  # by dtype code
@@ -848,9 +858,12 @@ class Simulation:
         problem = P.budget_problem(program)
         if problem is not None:
             raise SimulationError(f"{problem[0]}: {problem[1]}")
-        self.machine = Machine(config, program.gm_size)
+        if program.memcpy_tasks and config.host_link is None:
+            raise SimulationError(config.no_host_link())
+        self.machine = Machine(config, program.gm_size, program.host_size)
         self.cores = CorePool(config)
         self.profile = Profile(target=config.name, clock_mhz=config.clock_mhz, device_bytes=program.gm_size,
+                               host_bytes=program.host_size,
                                arena_bytes=int(program.meta.get("arena_bytes", 0)),
                                no_reuse_bytes=int(program.meta.get("no_reuse_bytes", 0)),
                                arena_live_bytes=P.arena_live_bytes(program))
@@ -900,12 +913,12 @@ class Simulation:
         stream_time: dict[int, int] = {}
         event_time: dict[int, int] = {}
         event_stream: dict[int, int] = {}
-        # happens-before between launches: per stream, the last launch index
-        # of every stream known to be finished before its next launch
+        # happens-before between tasks: per stream, the last schedule index
+        # of every stream known to be finished before its next task
         stream_vc: dict[int, dict[int, int]] = {}
         event_vc: dict[int, dict[int, int]] = {}
-        done: list[tuple[int, int, dict[int, int], GmFootprint, str]] = []
-        tasks = sum(1 for entry in self.program.schedule if entry[0] in ("launch", "aicpu"))
+        done: list[tuple[int, int, dict[str, GmFootprint], str]] = []  # (stream, index, footprints, label)
+        tasks = sum(1 for entry in self.program.schedule if entry[0] in P.TASK_KINDS)
         for i, entry in enumerate(self.program.schedule):
             kind = entry[0]
             if kind == "record":
@@ -928,53 +941,43 @@ class Simulation:
                 for k, v in event_vc[ev].items():
                     vc[k] = max(vc.get(k, -1), v)
                 continue
-            if kind == "aicpu":
-                _, tidx, s = entry
-                task = self.program.aicpu_tasks[tidx]
-                cycles = self.run_aicpu(task)
-                footprint = None
-                if self.races != "off":
-                    footprint = GmFootprint(
-                        [(t.offset, t.offset + t.nbytes, None, False, 0) for t in task.ins if t.nbytes]
-                        + [(t.offset, t.offset + t.nbytes, None, True, 0) for t in task.outs if t.nbytes]
-                    )
-                label = f"AI-CPU task '{task.name}'"
+            s = entry[-1]
+            ready = stream_time.get(s, 0)
+            if kind == "launch":
+                ran = self.run_launch(i, self.program.kernels[entry[1]], entry[2], s, ready)
+            elif kind == "aicpu":
+                ran = self.run_aicpu(i, self.program.aicpu_tasks[entry[1]], s, ready)
             else:
-                _, kidx, block_dim, s = entry
-                kernel = self.program.kernels[kidx]
-                start, sharers = self.cores.start(kernel.uses_cube, block_dim, stream_time.get(s, 0))
-                run = KernelRun(self, kernel, block_dim, i, sharers)
-                cycles = run.run(self.cores, start)
-                self.executed += run.count
-                footprint = (
-                    GmFootprint.union(run.footprints) if self.races != "off" else None
-                )
-                label = f"launch of '{kernel.name}'"
-            if kind == "aicpu":
-                start = stream_time.get(s, 0)
-            stream_time[s] = start + cycles
+                ran = self.run_memcpy(i, self.program.memcpy_tasks[entry[1]], s, ready)
+            prof = ran.profile
+            stream_time[s] = prof.start + prof.cycles
             vc = stream_vc.setdefault(s, {})
-            if footprint is not None:
-                for j, js, jvc_seq, jfp, jlabel in done:
-                    ordered = js == s or vc.get(js, -1) >= jvc_seq
-                    if ordered:
+            if self.races != "off":
+                for js, j, footprints, label in done:
+                    if js == s or vc.get(js, -1) >= j:  # ordered by the stream or an event
                         continue
-                    hit = footprint.conflict(jfp)
-                    if hit is not None:
-                        self.race(_race_message(jlabel, js, label, s, hit))
-                done.append((i, s, i, footprint, label))
+                    for memory, footprint in ran.footprints.items():
+                        hit = footprint.conflict(footprints[memory]) if memory in footprints else None
+                        if hit is not None:
+                            self.race(_race_message(label, js, ran.label, s, hit, memory))
+                done.append((s, i, ran.footprints, ran.label))
             vc[s] = i
-            if kind == "aicpu":
-                prof = self.aicpu_profile(task, i, s, start, cycles)
-                regions = [(t.offset, t.nbytes, t.dtype) for t in task.outs]
-            else:
-                prof = self.kernel_profile(run, i, s, start, cycles)
-                regions = P.written_regions(kernel.info)
-            self.check_overflow(prof, regions)
+            self.check_overflow(prof, ran.written)
             self.profile.kernels.append(prof)
             if self.progress is not None:
                 self.progress(len(self.profile.kernels), tasks, prof.name)
         self.profile.total_cycles = max(stream_time.values(), default=0)
+
+    def run_launch(self, i: int, kernel: P.Kernel, block_dim: int, stream: int, ready: int) -> Ran:
+        """Run schedule entry `i`, a launch whose stream is ready at `ready`,
+        on the AI cores."""
+        start, sharers = self.cores.start(kernel.uses_cube, block_dim, ready)
+        run = KernelRun(self, kernel, block_dim, i, sharers)
+        cycles = run.run(self.cores, start)
+        self.executed += run.count
+        footprints = {"gm": GmFootprint.union(run.footprints)} if self.races != "off" else {}
+        return Ran(self.kernel_profile(run, i, stream, start, cycles), footprints,
+                   f"launch of '{kernel.name}'", P.written_regions(kernel.info))
 
     def check_overflow(self, prof: KernelProfile, regions: list[tuple[int, int, str]]) -> None:
         """msprof's overflow check: the float results a kernel (or task) just
@@ -992,35 +995,51 @@ class Simulation:
             self.profile.warnings.append(
                 f"overflow: {prof.name} ({op_name(prof)}) wrote {inf} inf and {nan} NaN values")
 
-    def run_aicpu(self, task: P.AicpuTask) -> int:
-        """Execute an AI-CPU task on GM; its cycles."""
+    def run_aicpu(self, i: int, task: P.AicpuTask, stream: int, ready: int) -> Ran:
+        """Execute schedule entry `i`, an AI-CPU task, on GM: it starts when its
+        stream is ready (no AI cores to wait for)."""
         from target.aicpu import execute  # graph-dialect kernels: only for programs with tasks
 
         execute(task, self.machine.bufs[GM], self.program.gm_size)
-        return self.config.aicpu_cycles(task.bytes_read + task.bytes_written, task.work)
+        cycles = self.config.aicpu_cycles(task.bytes_read + task.bytes_written, task.work)
+        footprints = {"gm": _footprint([(t.offset, t.nbytes) for t in task.ins],
+                                       [(t.offset, t.nbytes) for t in task.outs])}
+        return Ran(self.aicpu_profile(task, i, stream, ready, cycles), footprints,
+                   f"AI-CPU task '{task.name}'", [(t.offset, t.nbytes, t.dtype) for t in task.outs])
+
+    def run_memcpy(self, i: int, copy: P.MemcpyTask, stream: int, ready: int) -> Ran:
+        """Execute schedule entry `i`, a copy between GM and host memory: like
+        an AI-CPU task it starts when its stream is ready and uses no AI core."""
+        m = self.machine
+        for memory, offset, size in (("gm", copy.gm_offset, m.gm_size), ("host", copy.host_offset, m.host_size)):
+            if offset < 0 or offset + copy.nbytes > size:  # a hand-built Program: NumPy would clip the slice
+                raise SimulationError(f"host copy '{copy.name}': {memory} [{offset}, {offset + copy.nbytes}) "
+                                      f"is outside {memory}_size {size}")
+        gm = slice(copy.gm_offset, copy.gm_offset + copy.nbytes)
+        host = slice(copy.host_offset, copy.host_offset + copy.nbytes)
+        gm_range, host_range = [(copy.gm_offset, copy.nbytes)], [(copy.host_offset, copy.nbytes)]
+        if copy.writes_gm:  # h2d
+            m.bufs[GM][gm] = m.host[host]
+            footprints = {"gm": _footprint([], gm_range), "host": _footprint(host_range, [])}
+        else:
+            m.host[host] = m.bufs[GM][gm]
+            footprints = {"gm": _footprint(gm_range, []), "host": _footprint([], host_range)}
+        cycles = self.config.memcpy_cycles(copy.nbytes)
+        # a copy computes nothing: the overflow check saw its values where they were computed
+        return Ran(self.memcpy_profile(copy, i, stream, ready, cycles), footprints, f"host copy '{copy.name}'", [])
+
+    def memcpy_profile(self, copy: P.MemcpyTask, i: int, stream: int, start: int, cycles: int) -> KernelProfile:
+        path = "host_gm" if copy.writes_gm else "gm_host"
+        info = {"kind": "memcpy", "direction": copy.direction, "source": copy.source, "tensor": copy.tensor}
+        return _off_core_profile(copy.name, i, stream, start, cycles, MEMCPY, {path: copy.nbytes}, info)
 
     def aicpu_profile(
         self, task: P.AicpuTask, i: int, stream: int, start: int, cycles: int
     ) -> KernelProfile:
-        zero = {label: 0 for label in PIPE_LABELS}
-        return KernelProfile(
-            name=task.name,
-            launch=i,
-            stream=stream,
-            block_dim=1,
-            cores=0,  # AI cores: none
-            start=start,
-            cycles=cycles,
-            busy=zero,
-            ratio={label: 0.0 for label in PIPE_LABELS},
-            bytes={
-                k: v
-                for k, v in (("gm_aicpu", task.bytes_read), ("aicpu_gm", task.bytes_written))
-                if v
-            },
-            instructions=0,
-            task_type=AI_CPU,
-            info={
+        return _off_core_profile(
+            task.name, i, stream, start, cycles, AI_CPU,
+            {k: v for k, v in (("gm_aicpu", task.bytes_read), ("aicpu_gm", task.bytes_written)) if v},
+            {
                 "kind": task.kind,
                 "absorbed": list(task.absorbed),
                 "source": task.source,
@@ -1063,6 +1082,46 @@ class Simulation:
         )
 
 
+class Ran(NamedTuple):
+    """What running one schedule entry gave: its profile, what it touched per
+    memory ("gm", "host") for the race check between streams, what names it
+    there, and the GM tensors it wrote (offset, nbytes, dtype) for the
+    overflow check."""
+
+    profile: KernelProfile
+    footprints: dict[str, GmFootprint]
+    label: str
+    written: list[tuple[int, int, str]]
+
+
+def _footprint(reads: list[tuple[int, int]], writes: list[tuple[int, int]]) -> GmFootprint:
+    """The byte ranges (offset, nbytes) a task off the AI cores reads and
+    writes, as interval sets (the same for GM and host memory)."""
+    return GmFootprint([(o, o + n, None, False, 0) for o, n in reads if n]
+                       + [(o, o + n, None, True, 0) for o, n in writes if n])
+
+
+def _off_core_profile(name: str, i: int, stream: int, start: int, cycles: int, task_type: str,
+                      moved: dict[str, int], info: dict) -> KernelProfile:
+    """The profile of a task that uses no AI core (an AI-CPU task, a copy):
+    one block, no cores, no pipe busy; `moved` bytes per path."""
+    return KernelProfile(
+        name=name,
+        launch=i,
+        stream=stream,
+        block_dim=1,
+        cores=0,  # AI cores: none
+        start=start,
+        cycles=cycles,
+        busy={label: 0 for label in PIPE_LABELS},
+        ratio={label: 0.0 for label in PIPE_LABELS},
+        bytes=moved,
+        instructions=0,
+        task_type=task_type,
+        info=info,
+    )
+
+
 def _flag_flows(code, events, core: int, offset: int, block: int) -> list[tuple]:
     """The set_flag -> wait_flag pairs of one block's traced events, in the
     order the hardware pairs them (the n-th set of (src, dst, event) with its
@@ -1083,8 +1142,8 @@ def _flag_flows(code, events, core: int, offset: int, block: int) -> list[tuple]
     return flows
 
 
-def _race_message(a: str, sa: int, b: str, sb: int, hit: tuple[int, int]) -> str:
-    where = f"on gm bytes [{hit[0]}, {hit[1]})"
+def _race_message(a: str, sa: int, b: str, sb: int, hit: tuple[int, int], memory: str = "gm") -> str:
+    where = f"on {memory} bytes [{hit[0]}, {hit[1]})"
     if a.startswith("launch of ") and b.startswith("launch of "):
         return (
             f"data race between launches of {a[10:]} (stream {sa}) and {b[10:]} "

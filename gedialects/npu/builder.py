@@ -141,10 +141,10 @@ class KernelBuilder:
 
 
 class ProgramBuilder:
-    """Builds one npu.program: GM layout, kernels, launches."""
+    """Builds one npu.program: GM layout (and host memory), kernels, launches, copies."""
 
-    def __init__(self, name: str = "main", gm_size: int = 1 << 20):
-        self.program = npu.ProgramOp(name, gm_size)
+    def __init__(self, name: str = "main", gm_size: int = 1 << 20, host_size: int = 0):
+        self.program = npu.ProgramOp(name, gm_size, host_size=host_size)
         self.block = self.program.body.block
 
     def input(
@@ -184,6 +184,14 @@ class ProgramBuilder:
 
     def launch(self, kernel: str, block_dim: int = 1, stream: int = 0) -> npu.LaunchOp:
         op = npu.LaunchOp(kernel, block_dim, stream)
+        self.block.add_op(op)
+        return op
+
+    def memcpy(
+        self, name: str, direction: str, gm_offset: int, host_offset: int, nbytes: int, stream: int = 0
+    ) -> npu.MemcpyOp:
+        """A copy between GM and host memory (direction d2h or h2d)."""
+        op = npu.MemcpyOp(name, direction, gm_offset, host_offset, nbytes, stream)
         self.block.add_op(op)
         return op
 

@@ -3,9 +3,10 @@
 Two levels of ops live here.
 
 * Program structure (`npu.program`, `npu.input`, `npu.output`, `npu.constant`,
-  `npu.kernel`, `npu.launch`, `npu.stream_record`, `npu.stream_wait`): one flat
-  GM arena per program, named tensors and constant blobs at GM offsets, kernels,
-  and the ordered list of launches on streams.
+  `npu.kernel`, `npu.launch`, `npu.stream_record`, `npu.stream_wait`,
+  `npu.aicpu`, `npu.memcpy`): one flat GM arena per program (and optionally a
+  host-memory buffer), named tensors and constant blobs at GM offsets, kernels,
+  and the ordered list of launches, AI-CPU tasks and host copies on streams.
 * Kernel bodies: pointers (`npu.ptr`, a byte address in one memory space, the
   space being part of its type `!npu.ptr<ub>`), the block index, and
   instructions. Scalar math and loops reuse `arith` (on `index`) and `scf.for`,
@@ -1256,12 +1257,15 @@ class _BlockScalarOp(IRDLOperation, abc.ABC):
 @irdl_op_definition
 class ProgramOp(IRDLOperation):
     """A whole device program: one GM arena of `gm_size` bytes, its named
-    tensors and constants, kernels, and launches in program order."""
+    tensors and constants, kernels, and launches in program order; and,
+    with `host_size` > 0, a host-memory buffer of that many bytes that
+    `npu.memcpy` copies to and from (absent or 0: no host memory)."""
 
     name = "npu.program"
 
     sym_name = prop_def(SymbolNameConstraint())
     gm_size = prop_def(IntegerAttr[I64])
+    host_size = opt_prop_def(IntegerAttr[I64])
     body = region_def("single_block")
 
     traits = traits_def(NoTerminator(), SymbolTable(), SymbolOpInterface())
@@ -1270,6 +1274,8 @@ class ProgramOp(IRDLOperation):
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
         printer.print_string(f" gm_size {self.size}")
+        if self.host_bytes > 0:
+            printer.print_string(f" host_size {self.host_bytes}")
         printer.print_op_attributes(self.attributes, print_keyword=True)
         printer.print_string(" ")
         printer.print_region(
@@ -1281,18 +1287,24 @@ class ProgramOp(IRDLOperation):
         name = parser.parse_symbol_name().data
         parser.parse_keyword("gm_size")
         size = parser.parse_integer(allow_negative=True)
+        host = 0
+        if parser.parse_optional_keyword("host_size") is not None:
+            host = parser.parse_integer(allow_negative=True)
         attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(name, size, _parse_body(parser))
+        op = cls(name, size, _parse_body(parser), host)
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
 
-    def __init__(self, name: str, gm_size: int, body: Region | None = None):
+    def __init__(self, name: str, gm_size: int, body: Region | None = None, host_size: int = 0):
+        properties: dict[str, Attribute] = {
+            "sym_name": StringAttr(name),
+            "gm_size": IntegerAttr(gm_size, i64),
+        }
+        if host_size != 0:  # absent means none: programs without host memory print as before
+            properties["host_size"] = IntegerAttr(host_size, i64)
         super().__init__(
-            properties={
-                "sym_name": StringAttr(name),
-                "gm_size": IntegerAttr(gm_size, i64),
-            },
+            properties=properties,
             regions=[body if body is not None else Region(_new_block())],
         )
 
@@ -1300,9 +1312,16 @@ class ProgramOp(IRDLOperation):
     def size(self) -> int:
         return self.gm_size.value.data
 
+    @property
+    def host_bytes(self) -> int:
+        """Bytes of host memory the program's copies use (0: none)."""
+        return self.host_size.value.data if self.host_size is not None else 0
+
     def verify_(self) -> None:
         if self.size <= 0:
             raise VerifyException(f"npu.program: gm_size must be > 0, got {self.size}")
+        if self.host_bytes < 0:
+            raise VerifyException(f"npu.program: host_size must be >= 0, got {self.host_bytes}")
         consts = sorted(
             (op.gm_range(), op.const_name.data)
             for op in self.body.block.ops
@@ -1898,6 +1917,122 @@ class AicpuReturnOp(IRDLOperation):
         super().__init__(operands=[list(values)])
 
 
+# ---------------------------------------------------------------------------
+# Host copies
+# ---------------------------------------------------------------------------
+
+MEMCPY_DIRECTIONS = {"d2h": "GM -> host", "h2d": "host -> GM"}
+
+
+@irdl_op_definition
+class MemcpyOp(IRDLOperation):
+    """A copy of `nbytes` between GM and the program's host memory, at the
+    top of an `npu.program` in schedule order like a launch: `d2h` copies GM
+    [gm_offset, +nbytes) to host [host_offset, +nbytes), `h2d` the other way.
+    It occupies its stream and the host link, not the AI cores.
+
+        npu.memcpy @x_offload d2h gm 4096 host 0 bytes 1024 stream 1
+            attributes {ge.source = "offload of conv_3", ge.tensor = "conv_3"}
+
+    `ge.source` (what the copy is for) and `ge.tensor` (the tensor it moves)
+    are optional and go to the profile."""
+
+    name = "npu.memcpy"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    direction = prop_def(StringAttr)
+    gm_offset = prop_def(IntegerAttr[I64])
+    host_offset = prop_def(IntegerAttr[I64])
+    nbytes = prop_def(IntegerAttr[I64])
+    stream = prop_def(IntegerAttr[I64])
+
+    traits = traits_def(SymbolOpInterface(), HasParent(ProgramOp))
+
+    def __init__(self, name: str, direction: str, gm_offset: int, host_offset: int, nbytes: int, stream: int = 0):
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "direction": StringAttr(direction),
+                "gm_offset": IntegerAttr(gm_offset, i64),
+                "host_offset": IntegerAttr(host_offset, i64),
+                "nbytes": IntegerAttr(nbytes, i64),
+                "stream": IntegerAttr(stream, i64),
+            }
+        )
+
+    @property
+    def task_name(self) -> str:
+        return self.sym_name.data
+
+    def _text(self, key: str) -> str:
+        attr = self.attributes.get(key)
+        return attr.data if isinstance(attr, StringAttr) else ""
+
+    @property
+    def source(self) -> str:
+        """What the copy is for (`ge.source`), or ""."""
+        return self._text("ge.source")
+
+    @property
+    def tensor(self) -> str:
+        """The tensor it moves (`ge.tensor`), or ""."""
+        return self._text("ge.tensor")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.task_name)
+        printer.print_string(
+            f" {self.direction.data} gm {self.gm_offset.value.data} host {self.host_offset.value.data}"
+            f" bytes {self.nbytes.value.data} stream {self.stream.value.data}"
+        )
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> MemcpyOp:
+        def number(keyword: str) -> int:
+            parser.parse_keyword(keyword)
+            return parser.parse_integer(allow_negative=True, allow_boolean=False)
+
+        name = parser.parse_symbol_name().data
+        pos = parser.pos
+        direction = parser.parse_optional_identifier()
+        if direction not in MEMCPY_DIRECTIONS:
+            parser.raise_error(f"npu.memcpy: expected a direction, d2h or h2d, got {direction!r}", pos, parser.pos)
+        op = cls(name, direction, number("gm"), number("host"), number("bytes"), number("stream"))
+        attrs = parser.parse_optional_attr_dict_with_keyword()
+        if attrs is not None:
+            op.attributes.update(attrs.data)
+        return op
+
+    def verify_(self) -> None:
+        where = f"npu.memcpy @{self.task_name}"
+        direction = self.direction.data
+        if direction not in MEMCPY_DIRECTIONS:
+            raise VerifyException(
+                f"{where}: direction must be d2h ({MEMCPY_DIRECTIONS['d2h']}) or h2d "
+                f"({MEMCPY_DIRECTIONS['h2d']}), got '{direction}'"
+            )
+        n = self.nbytes.value.data
+        if n <= 0:
+            raise VerifyException(f"{where}: bytes must be > 0, got {n}")
+        if self.stream.value.data < 0:
+            raise VerifyException(f"{where}: stream must be >= 0, got {self.stream.value.data}")
+        program = self.parent_op()
+        if not isinstance(program, ProgramOp):
+            return
+        for side, offset, size in (
+            ("gm", self.gm_offset.value.data, program.size),
+            ("host", self.host_offset.value.data, program.host_bytes),
+        ):
+            if offset < 0:
+                raise VerifyException(f"{where}: {side} offset must be >= 0, got {offset}")
+            if offset + n > size:
+                raise VerifyException(
+                    f"{where}: {side} [{offset}, {offset + n}) is outside [0, {size}) "
+                    f"(the program's {side}_size)"
+                )
+
+
 NPU = Dialect(
     "npu",
     [
@@ -1911,6 +2046,7 @@ NPU = Dialect(
         StreamWaitOp,
         AicpuOp,
         AicpuReturnOp,
+        MemcpyOp,
         BlockIdxOp,
         BlockNumOp,
         LoadIndexOp,

@@ -134,7 +134,7 @@ def test_a_valid_offline_model_runs_bit_identically(om):
     loaded = Program.load(om)
     assert loaded == prog
     header, _ = read_om(om)
-    assert header["version"] == P.VERSION == 4
+    assert header["version"] == P.VERSION == 5
     assert header["checksum"].startswith("sha256:") and len(header["checksum"]) == 7 + 64
     a, b = simulate(prog, _x()), simulate(loaded, _x())
     for name in ("z", "a"):

@@ -859,3 +859,78 @@ npu.program @p gm_size 1024 {
     npu.vadd i64 %u, %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
   }
 }
+
+// -----
+
+// npu.program: host_size is a byte count.
+// expected-error@+1 {{npu.program: host_size must be >= 0, got -1}}
+npu.program @p gm_size 1024 host_size -1 {
+}
+
+// -----
+
+// npu.memcpy: d2h (GM -> host) or h2d (host -> GM).
+npu.program @p gm_size 1024 host_size 1024 {
+  // expected-error@+1 {{npu.memcpy @c: direction must be d2h (GM -> host) or h2d (host -> GM), got 'h2h'}}
+  "npu.memcpy"() <{sym_name = "c", direction = "h2h", gm_offset = 0 : i64, host_offset = 0 : i64, nbytes = 64 : i64, stream = 0 : i64}> : () -> ()
+}
+
+// -----
+
+npu.program @p gm_size 1024 host_size 1024 {
+  // expected-error@+1 {{npu.memcpy @c: bytes must be > 0, got 0}}
+  npu.memcpy @c d2h gm 0 host 0 bytes 0 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 host_size 1024 {
+  // expected-error@+1 {{npu.memcpy @c: gm offset must be >= 0, got -64}}
+  npu.memcpy @c d2h gm -64 host 0 bytes 64 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 host_size 1024 {
+  // expected-error@+1 {{npu.memcpy @c: host offset must be >= 0, got -1}}
+  npu.memcpy @c h2d gm 0 host -1 bytes 64 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 host_size 4096 {
+  // expected-error@+1 {{npu.memcpy @c: gm [1000, 1064) is outside [0, 1024) (the program's gm_size)}}
+  npu.memcpy @c h2d gm 1000 host 0 bytes 64 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 host_size 512 {
+  // expected-error@+1 {{npu.memcpy @c: host [480, 544) is outside [0, 512) (the program's host_size)}}
+  npu.memcpy @c d2h gm 0 host 480 bytes 64 stream 0
+}
+
+// -----
+
+// Without host_size the program has no host memory to copy to.
+npu.program @p gm_size 1024 {
+  // expected-error@+1 {{npu.memcpy @c: host [0, 64) is outside [0, 0) (the program's host_size)}}
+  npu.memcpy @c d2h gm 0 host 0 bytes 64 stream 0
+}
+
+// -----
+
+npu.program @p gm_size 1024 host_size 1024 {
+  // expected-error@+1 {{npu.memcpy @c: stream must be >= 0, got -1}}
+  npu.memcpy @c d2h gm 0 host 0 bytes 64 stream -1
+}
+
+// -----
+
+// A copy's name is a symbol of the program, like a kernel's.
+// expected-error@+1 {{Redefinition of symbol "c"}}
+npu.program @p gm_size 1024 host_size 1024 {
+  npu.kernel @c {
+  }
+  npu.memcpy @c d2h gm 0 host 0 bytes 64 stream 0
+}
