@@ -15,8 +15,10 @@ the graph plan recorded in `ge.memory`) on the tile level:
   storage), size = its stored bytes rounded up to 64 plus 64 bytes of slack
   (as convert-tile-to-npu assumes), aligned;
 * lifetime = [first, last] kernel (launch order) whose body references the
-  tensor (`tile.gm`): exact, and two tensors used by one kernel never share;
-  with several streams (tile-assign-streams) `last` runs up to the task
+  tensor (`tile.gm`): exact, and two tensors used by one kernel never share,
+  except in place: a tensor whose writer reads another of its size tile by
+  tile where it writes (a conv's residual, `ge.reuses`) takes that one's
+  block when that writer is the last task touching it; with several streams (tile-assign-streams) `last` runs up to the task
   before the first position from which every task is ordered after the
   tensor's last users (`streams.retire_positions`), so a tensor reusing the
   storage is written only after the last read of the one before;
@@ -58,6 +60,7 @@ STORED_BYTES = "ge.stored_bytes"
 ZERO_HALO = "ge.zero_halo"
 CLEARED = "ge.cleared"
 HALO_GEOMETRY = "ge.halo_geometry"
+REUSES = "ge.reuses"
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,10 @@ class Request:
     geometry: tuple[int, ...] | None = None
     """Zero-halo maps of one geometry (stored shape and halo) at one offset
     find each other's halo still zero: no kernel writes a halo."""
+    reuses: str | None = None
+    """A tensor of the same size its first writer reads tile by tile at the
+    places it writes (a conv's residual): when that kernel is the last to
+    touch it, this tensor takes its storage (GE's in-place reuse)."""
 
 
 def slot(nbytes: int) -> int:
@@ -119,10 +126,16 @@ def _blocks(prog: t.ProgramOp, requests: list[Request], alignment: int, clear: b
     life = kernel_lifetimes(prog)
     blocks: list[Block] = []
     block_of = [-1] * len(requests)
+    index = {r.name: i for i, r in enumerate(requests)}
     chains: dict[tuple, list[tuple[int, int]]] = {}  # geometry -> [(block, last task)]
     for i in sorted(range(len(requests)), key=lambda i: life.get(requests[i].name, (0, 0))):
         r = requests[i]
         first, last = life.get(r.name, (0, 0))
+        reused = block_of[index[r.reuses]] if r.reuses in index else -1
+        if reused >= 0 and blocks[reused].last == first and requests[index[r.reuses]].nbytes == r.nbytes:
+            blocks[reused] = Block(blocks[reused].size, blocks[reused].first, last)  # written over it, in place
+            block_of[i] = reused
+            continue
         from_zero = r.zero_halo and not r.cleared and not clear
         if from_zero and r.geometry is not None:
             slots = chains.setdefault(r.geometry, [])
@@ -150,7 +163,7 @@ def plan_arena(
     blocks, block_of = _blocks(prog, requests, alignment, clear)
     used, block_offsets = plan(blocks, strategy)
     offsets = [block_offsets[b] for b in block_of]
-    to_clear = _dirty(requests, blocks, offsets) if clear else []  # with clear, block i is request i
+    to_clear = _dirty(requests, blocks, block_of, block_offsets) if clear else []
     summary: dict[str, int | str] = {
         "alignment": alignment,
         "arena_size": arena_size(blocks, block_offsets),
@@ -169,27 +182,30 @@ def plan_arena(
     return {r.name: o for r, o in zip(requests, offsets)}, summary, to_clear
 
 
-def _dirty(requests: list[Request], blocks: list[Block], offsets: list[int]) -> list[str]:
+def _dirty(requests: list[Request], blocks: list[Block], block_of: list[int], offsets: list[int]) -> list[str]:
     """The zero-halo tensors whose storage holds what an earlier tensor wrote
     there: it had an earlier tenant, and the latest one (which, covering all
     its bytes, overwrote any before it) was not a zero-halo map of its
-    geometry at its offset whose halo was zero (fresh, or cleared)."""
+    geometry at its offset whose halo was zero (fresh, or cleared). With
+    `clear`, a zero-halo tensor has a block of its own (`offsets` per block);
+    a block shared in place ends with its last tenant."""
+    tenant = {block_of[i]: i for i in sorted(range(len(requests)), key=lambda i: blocks[block_of[i]].first)}
     dirty: list[str] = []
     zero: set[int] = set()  # zero-halo blocks whose halo is zero while they live
-    for i in sorted(range(len(requests)), key=lambda i: blocks[i].first):
-        r = requests[i]
+    for b in sorted(range(len(blocks)), key=lambda b: blocks[b].first):
+        r = requests[tenant[b]]
         if not r.zero_halo:
             continue
-        lo, hi = offsets[i], offsets[i] + blocks[i].size
-        before = [j for j, b in enumerate(blocks)
-                  if b.last < blocks[i].first and offsets[j] < hi and lo < offsets[j] + b.size]
+        lo, hi = offsets[b], offsets[b] + blocks[b].size
+        before = [j for j, other in enumerate(blocks)
+                  if other.last < blocks[b].first and offsets[j] < hi and lo < offsets[j] + other.size]
         latest = max(before, key=lambda j: blocks[j].last, default=None)
         if latest is not None and not (
-            latest in zero and requests[latest].geometry is not None
-            and requests[latest].geometry == r.geometry and offsets[latest] == lo
+            latest in zero and requests[tenant[latest]].geometry is not None
+            and requests[tenant[latest]].geometry == r.geometry and offsets[latest] == lo
         ):
             dirty.append(r.name)
-        zero.add(i)  # fresh, inherited or cleared by its memset
+        zero.add(b)  # fresh, inherited or cleared by its memset
     return dirty
 
 
@@ -207,8 +223,10 @@ def annotate(tensor: t.TensorOp, request: Request) -> None:
         tensor.attributes[ZERO_HALO] = UnitAttr()
     if request.cleared:
         tensor.attributes[CLEARED] = UnitAttr()
-    elif request.zero_halo and request.geometry is not None:
+    if request.zero_halo and request.geometry is not None:
         tensor.attributes[HALO_GEOMETRY] = StringAttr(",".join(map(str, request.geometry)))
+    if request.reuses is not None:
+        tensor.attributes[REUSES] = StringAttr(request.reuses)
 
 
 def requests_of(prog: t.ProgramOp) -> list[Request]:
@@ -217,9 +235,11 @@ def requests_of(prog: t.ProgramOp) -> list[Request]:
     for op in prog.body.block.ops:
         if isinstance(op, t.TensorOp) and op.kind.data == "internal" and STORED_BYTES in op.attributes:
             geometry = op.attributes.get(HALO_GEOMETRY)
+            reuses = op.attributes.get(REUSES)
             out.append(Request(op.tensor_name.data, op.attributes[STORED_BYTES].value.data,  # type: ignore[attr-defined]
                                ZERO_HALO in op.attributes, CLEARED in op.attributes,
-                               tuple(int(x) for x in geometry.data.split(",")) if isinstance(geometry, StringAttr) else None))
+                               tuple(int(x) for x in geometry.data.split(",")) if isinstance(geometry, StringAttr) else None,
+                               reuses.data if isinstance(reuses, StringAttr) else None))
     return out
 
 
@@ -227,12 +247,16 @@ def replan(prog: t.ProgramOp, summary: dict) -> dict:
     """Plan the arena of `prog` again for the schedule it now has (its tasks'
     streams and events): new offsets for the internal tensors, the inputs,
     outputs and constants moved up if the arena grew. `summary` is the
-    program's `ge.memory`; returns the new one (with `live_bytes`)."""
+    program's `ge.memory`; returns the arena's new figures (with `live_bytes`)."""
     requests = requests_of(prog)
     if not requests:
         return summary
     old = int(summary.get("arena_size", 0))
-    offsets, new, _ = plan_arena(prog, requests, int(summary.get("alignment", 512)))
+    alignment = int(summary.get("alignment", 512))
+    # exact lifetimes for every tensor if the memsets there are clear whatever it needs cleared
+    offsets, new, dirty = plan_arena(prog, requests, alignment, clear=True)
+    if not set(dirty) <= {r.name for r in requests if r.cleared}:
+        offsets, new, _ = plan_arena(prog, requests, alignment)
     alignment = int(new["alignment"])
     shift = max(0, -(-(int(new["arena_size"]) - old) // alignment) * alignment)
     for op in prog.body.block.ops:
@@ -241,7 +265,4 @@ def replan(prog: t.ProgramOp, summary: dict) -> dict:
         name = op.tensor_name.data
         offset = offsets[name] if name in offsets else op.offset.value.data + shift
         op.properties["offset"] = IntegerAttr(offset, i64)
-    for key in ("graph_arena_size",):
-        if key in summary:
-            new[key] = summary[key]
     return new

@@ -105,6 +105,9 @@ class LoweringContext:
         """ops lowered as part of another (a channel shuffle folded into a conv)"""
         self.scales: dict[SSAValue, float] = {}
         """force_fp16: stored value = value / scale (fp16_scaling.py)"""
+        self.overwrites: dict[str, TensorView] = {}
+        """Storage name -> the operand its kernel reads tile by tile, at the places it writes (a conv's
+        residual): it may take that operand's storage if that read is its last (placement.py)."""
         self._names: set[str] = set()
 
     # -- names, constants, scales --------------------------------------------

@@ -76,6 +76,8 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         ctx.folded.update(ops)
     else:
         out = ctx.storage_for(op.output, "NC1HWC0", "conv")
+    if res is not None:  # the epilogue reads each residual tile where it writes the output tile
+        ctx.overwrites[out.storage.name] = res
     emit_conv(ctx, op, x, w, bias, res, act, strides[0], dilations[0], pads, out, op.output.name_hint or "conv", group)
 
 

@@ -15,12 +15,10 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, i64
 from gedialects.graph.memory import attributes as mem
 from gedialects.graph.tensors import resource_attr, tensor_nbytes
 from gedialects.instrumentation import statistic
+from gedialects.tile import gm_arena, memset
 from gedialects.tile import ops as t
-from gedialects.tile import gm_arena, streams
 
-from . import memset
 from .context import LoweringContext
-from .memset import memset_kernel
 from .planning import CUBE_CHANNELS
 from .storage import GmStorage
 
@@ -33,7 +31,8 @@ def place(ctx: LoweringContext) -> None:
     arena: dict[str, int] = {}
     request_of: dict[str, gm_arena.Request] = {}
     if mem.has_plan(ctx.fn):
-        requests = [gm_arena.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), geometry=_geometry(st))
+        requests = [gm_arena.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), geometry=_geometry(st),
+                                     reuses=_overwritten(ctx, st))
                     for st in ctx.storages if st.kind == "internal"]
         alignment = int(mem.memory_summary(ctx.fn).get("alignment", DEFAULT_ARENA_ALIGNMENT))
         arena, summary, to_clear = gm_arena.plan_arena(ctx.program, requests, alignment, clear=True)
@@ -96,12 +95,13 @@ def _insert_memsets(ctx: LoweringContext, names: list[str]) -> None:
     if not names:
         return
     storage = {st.name: st for st in ctx.storages}
-    tasks = streams.tasks_of(ctx.program)
-    for name in names:
-        first = next(task for task in tasks if name in streams.access_of(task).tensors)
-        kernel = memset_kernel(ctx.fresh_name(f"k{ctx.stats.kernels}_memset"), name, _stored_type(ctx, storage[name]))
-        ctx.program.body.block.insert_op_before(kernel, first)
+
+    def kernel_name() -> str:
+        name = ctx.fresh_name(f"k{ctx.stats.kernels}_memset")
         ctx.stats.count(memset.KIND)
+        return name
+
+    memset.insert_memsets(ctx.program, names, lambda name: _stored_type(ctx, storage[name]), kernel_name)
     statistic("memset-kernels", len(names), "memset kernels (zero-halo tensors in reused storage)")
 
 
@@ -121,6 +121,19 @@ def _whole_fractals(st: GmStorage) -> bool:
 def _needs_zero(st: GmStorage) -> bool:
     """Zero halo, or padded channels a kernel may not write."""
     return st.layout == "NC1HWC0" and (any(st.halo) or not _whole_fractals(st))
+
+
+def _overwritten(ctx: LoweringContext, st: GmStorage) -> str | None:
+    """The storage `st`'s kernel may write over (`ctx.overwrites`): an
+    internal map of the very same geometry, read whole, with no zeros to keep."""
+    view = ctx.overwrites.get(st.name)
+    if view is None:
+        return None
+    other = view.storage
+    same = (other.kind == "internal" and other is not st and other.layout == st.layout == "NC1HWC0"
+            and view.first_slice == 0 and view.layout == "NC1HWC0"
+            and (other.slices, other.h, other.w, other.halo, other.overread) == (st.slices, st.h, st.w, st.halo, st.overread))
+    return other.name if same and not _needs_zero(st) and not _needs_zero(other) else None
 
 
 def _geometry(st: GmStorage) -> tuple[int, ...] | None:

@@ -13,8 +13,8 @@
 // CHECK-SAME:  ge.arena_live_bytes = "9728;19456;22528;22528;25600;25600;25600;22528;9728"
 // CHECK-SAME:  arena_size = 25600 : i64
 // CHECK:       tile.tensor {ge.stored_bytes = 9216 : i64, name = "input_5hd", kind = "internal", offset = 0 : i64
-// CHECK:       tile.tensor {ge.stored_bytes = 12544 : i64, ge.zero_halo, ge.cleared, name = "conv_1", kind = "internal", offset = 0 : i64
-// CHECK:       tile.tensor {ge.stored_bytes = 12544 : i64, ge.zero_halo, ge.cleared, name = "conv_2", kind = "internal", offset = 12800 : i64
+// CHECK:       tile.tensor {ge.stored_bytes = 12544 : i64, ge.zero_halo, ge.cleared, ge.halo_geometry = "2,14,14,1,1,1,1", name = "conv_1", kind = "internal", offset = 0 : i64
+// CHECK:       tile.tensor {ge.stored_bytes = 12544 : i64, ge.zero_halo, ge.cleared, ge.halo_geometry = "2,14,14,1,1,1,1", name = "conv_2", kind = "internal", offset = 12800 : i64
 // CHECK:       tile.tensor {ge.stored_bytes = 12544 : i64, ge.zero_halo, ge.halo_geometry = "2,14,14,1,1,1,1", name = "conv_3", kind = "internal", offset = 0 : i64
 // CHECK:       tile.kernel "k1_conv"
 // CHECK:       tile.kernel "k7_memset" attributes {kind = "memset", op_type = "memset", source = "memset of conv_1", block_dim = 1 : i64} {
