@@ -57,19 +57,21 @@ def compile_module(
     progress=None,
     fusion_report: str = "",
     max_streams: int = 0,
+    device_memory_limit: int = 0,
 ) -> Compiled:
     """`dump(stage, module)`, when given, is called after every stage, and
     `progress(done, total, stage)` after every named one.
     `calibration`: named inputs for force_fp16's range scaling;
     `fusion_report`: where graph-fuse writes its per-rule counts (JSON).
     `aicpu_fallback=False`: an op without an AI-core kernel is an error;
-    `max_streams`: streams tile-assign-streams may use (0: the target's, 1: one stream)."""
+    `max_streams`: streams tile-assign-streams may use (0: the target's, 1: one stream);
+    `device_memory_limit`: bytes the GM arena may take (tile-fit-device-memory; 0: no limit)."""
     t0 = time.perf_counter()
     ctx = Context()
     say = dump or (lambda stage, m: None)
     record: dict = {}
     stages = graph_stages(fuse, plan_memory, fusion_switch_file, fusion_report) + lower_stages(
-        precision, target, aicpu_fallback, calibration, record, max_streams
+        precision, target, aicpu_fallback, calibration, record, max_streams, device_memory_limit
     )
     total = sum(1 for name, _ in stages if name is not None)
     done = 0
@@ -87,7 +89,7 @@ def compile_module(
     used = {0}
     for op in module.walk():
         n += 1
-        if isinstance(op, npu.LaunchOp | npu.AicpuOp):
+        if isinstance(op, npu.LaunchOp | npu.AicpuOp | npu.MemcpyOp):
             used.add(op.stream.value.data)
         elif isinstance(op, npu.StreamRecordOp):
             events += 1
@@ -131,7 +133,8 @@ def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file
 
 
 def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910", aicpu_fallback: bool = True,
-                 calibration=None, record: dict | None = None, max_streams: int = 0) -> list[Stage]:
+                 calibration=None, record: dict | None = None, max_streams: int = 0,
+                 device_memory_limit: int = 0) -> list[Stage]:
     """graph -> npu (the `ge-lower` pipeline): static-shape check, graph-partition,
     assign-layouts, convert-graph-to-tile, the tile passes (tile-assign-streams
     last: its GM arena summary goes to `record` with the lowering's statistics),
@@ -157,24 +160,28 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
         ("partition", GraphPartitionPass(precision, aicpu_fallback).apply),
         ("assign-layouts", AssignLayoutsPass().apply),
         ("graph-to-tile", graph_to_tile),
-        *((p.name, p.apply) for p in tile_passes(target, max_streams)),
+        *((p.name, p.apply) for p in tile_passes(target, max_streams, device_memory_limit)),
         ("tile-to-npu", tile_to_npu),
         ("npu-insert-sync", NpuInsertSyncPass().apply),
     ]
 
 
-def tile_passes(target: str, max_streams: int = 0) -> list:
+def tile_passes(target: str, max_streams: int = 0, device_memory_limit: int = 0) -> list:
     """The tile level, in order: what runs between convert-graph-to-tile and
-    convert-tile-to-npu (the `ge-tile-opt` pipeline)."""
+    convert-tile-to-npu (the `ge-tile-opt` pipeline); tile-fit-device-memory
+    only under a limit."""
     from gedialects.tile.transforms.allocate import TileAllocatePass
     from gedialects.tile.transforms.assign_streams import TileAssignStreamsPass
     from gedialects.tile.transforms.distribute import TileDistributePass
     from gedialects.tile.transforms.expand_structured import TileExpandStructuredPass
+    from gedialects.tile.transforms.fit_device_memory import TileFitDeviceMemoryPass
     from gedialects.tile.transforms.legalize_math import TileLegalizeMathPass
     from gedialects.tile.transforms.pipeline_buffers import TilePipelineBuffersPass
     from gedialects.tile.transforms.select_tiling import TileSelectTilingPass
 
+    fit = [TileFitDeviceMemoryPass(target=target, device_memory_limit=device_memory_limit)] if device_memory_limit else []
     return [
+        *fit,
         TileLegalizeMathPass(),
         TileSelectTilingPass(target=target),
         TileDistributePass(target=target),
@@ -274,24 +281,26 @@ class GeLowerPass(ModulePass):
     target: str = "davinci-910"
     aicpu_fallback: bool = True
     max_streams: int = 0
+    device_memory_limit: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for name, run in lower_stages(self.precision_mode, self.target, self.aicpu_fallback,
-                                      max_streams=self.max_streams):
+                                      max_streams=self.max_streams, device_memory_limit=self.device_memory_limit):
             run_stage(name, run, ctx, op)
 
 
 @_dataclass(frozen=True)
 class GeTileOptPass(ModulePass):
-    """The tile passes (`tile_passes`): legalize-math, select-tiling, distribute,
-    pipeline-buffers, expand-structured, allocate, assign-streams."""
+    """The tile passes (`tile_passes`): fit-device-memory (under a limit), legalize-math,
+    select-tiling, distribute, pipeline-buffers, expand-structured, allocate, assign-streams."""
 
     name = "ge-tile-opt"
     target: str = "davinci-910"
     max_streams: int = 0
+    device_memory_limit: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for tile_pass in tile_passes(self.target, self.max_streams):
+        for tile_pass in tile_passes(self.target, self.max_streams, self.device_memory_limit):
             run_stage(tile_pass.name, tile_pass.apply, ctx, op)
 
 
@@ -306,9 +315,11 @@ class GeCompilePass(ModulePass):
     plan_memory: bool = True
     aicpu_fallback: bool = True
     max_streams: int = 0
+    device_memory_limit: int = 0
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_precision_mode(self.precision_mode)
         for stage in (GeGraphOptPass(self.fuse, self.plan_memory),
-                      GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback, self.max_streams)):
+                      GeLowerPass(self.precision_mode, self.target, self.aicpu_fallback, self.max_streams,
+                                  self.device_memory_limit)):
             run_stage(stage.name, stage.apply, ctx, op)

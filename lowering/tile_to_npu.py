@@ -527,15 +527,21 @@ def vector_plan(shape, strides, es, config):
 def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
     """The npu program of one tile program."""
     gm: dict[str, tuple[int, int]] = {}
-    size = 0
+    host: dict[str, tuple[int, int]] = {}  # host memory (tile-fit-device-memory's offloads)
+    size = host_size = 0
     tensors = [op for op in prog.body.block.ops if isinstance(op, t.TensorOp)]
     elements: dict[str, Attribute] = {}
     for op in tensors:
         nbytes = tensor_nbytes(op.type)
+        end = op.offset.value.data + -(-nbytes // 64) * 64 + 64
+        if op.kind.data == "host":
+            host[op.tensor_name.data] = (op.offset.value.data, nbytes)
+            host_size = max(host_size, end)
+            continue
         gm[op.tensor_name.data] = (op.offset.value.data, nbytes)
         elements[op.tensor_name.data] = op.type.element_type
-        size = max(size, op.offset.value.data + -(-nbytes // 64) * 64 + 64)
-    pb = ProgramBuilder(prog.sym_name.data, gm_size=size)
+        size = max(size, end)
+    pb = ProgramBuilder(prog.sym_name.data, gm_size=size, host_size=host_size)
     for op in tensors:
         kind = op.kind.data
         if kind == "input":
@@ -547,6 +553,9 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
     for kop in prog.body.block.ops:
         if isinstance(kop, t.AicpuOp):
             pb.block.add_op(aicpu_task(kop, gm))
+            continue
+        if isinstance(kop, t.MemcpyOp):
+            pb.block.add_op(memcpy_task(kop, gm, host))
             continue
         if isinstance(kop, t.StreamRecordOp):
             pb.stream_record(kop.stream.value.data, kop.event.value.data)
@@ -606,6 +615,19 @@ def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:
     for name in ("kind", "absorbed", "source", "reason"):
         if name in task.attributes:
             op.attributes[f"ge.{name}"] = task.attributes[name]
+    return op
+
+
+def memcpy_task(task: t.MemcpyOp, gm: dict[str, tuple[int, int]], host: dict[str, tuple[int, int]]) -> npu.MemcpyOp:
+    """The npu.memcpy of a tile.memcpy: one end in GM, the other in host memory."""
+    src, dst = task.src.data, task.dst.data
+    to_host = dst in host
+    (gm_offset, nbytes), (host_offset, _) = (gm[src], host[dst]) if to_host else (gm[dst], host[src])
+    op = npu.MemcpyOp(task.sym_name.data, "d2h" if to_host else "h2d", gm_offset, host_offset, nbytes,
+                      t.stream_of(task))
+    if "source" in task.attributes:
+        op.attributes["ge.source"] = task.attributes["source"]
+    op.attributes["ge.tensor"] = StringAttr(src if to_host else dst)
     return op
 
 

@@ -12,7 +12,7 @@ Tile = Dialect(
     [
         ops.ProgramOp, ops.TensorOp, ops.KernelOp, ops.BlockIdxOp, ops.AllocOp, ops.GmOp, ops.AtOp,
         ops.CopyOp, ops.Im2colOp, ops.LoadFractalOp, ops.MatmulOp, ops.VecOp, ops.ReduceOp, ops.CastOp,
-        ops.DupOp, ops.LoadIndexOp, ops.AicpuOp, ops.AicpuReturnOp, ops.StreamRecordOp, ops.StreamWaitOp,
+        ops.DupOp, ops.LoadIndexOp, ops.AicpuOp, ops.AicpuReturnOp, ops.MemcpyOp, ops.StreamRecordOp, ops.StreamWaitOp,
         structured.LoadOp, structured.GatherOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
         structured.BatchMatmulOp,
     ],

@@ -167,11 +167,15 @@ class ProgramOp(TileOp):
         super().__init__(properties={"sym_name": StringAttr(name)}, regions=[Region(Block())])
 
 
+TENSOR_KINDS = ("input", "output", "constant", "internal", "host")
+
+
 @irdl_op_definition
 class TensorOp(TileOp):
     """A tensor in GM: `kind` is input, output, constant or internal; `offset`
     is its byte offset in the program's GM arena, `type` its stored shape (in
-    its `layout`), `value` the packed bytes of a constant."""
+    its `layout`), `value` the packed bytes of a constant. Kind `host` is a
+    copy in host memory (`offset` in the host's space; tile.memcpy moves it)."""
 
     name = "tile.tensor"
     tensor_name = prop_def(StringAttr, prop_name="name")
@@ -183,7 +187,7 @@ class TensorOp(TileOp):
     assembly_format = "attr-dict"
 
     def verify_(self) -> None:
-        if self.kind.data not in ("input", "output", "constant", "internal"):
+        if self.kind.data not in TENSOR_KINDS:
             raise VerifyException(f"tile.tensor '{self.tensor_name.data}': unknown kind '{self.kind.data}'")
         if (self.kind.data == "constant") != (self.value is not None):
             raise VerifyException(
@@ -216,8 +220,51 @@ class KernelOp(TileOp):
         _verify_stream(self, f"tile.kernel @{self.sym_name.data}")
 
 
+@irdl_op_definition
+class MemcpyOp(TileOp):
+    """A copy of the whole stored tensor `src` to `dst` between GM and host
+    memory (one of them a `host` tile.tensor): a task like a kernel, run by
+    the runtime's copy engine, not an AI core (npu.memcpy). Offload under a
+    device-memory limit (tile-fit-device-memory) writes it out and reads it back.
+
+        tile.memcpy "conv_3_offload" "conv_3" -> "conv_3_host"
+    """
+
+    name = "tile.memcpy"
+    sym_name = prop_def(StringAttr)
+    src = prop_def(StringAttr)
+    dst = prop_def(StringAttr)
+    stream = opt_prop_def(IntegerAttr)
+    """The stream it runs on (tile-assign-streams); absent: stream 0."""
+    assembly_format = "$sym_name $src `->` $dst attr-dict"
+
+    def __init__(self, name: str, src: str, dst: str):
+        super().__init__(properties={"sym_name": StringAttr(name), "src": StringAttr(src), "dst": StringAttr(dst)})
+
+    def verify_(self) -> None:
+        where = f"tile.memcpy @{self.sym_name.data}"
+        _verify_stream(self, where)
+        program = self.parent_op()
+        if not isinstance(program, ProgramOp):
+            return
+        kinds = {op.tensor_name.data: op for op in program.body.block.ops if isinstance(op, TensorOp)}
+        ends = [kinds.get(n.data) for n in (self.src, self.dst)]
+        for name, tensor in zip((self.src.data, self.dst.data), ends):
+            if tensor is None:
+                raise VerifyException(f"{where}: no tile.tensor named '{name}'")
+        src, dst = ends
+        assert src is not None and dst is not None
+        if (src.kind.data == "host") == (dst.kind.data == "host"):
+            raise VerifyException(f"{where}: copies between GM and host memory: exactly one of "
+                                  f"'{self.src.data}' ({src.kind.data}) and '{self.dst.data}' ({dst.kind.data}) is a host tensor")
+        if dst.kind.data in ("input", "constant"):
+            raise VerifyException(f"{where}: writes '{self.dst.data}', a program {dst.kind.data}")
+        if src.type != dst.type:
+            raise VerifyException(f"{where}: '{self.src.data}' is {src.type}, '{self.dst.data}' is {dst.type}: a copy keeps the type")
+
+
 def stream_of(task: IRDLOperation) -> int:
-    """The stream of a tile.kernel or tile.aicpu (0 unless tile-assign-streams set one)."""
+    """The stream of a tile.kernel, tile.aicpu or tile.memcpy (0 unless tile-assign-streams set one)."""
     attr = task.properties.get("stream")
     return attr.value.data if isinstance(attr, IntegerAttr) else 0
 

@@ -1,7 +1,7 @@
 """Tasks of a tile.program on streams: what each reads and writes in GM, what
 it must wait for, and when its storage may be reused.
 
-A task is a `tile.kernel` or a `tile.aicpu`, in program order (the order the
+A task is a `tile.kernel`, a `tile.aicpu` or a `tile.memcpy`, in program order (the order the
 host submits them). Task j depends on an earlier task i when they touch one
 GM tensor and at least one of them writes it (`dependences`); tensors are
 named, and views and concat pieces are already one tensor. Tasks of one stream run in program order; a
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from gedialects.tile import ops as t
@@ -29,9 +29,12 @@ MEMSET = "memset"
 """The `kind` of a kernel that zeroes a tensor before its writers (lowering/graph_to_tile/memset.py)."""
 
 
+TASK_TYPES = (t.KernelOp, t.AicpuOp, t.MemcpyOp)
+
+
 def tasks_of(prog: t.ProgramOp) -> list[Operation]:
-    """The kernels and AI-CPU tasks of `prog`, in program order."""
-    return [op for op in prog.body.block.ops if isinstance(op, t.KernelOp | t.AicpuOp)]
+    """The kernels, AI-CPU tasks and host copies of `prog`, in program order."""
+    return [op for op in prog.body.block.ops if isinstance(op, TASK_TYPES)]
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ def access_of(task: Operation) -> Access:
     if isinstance(task, t.AicpuOp):
         return Access(frozenset(n.data for n in task.in_names.data),  # type: ignore[attr-defined]
                       frozenset(n.data for n in task.out_names.data))  # type: ignore[attr-defined]
+    if isinstance(task, t.MemcpyOp):
+        return Access(frozenset([task.src.data]), frozenset([task.dst.data]))
     reads: set[str] = set()
     writes: set[str] = set()
     for op in task.walk():
@@ -78,6 +83,24 @@ def access_of(task: Operation) -> Access:
     if clears:
         reads |= writes  # it clears bytes the tensor's writers then fill: ordered with them, not beside
     return Access(frozenset(reads), frozenset(writes), clears)
+
+
+def rename_tensor(task: Operation, old: str, new: str) -> None:
+    """Make `task` access GM tensor `new` wherever it accesses `old` (the
+    places `access_of` reads names from)."""
+    if isinstance(task, t.AicpuOp):
+        for side in ("in_names", "out_names"):
+            names = task.properties[side].data  # type: ignore[attr-defined]
+            task.properties[side] = ArrayAttr([StringAttr(new) if n.data == old else n for n in names])
+        return
+    if isinstance(task, t.MemcpyOp):
+        for side in ("src", "dst"):
+            if task.properties[side] == StringAttr(old):
+                task.properties[side] = StringAttr(new)
+        return
+    for op in task.walk():
+        if isinstance(op, st.LoadOp | st.GatherOp | st.StoreOp | t.GmOp) and op.tensor.data == old:
+            op.properties["tensor"] = StringAttr(new)
 
 
 def dependences(accesses: list[Access]) -> list[list[int]]:
@@ -164,7 +187,7 @@ def schedule_of(prog: t.ProgramOp) -> Schedule:
             ev = op.event.value.data
             if ev in recorded:
                 pending.setdefault(op.stream.value.data, []).append(recorded[ev])
-        elif isinstance(op, t.KernelOp | t.AicpuOp):
+        elif isinstance(op, TASK_TYPES):
             s = t.stream_of(op)
             last[s] = len(streams)
             streams.append(s)

@@ -82,6 +82,22 @@ def check_max_streams(value: int) -> int:
     return value
 
 
+def add_device_memory_limit_flag(parser) -> None:
+    parser.add_argument(
+        "--device-memory-limit", "--device_memory_limit", dest="device_memory_limit", type=int, default=0,
+        metavar="BYTES",
+        help="bytes the GM arena of intermediates may take: tile-fit-device-memory offloads activations to "
+        "host memory and recomputes cheap ones until it fits (default 0: no limit)",
+    )
+
+
+def check_device_memory_limit(value: int) -> int:
+    """--device-memory-limit as given, or one line saying what it must be."""
+    if value < 0:
+        raise UserError(f"--device-memory-limit must be >= 0 bytes (0: no limit), got {value}")
+    return value
+
+
 @contextmanager
 def log_to_stderr(prog: str, level: str) -> Iterator[None]:
     """gedialects' log messages (remarks at INFO) on stderr while the body runs."""

@@ -3,6 +3,7 @@
     ge-compile MODEL.onnx [--input-shape 'x:1,3,224,224'] -o MODEL.om
                [--precision-mode force_fp16|must_keep_origin_dtype] [--calibration IN.npz]
                [--target davinci-910] [--fusion-switch-file F] [--no-fuse] [--max-streams N]
+               [--device-memory-limit BYTES]
                [--dump-ir DIR] [--log LEVEL]
     ge-compile --model=MODEL.onnx --framework=5 --output=MODEL --soc_version=Ascend910
                [--input_shape=...] [--out_nodes=node:0;...] [--precision_mode=...]    (ATC's spellings)
@@ -32,7 +33,9 @@ from gedialects.tools.cli import (
     ArgumentParser,
     UserError,
     add_log_flag,
+    add_device_memory_limit_flag,
     add_max_streams_flag,
+    check_device_memory_limit,
     check_max_streams,
     check_writable,
     load_module,
@@ -92,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="skip graph-fuse")
     add_max_streams_flag(p)
+    add_device_memory_limit_flag(p)
     p.add_argument("--dump-ir", metavar="DIR", help="write the IR after every stage to DIR/NN-<stage>.mlir")
     p.add_argument("--mlir-elide-elementsattrs-if-larger", dest="elide_elements", type=int, metavar="N",
                    help="--dump-ir: elements attributes of more than N elements as dense_resource<__elided__>")
@@ -246,6 +250,7 @@ def compile_model(args) -> int:
 
     check_precision_mode(args.precision_mode)
     check_max_streams(args.max_streams)
+    check_device_memory_limit(args.device_memory_limit)
     load_target(args.target)  # a bad target fails before the long part
     if args.fusion_switch_file and not os.path.exists(args.fusion_switch_file):
         raise UserError(f"--fusion-switch-file: {args.fusion_switch_file}: no such file")
@@ -281,6 +286,7 @@ def compile_model(args) -> int:
             progress=progress,
             fusion_report=args.fusion_report or "",
             max_streams=args.max_streams,
+            device_memory_limit=args.device_memory_limit,
         )
     if args.memory_report:
         write_memory_report(args.memory_report, plans, compiled.memory)
@@ -305,6 +311,10 @@ def compile_model(args) -> int:
             f"  GM arena         {_mb(int(mem['arena_size']))}, lower bound {_mb(int(mem.get('lower_bound', 0)))}, "
             f"no reuse {_mb(int(mem['no_reuse']))}, {mem['tensors']} tensors, {mem['strategy']}"
         )
+    if "device_memory_limit" in mem:
+        print(f"  memory limit     {_mb(int(mem['device_memory_limit']))}: {mem.get('offloaded', 0)} offloaded "
+              f"({_mb(int(mem.get('host_bytes', 0)))} on host, ~{mem.get('copy_cycles', 0)} copy cycles), "
+              f"{mem.get('recomputed', 0)} recomputed")
     print(f"  GM size          {_mb(program.gm_size)}")
     if dump.files:
         print(f"  IR dumps         {len(dump.files)} files in {args.dump_ir}")

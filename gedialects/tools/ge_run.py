@@ -25,7 +25,9 @@ from gedialects.numerics import CRITERIA, Criterion
 from gedialects.tools.cli import (
     ArgumentParser,
     add_log_flag,
+    add_device_memory_limit_flag,
     add_max_streams_flag,
+    check_device_memory_limit,
     check_max_streams,
     log_to_stderr,
     EXIT_OK,
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of running it on the AI CPU")
     p.add_argument("--no-fuse", action="store_true", help="npu backend: compile without graph-fuse")
     add_max_streams_flag(p)
+    add_device_memory_limit_flag(p)
     p.add_argument("--target", default="davinci-910", help="npu backend: target preset name or config file")
     p.add_argument("--profile", help="npu backend: write a Chrome trace-event JSON profile here")
     p.add_argument("--profile-level", choices=["kernel", "pipe"], default="kernel",
@@ -264,7 +267,8 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
     with progress_bar("compile", wanted(args.log)) as progress:
         compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
                                   calibration=calibration, aicpu_fallback=not args.no_aicpu_fallback,
-                                  progress=progress, max_streams=args.max_streams)
+                                  progress=progress, max_streams=args.max_streams,
+                                  device_memory_limit=args.device_memory_limit)
     print(
         f"compiled: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), {compiled.transdata} transdata, "
         f"{compiled.streams} stream(s), {compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
@@ -295,6 +299,7 @@ def run_model(args) -> int:
             check_writable(path, flag)
     backend = args.backend or "npu"
     check_max_streams(args.max_streams)
+    check_device_memory_limit(args.device_memory_limit)
     if backend == "npu":
         load_target(args.target)  # ConfigError: one line
     given = read_npz(args.inputs, "inputs")

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
@@ -43,6 +44,8 @@ HOST_LINK_COST = 16
 device-memory traffic (the host link is roughly an order of magnitude slower
 than HBM). An assumption of the planner: the graph level may not read the
 target configs, so it is a named constant here, not a per-target figure."""
+
+C = TypeVar("C")
 
 _RECOMPUTABLE = (g.ElementwiseUnaryOp, g.ElementwiseBinaryOp, g.SumOp, g.BatchNormOp, g.FusionOp)
 
@@ -129,14 +132,20 @@ def _candidates(fn: func.FuncOp, lv: Liveness, peak: int) -> list[_Candidate]:
     return out
 
 
-def _ranked(candidates: list[_Candidate], need: int) -> list[_Candidate]:
-    """Preference order: those that alone free `need` bytes, cheapest first;
-    then the rest by cost per freed byte."""
-    enough = [c for c in candidates if c.tensor.nbytes >= need]
-    rest = [c for c in candidates if c.tensor.nbytes < need]
-    enough.sort(key=lambda c: (c.cost, -c.tensor.nbytes, c.tensor.step))
-    rest.sort(key=lambda c: (c.cost / c.tensor.nbytes, -c.tensor.nbytes, c.tensor.step))
+def preference_order(candidates: list[C], need: int, freed: Callable[[C], int], cost: Callable[[C], float],
+                     position: Callable[[C], int]) -> list[C]:
+    """Preference order of candidate actions at a peak: those that alone free
+    `need` bytes, cheapest first; then the rest by cost per freed byte (ties:
+    larger first, then earlier). Shared by the tile level's fitting
+    (gedialects/tile/memory_limit.py)."""
+    enough = sorted((c for c in candidates if freed(c) >= need), key=lambda c: (cost(c), -freed(c), position(c)))
+    rest = sorted((c for c in candidates if freed(c) < need),
+                  key=lambda c: (cost(c) / max(1, freed(c)), -freed(c), position(c)))
     return enough + rest
+
+
+def _ranked(candidates: list[_Candidate], need: int) -> list[_Candidate]:
+    return preference_order(candidates, need, lambda c: c.tensor.nbytes, lambda c: c.cost, lambda c: c.tensor.step)
 
 
 def _apply(fn: func.FuncOp, c: _Candidate) -> tuple[str, Callable[[], None]]:

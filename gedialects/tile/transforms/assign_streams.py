@@ -39,7 +39,36 @@ log = logging.getLogger("gedialects.lowering")
 
 
 def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
-    """Streams and events for `prog` (replacing any it had); the schedule."""
+    """Streams and events for `prog` (replacing any it had); the schedule.
+    Under a device-memory limit (tile-fit-device-memory) the tasks stay on
+    one stream if the re-planned arena would exceed it."""
+    offsets = {op: op.offset.value.data for op in prog.body.block.ops if isinstance(op, t.TensorOp)}
+    schedule = _assign(prog, max_streams)
+    if schedule.count > 1 and gm_arena.requests_of(prog):  # a planned arena to plan again
+        before = mem.memory_summary(prog)  # type: ignore[arg-type]
+        summary = gm_arena.replan(prog, before)
+        live = summary.pop("live_bytes", None)
+        limit = int(before.get("device_memory_limit", 0))
+        if limit and int(summary["arena_size"]) > limit:
+            log.info("@%s: %d streams would need a GM arena of %d bytes, over the device-memory limit %d: one stream",
+                     prog.sym_name.data, schedule.count, summary["arena_size"], limit)
+            for op, offset in offsets.items():
+                op.properties["offset"] = IntegerAttr(offset, i64)
+            schedule = _assign(prog, 1)
+        else:
+            if live is not None:
+                prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
+            mem.record_function(prog, {**before, **summary})  # type: ignore[arg-type]
+            statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
+    events = len(schedule.recorded)
+    statistic("streams", schedule.count, "streams the tasks are launched on")
+    statistic("stream-events", events, "events between streams")
+    log.info("@%s: %d tasks on %d stream(s), %d event(s)", prog.sym_name.data, len(schedule.streams),
+             max(1, schedule.count), events)
+    return schedule
+
+
+def _assign(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     block = prog.body.block
     for op in list(block.ops):
         if isinstance(op, t.StreamRecordOp | t.StreamWaitOp):
@@ -56,17 +85,6 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
             block.insert_op_before(t.StreamWaitOp(schedule.streams[j], events[i]), task)
         if j in events:
             block.insert_op_after(t.StreamRecordOp(schedule.streams[j], events[j]), task)
-    if schedule.count > 1 and gm_arena.requests_of(prog):  # a planned arena to plan again
-        summary = gm_arena.replan(prog, mem.memory_summary(prog))  # type: ignore[arg-type]
-        live = summary.pop("live_bytes", None)
-        if live is not None:
-            prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
-        mem.record_function(prog, summary)  # type: ignore[arg-type]
-        statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
-    statistic("streams", schedule.count, "streams the tasks are launched on")
-    statistic("stream-events", len(events), "events between streams")
-    log.info("@%s: %d tasks on %d stream(s), %d event(s)", prog.sym_name.data, len(tasks),
-             max(1, schedule.count), len(events))
     return schedule
 
 

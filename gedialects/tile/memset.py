@@ -2,7 +2,8 @@
 tensor relying on zeros no kernel writes (a zero halo, channels padded up to
 a whole fractal) can take storage another tensor used before (GE's
 AtomicAddrClean task). The GM arena plan says which tensors need one
-(`gedialects.tile.gm_arena.plan_arena(clear=True)`).
+(`gedialects.tile.gm_arena.plan_arena(clear=True)`); convert-graph-to-tile
+and tile-fit-device-memory insert them (`insert_memsets`).
 
 A memset is a structured vector kernel, a constant map stored over the
 tensor's whole stored shape, so the tile passes tile and distribute it like
@@ -11,12 +12,15 @@ with the tensor's other writers (gedialects/tile/streams.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import FloatAttr, StringAttr, TensorType
 from xdsl.ir import Block, Region
 
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
+from gedialects.tile import streams
 from gedialects.tile.streams import MEMSET as KIND
 
 
@@ -33,3 +37,13 @@ def memset_kernel(name: str, tensor: str, ttype: TensorType) -> t.KernelOp:
     kernel.attributes["op_type"] = StringAttr(KIND)
     kernel.attributes["source"] = StringAttr(f"memset of {tensor}")
     return kernel
+
+
+def insert_memsets(prog: t.ProgramOp, names: list[str], stored_type: Callable[[str], TensorType],
+                   kernel_name: Callable[[], str]) -> None:
+    """A memset kernel (named by `kernel_name()`) right before the first task
+    that accesses each tensor of `names` (its stored type `stored_type(name)`)."""
+    tasks = streams.tasks_of(prog)
+    for name in names:
+        first = next(task for task in tasks if name in streams.access_of(task).tensors)
+        prog.body.block.insert_op_before(memset_kernel(kernel_name(), name, stored_type(name)), first)
