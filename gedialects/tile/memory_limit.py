@@ -40,7 +40,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Operation
 
 from gedialects.graph.memory.limit import preference_order
@@ -299,9 +299,11 @@ def _impossible(prog: t.ProgramOp, tasks: list[Operation], peak: int, state: _St
     source = task.attributes.get("source")
     if isinstance(source, StringAttr):
         what += f" ({source.data})"
+    why = ("offloading or recomputing a tensor does not lower it" if state.live[peak] > limit
+           else "no offload or recompute gave a smaller plan")
     return (f"device-memory-limit={limit} cannot be met: the arena plan needs {state.planned} bytes and "
-            f"{state.live[peak]} bytes are live at task {peak} ({what}); offloading or recomputing a tensor "
-            f"does not lower it; live there: " + ", ".join(f"{r.name} ({r.nbytes} B)" for r in live))
+            f"{state.live[peak]} bytes are live at task {peak} ({what}); {why}; live there: "
+            + ", ".join(f"{r.name} ({r.nbytes} B)" for r in live))
 
 
 def host_offsets(prog: t.ProgramOp) -> int:
@@ -326,10 +328,6 @@ def insert_memsets(prog: t.ProgramOp, names: list[str]) -> None:
         count += 1
         return fresh.fresh(f"k{count - 1}_memset")
 
-    memset.insert_memsets(prog, names, lambda name: _stored(tensors[name]), kernel_name)
+    memset.insert_memsets(prog, names, lambda name: tensors[name].type, kernel_name)
     for name in names:
         tensors[name].attributes[gm_arena.CLEARED] = UnitAttr()
-
-
-def _stored(tensor: t.TensorOp) -> TensorType:
-    return tensor.type

@@ -26,7 +26,7 @@ from gedialects.tile import structured as st
 
 
 MEMSET = "memset"
-"""The `kind` of a kernel that zeroes a tensor before its writers (lowering/graph_to_tile/memset.py)."""
+"""The `kind` of a kernel that zeroes a tensor before its writers (gedialects/tile/memset.py)."""
 
 
 TASK_TYPES = (t.KernelOp, t.AicpuOp, t.MemcpyOp)

@@ -1,0 +1,154 @@
+"""A device-memory limit on the NPU (tile-fit-device-memory): host offload and
+recompute carried into the npu program, the arena within the limit, outputs
+unchanged, the copies' cycles reported; an impossible limit is one line."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from xdsl.dialects.builtin import StringAttr
+
+from gedialects.frontend.onnx_import import import_model
+from gedialects.npu import ops as npu
+from gedialects.numerics import CRITERIA
+from gedialects.tools import ge_compile
+from gedialects.zoo import onnxruntime_outputs, random_inputs
+from lowering.pipeline import compile_module
+from target.assembler import assemble
+from target.simulator import simulate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zoo"))
+from zoo import zoo_inputs, zoo_path  # noqa: E402
+
+
+def _skip_net():
+    """x -> conv a -> three 3x3 convs -> + a: `a` is alive across the three,
+    written by a conv (nothing cheap to recompute it from)."""
+    rng = np.random.default_rng(5)
+    nodes, inits = [], []
+
+    def conv(src: str, dst: str, k: int, i: int) -> None:
+        w = (rng.standard_normal((16, 16, k, k)) / (4 * k)).astype(np.float32)
+        inits.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, w.shape, w.ravel()))
+        nodes.append(helper.make_node("Conv", [src, f"w{i}"], [f"c{i}"], pads=[k // 2] * 4))
+        nodes.append(helper.make_node("Relu", [f"c{i}"], [dst]))
+
+    conv("x", "a", 1, 0)
+    conv("a", "b1", 3, 1)
+    conv("b1", "b2", 3, 2)
+    conv("b2", "b3", 3, 3)
+    nodes.append(helper.make_node("Add", ["b3", "a"], ["y"]))
+    graph = helper.make_graph(
+        nodes, "skip", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _compile(model, precision: str, limit: int = 0):
+    return compile_module(import_model(model, {}, source="skip"), precision, device_memory_limit=limit)
+
+
+def _copies(compiled) -> list[npu.MemcpyOp]:
+    return [op for op in compiled.module.walk() if isinstance(op, npu.MemcpyOp)]
+
+
+def _peak(compiled) -> int:
+    prog = compiled.module.body.block.first_op
+    return max(int(b) for b in prog.attributes["ge.arena_live_bytes"].data.split(";"))
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+def test_offload_fits_the_limit_and_keeps_the_outputs(precision):
+    model = _skip_net()
+    inputs = random_inputs(model)
+    free = _compile(model, precision)
+    arena = int(free.memory["arena_size"])
+    limit = arena * 9 // 10
+    fitted = _compile(model, precision, limit)
+    assert int(fitted.memory["arena_size"]) <= limit < arena
+    assert _peak(fitted) <= limit
+    assert fitted.memory["offloaded"] >= 1 and fitted.memory["host_bytes"] > 0
+    copies = _copies(fitted)
+    assert {c.direction.data for c in copies} == {"d2h", "h2d"}
+    before = simulate(assemble(free.module), inputs, races="error")
+    after = simulate(assemble(fitted.module), inputs, races="error")
+    assert all(np.array_equal(before.outputs[k], after.outputs[k]) for k in before.outputs)
+    ((name, ref),) = onnxruntime_outputs(model, inputs).items()
+    assert CRITERIA[precision].check(after.outputs[name].reshape(ref.shape), ref).ok
+    # the cost is reported: the copies' cycles, and the whole run is longer by about them
+    rows = [k for k in after.profile.kernels if k.task_type == "MEMCPY"]
+    assert len(rows) == len(copies)
+    assert after.profile.memcpy_cycles == sum(k.cycles for k in rows) > 0
+    assert after.profile.total_cycles > before.profile.total_cycles
+
+
+def test_without_the_copies_back_the_result_is_wrong():
+    """The test above can fail: drop the host-to-device copies and the
+    reader sees whatever its storage held."""
+    model = _skip_net()
+    inputs = random_inputs(model)
+    free = _compile(model, "must_keep_origin_dtype")
+    fitted = _compile(model, "must_keep_origin_dtype", int(free.memory["arena_size"]) * 9 // 10)
+    prog = fitted.module.body.block.first_op
+    tasks = [op for op in prog.body.block.ops if isinstance(op, npu.LaunchOp | npu.AicpuOp | npu.MemcpyOp)]
+    live = prog.attributes["ge.arena_live_bytes"].data.split(";")
+    for i, task in reversed(list(enumerate(tasks))):
+        if isinstance(task, npu.MemcpyOp) and task.direction.data == "h2d":
+            del live[i]
+            task.detach()
+            task.erase()
+    for op in fitted.module.walk():  # the profile's device-memory track: one entry per task
+        if "ge.arena_live_bytes" in op.attributes:
+            op.attributes["ge.arena_live_bytes"] = StringAttr(";".join(live))
+    got = simulate(assemble(fitted.module), inputs, races="error").outputs
+    want = simulate(assemble(free.module), inputs, races="error").outputs
+    assert not all(np.array_equal(got[k], want[k]) for k in want)
+
+
+def test_a_limit_already_met_changes_nothing():
+    model = _skip_net()
+    free = _compile(model, "force_fp16")
+    roomy = _compile(model, "force_fp16", int(free.memory["arena_size"]))
+    assert not _copies(roomy)
+    assert roomy.memory["arena_size"] == free.memory["arena_size"]
+    assert roomy.memory["device_memory_limit"] == free.memory["arena_size"]
+
+
+def test_transformer_offloads_and_recomputes_and_matches_onnxruntime():
+    model = onnx.load(str(zoo_path("bert")))
+    inputs = zoo_inputs("bert")
+    free = compile_module(import_model(model, {}, source="bert"))
+    limit = int(free.memory["arena_size"]) * 4 // 5
+    fitted = compile_module(import_model(model, {}, source="bert"), device_memory_limit=limit)
+    assert int(fitted.memory["arena_size"]) <= limit
+    assert fitted.memory["offloaded"] >= 1 and fitted.memory["recomputed"] >= 1
+    before = simulate(assemble(free.module), inputs, races="error")
+    after = simulate(assemble(fitted.module), inputs, races="error")
+    assert all(np.array_equal(before.outputs[k], after.outputs[k]) for k in before.outputs)
+    want = onnxruntime_outputs(model, inputs)
+    for k, ref in want.items():
+        assert CRITERIA["force_fp16"].check(after.outputs[k].reshape(ref.shape), ref).ok
+
+
+def test_impossible_limit_is_one_line(tmp_path, capsys):
+    path = tmp_path / "skip.onnx"
+    onnx.save(_skip_net(), str(path))
+    rc = ge_compile.main([str(path), "-o", str(tmp_path / "skip.om"), "--device-memory-limit", "4096"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("ge-compile: error: tile-fit-device-memory: @main: device-memory-limit=4096 cannot be met")
+    assert "live at task" in err and "live there: " in err
+
+
+def test_negative_limit_is_refused(tmp_path, capsys):
+    path = tmp_path / "skip.onnx"
+    onnx.save(_skip_net(), str(path))
+    rc = ge_compile.main([str(path), "-o", str(tmp_path / "skip.om"), "--device-memory-limit", "-1"])
+    assert rc == 1
+    assert "--device-memory-limit must be >= 0 bytes" in capsys.readouterr().err
