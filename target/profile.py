@@ -301,7 +301,9 @@ def format_profile(profile: Profile) -> str:
                      f"{profile.bytes_from_host} from host, {profile.memcpy_cycles} cycles "
                      f"({profile.memcpy_cycles / profile.clock_mhz:.2f} us) on the host link")
     if profile.device_bytes:
-        arena = (f"; the intermediates' arena {profile.arena_bytes} bytes, {profile.no_reuse_bytes} without reuse"
+        peak = (f", at most {max(profile.arena_live_bytes)} held at one task (its lower bound)"
+                if profile.arena_live_bytes else "")
+        arena = (f"; the intermediates' arena {profile.arena_bytes} bytes, {profile.no_reuse_bytes} without reuse{peak}"
                  if profile.arena_bytes else "")
         host = f"; host memory {profile.host_bytes} bytes" if profile.host_bytes else ""
         lines.append(f"device memory: {profile.device_bytes} bytes of GM ({profile.device_bytes / 2**20:.2f} MiB: "

@@ -119,6 +119,9 @@ def test_ge_run_writes_the_csv_and_an_offline_model_keeps_the_names(run, tmp_pat
     loaded = Program.load(om)  # the arena figures travel in the .om's meta, as ge-compile printed them
     assert 0 < loaded.meta["arena_bytes"] <= loaded.meta["no_reuse_bytes"] <= loaded.gm_size
     assert f"the intermediates' arena {loaded.meta['arena_bytes']} bytes" in table
+    peak = max(int(b) for b in str(loaded.meta["arena_live_bytes"]).split(";"))
+    assert peak <= loaded.meta["arena_bytes"]
+    assert f"at most {peak} held at one task (its lower bound)" in table
     with open(csv_path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert tuple(rows[0]) == OP_SUMMARY_COLUMNS
