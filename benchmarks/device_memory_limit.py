@@ -10,8 +10,9 @@ compiled with `device_memory_limit = f x arena`: the arena it got, tensors
 offloaded / recomputed, host bytes, simulated cycles against the
 unconstrained run (same inputs, same run), the cycles the host copies took,
 and whether the outputs are bit-identical to the unconstrained program's.
-An infeasible limit shows the task the error names (where the bytes a task
-touches exceed it: nothing can be moved off the device there).
+An infeasible limit shows the task the error names and, when a task itself
+touches more arena bytes than the limit (nothing can leave the device
+there), how many.
 """
 
 from __future__ import annotations
@@ -56,8 +57,11 @@ def measure(name: str, fractions: list[float], precision: str) -> list[str]:
         try:
             fitted = compile_module(import_model(model, {}, source=name), precision, device_memory_limit=limit)
         except Exception as e:  # the one-line diagnostic: name where it fails
-            where = re.search(r"live at task \d+ \(([^)]*\)?)\)", str(e))
-            rows.append(f"| {name} @ {f:.0%} | infeasible: {where.group(1) if where else str(e)[:80]} | | | | | | |")
+            where = re.search(r"task \d+ \((tile\.\w+ @\w+)", str(e))
+            floor = re.search(r"the limit must be at least (\d+)", str(e))
+            why = f"{where.group(1) if where else str(e)[:80]}" + (
+                f" touches {int(floor.group(1)) / 1e3:,.0f} KB" if floor else " (no plan found)")
+            rows.append(f"| {name} @ {f:.0%} | infeasible: {why} | | | | | | |")
             continue
         run = simulate(assemble(fitted.module), inputs)
         same = all(np.array_equal(base.outputs[k], run.outputs[k]) for k in base.outputs)

@@ -243,6 +243,33 @@ def requests_of(prog: t.ProgramOp) -> list[Request]:
     return out
 
 
+def storage_handovers(prog: t.ProgramOp, accesses: list[streams.Access]) -> list[list[int]]:
+    """Per task, the earlier tasks it must follow because it is the first to
+    touch a tensor whose storage (its offset and slot) an earlier tensor
+    used: every task that touched the earlier tensor. Ordering these keeps
+    the arena as planned for program order whatever the streams (the plan
+    under a device-memory limit); `accesses` are the tasks' (`tasks_of`)."""
+    ranges: dict[str, tuple[int, int]] = {}
+    for op in prog.body.block.ops:
+        if isinstance(op, t.TensorOp) and op.kind.data == "internal" and STORED_BYTES in op.attributes:
+            start = op.offset.value.data
+            ranges[op.tensor_name.data] = (start, start + slot(op.attributes[STORED_BYTES].value.data))  # type: ignore[attr-defined]
+    users: dict[str, list[int]] = {}
+    for k, a in enumerate(accesses):
+        for name in a.tensors:
+            if name in ranges:
+                users.setdefault(name, []).append(k)
+    extra: list[set[int]] = [set() for _ in accesses]
+    for later, (lo, hi) in ranges.items():
+        if later not in users:
+            continue
+        first = users[later][0]
+        for earlier, (elo, ehi) in ranges.items():
+            if earlier != later and earlier in users and elo < hi and lo < ehi and users[earlier][-1] <= first:
+                extra[first].update(k for k in users[earlier] if k < first)
+    return [sorted(e) for e in extra]
+
+
 def replan(prog: t.ProgramOp, summary: dict) -> dict:
     """Plan the arena of `prog` again for the schedule it now has (its tasks'
     streams and events): new offsets for the internal tensors, the inputs,

@@ -30,7 +30,8 @@ Candidates are ranked as the graph level ranks them (`preference_order`);
 an action is kept only if it makes progress (fewer bytes at the peak, or,
 once the lower bound fits, a smaller plan) and is undone otherwise. When no
 candidate is left, `DeviceMemoryError` names the peak task and the tensors
-live there. Memsets are planned afresh at the end: the plan decides which
+live there; a limit below the arena bytes one task itself reads and writes
+fails at once, naming that task and the smallest limit that could work. Memsets are planned afresh at the end: the plan decides which
 zero-halo tensors land on storage another tensor wrote.
 """
 
@@ -43,6 +44,7 @@ from dataclasses import dataclass
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
 from xdsl.ir import Operation
 
+from gedialects.graph.memory.lifetimes import align
 from gedialects.graph.memory.limit import preference_order
 from gedialects.graph.tensors import tensor_nbytes
 from gedialects.tile import gm_arena, memset, streams
@@ -120,6 +122,7 @@ def fit(prog: t.ProgramOp, limit: int, alignment: int, costs: Costs) -> Result:
     """Rewrite `prog` (already without memsets) until its arena plan fits `limit` bytes."""
     tensors = {op.tensor_name.data: op for op in prog.body.block.ops if isinstance(op, t.TensorOp)}
     requests = gm_arena.requests_of(prog)
+    _check_floor(prog, requests, alignment, limit)
     state = _state(prog, requests, alignment, limit)
     result = Result(requests, state.offsets, state.summary, state.dirty)
     names = _Names(prog)
@@ -142,6 +145,33 @@ def fit(prog: t.ProgramOp, limit: int, alignment: int, costs: Costs) -> Result:
         state = new
     result.requests, result.offsets, result.summary, result.dirty = state.requests, state.offsets, state.summary, state.dirty
     return result
+
+
+def _check_floor(prog: t.ProgramOp, requests: list[gm_arena.Request], alignment: int, limit: int) -> None:
+    """No rewrite takes off the device what a task itself reads or writes:
+    a limit below the most arena bytes one task touches fails at once."""
+    slots = {r.name: align(gm_arena.slot(r.nbytes), alignment) for r in requests}
+    over = {r.name: r.reuses for r in requests if r.reuses is not None}  # written in place: one slot
+    tasks = streams.tasks_of(prog)
+    touched = []
+    for task in tasks:
+        names = streams.access_of(task).tensors
+        touched.append(sorted((n for n in names if n in slots and over.get(n) not in names), key=lambda n: (-slots[n], n)))
+    k = max(range(len(tasks)), key=lambda k: sum(slots[n] for n in touched[k]), default=None)
+    if k is None:
+        return
+    floor = sum(slots[n] for n in touched[k])
+    if floor > limit:
+        raise DeviceMemoryError(
+            f"device-memory-limit={limit} cannot be met: task {k} ({_describe(tasks[k])}) itself reads and "
+            f"writes {floor} bytes of the arena, which no offload or recompute takes off the device: "
+            + ", ".join(f"{n} ({slots[n]} B)" for n in touched[k]) + f"; the limit must be at least {floor}")
+
+
+def _describe(task: Operation) -> str:
+    what = f"{task.name} @{task.properties['sym_name'].data}"  # type: ignore[attr-defined]
+    source = task.attributes.get("source")
+    return what + (f" ({source.data})" if isinstance(source, StringAttr) else "")
 
 
 class _Names:
@@ -294,11 +324,7 @@ def _impossible(prog: t.ProgramOp, tasks: list[Operation], peak: int, state: _St
     life = gm_arena.kernel_lifetimes(prog)
     live = sorted((r for r in state.requests if life.get(r.name, (0, -1))[0] <= peak <= life.get(r.name, (0, -1))[1]),
                   key=lambda r: -r.nbytes)
-    task = tasks[peak]
-    what = f"{task.name} @{task.properties['sym_name'].data}"  # type: ignore[attr-defined]
-    source = task.attributes.get("source")
-    if isinstance(source, StringAttr):
-        what += f" ({source.data})"
+    what = _describe(tasks[peak])
     why = ("offloading or recomputing a tensor does not lower it" if state.live[peak] > limit
            else "no offload or recompute gave a smaller plan")
     return (f"device-memory-limit={limit} cannot be met: the arena plan needs {state.planned} bytes and "

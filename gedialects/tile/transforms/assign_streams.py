@@ -40,26 +40,20 @@ log = logging.getLogger("gedialects.lowering")
 
 def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     """Streams and events for `prog` (replacing any it had); the schedule.
-    Under a device-memory limit (tile-fit-device-memory) the tasks stay on
-    one stream if the re-planned arena would exceed it."""
-    offsets = {op: op.offset.value.data for op in prog.body.block.ops if isinstance(op, t.TensorOp)}
-    schedule = _assign(prog, max_streams)
-    if schedule.count > 1 and gm_arena.requests_of(prog):  # a planned arena to plan again
+    Under a device-memory limit (tile-fit-device-memory recorded one) the
+    arena stays as planned: a task first touching storage another tensor
+    used also waits for that tensor's users (`gm_arena.storage_handovers`)."""
+    planned = gm_arena.requests_of(prog)
+    limited = bool(planned) and "device_memory_limit" in mem.memory_summary(prog)  # type: ignore[arg-type]
+    schedule = _assign(prog, max_streams, limited)
+    if schedule.count > 1 and planned and not limited:  # a planned arena to plan again for the overlap
         before = mem.memory_summary(prog)  # type: ignore[arg-type]
         summary = gm_arena.replan(prog, before)
         live = summary.pop("live_bytes", None)
-        limit = int(before.get("device_memory_limit", 0))
-        if limit and int(summary["arena_size"]) > limit:
-            log.info("@%s: %d streams would need a GM arena of %d bytes, over the device-memory limit %d: one stream",
-                     prog.sym_name.data, schedule.count, summary["arena_size"], limit)
-            for op, offset in offsets.items():
-                op.properties["offset"] = IntegerAttr(offset, i64)
-            schedule = _assign(prog, 1)
-        else:
-            if live is not None:
-                prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
-            mem.record_function(prog, {**before, **summary})  # type: ignore[arg-type]
-            statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
+        if live is not None:
+            prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
+        mem.record_function(prog, {**before, **summary})  # type: ignore[arg-type]
+        statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
     events = len(schedule.recorded)
     statistic("streams", schedule.count, "streams the tasks are launched on")
     statistic("stream-events", events, "events between streams")
@@ -68,14 +62,18 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     return schedule
 
 
-def _assign(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
+def _assign(prog: t.ProgramOp, max_streams: int, keep_arena: bool) -> streams.Schedule:
     block = prog.body.block
     for op in list(block.ops):
         if isinstance(op, t.StreamRecordOp | t.StreamWaitOp):
             op.detach()
             op.erase()
     tasks = streams.tasks_of(prog)
-    schedule = streams.assign(streams.dependences([streams.access_of(task) for task in tasks]), max_streams)
+    accesses = [streams.access_of(task) for task in tasks]
+    preds = streams.dependences(accesses)
+    if keep_arena:
+        preds = [sorted(set(p) | set(h)) for p, h in zip(preds, gm_arena.storage_handovers(prog, accesses))]
+    schedule = streams.assign(preds, max_streams)
     events: dict[int, int] = {i: e for e, i in enumerate(schedule.recorded)}
     for j, task in enumerate(tasks):
         task.properties.pop("stream", None)

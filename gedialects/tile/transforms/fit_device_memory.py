@@ -6,8 +6,8 @@ sizes (gedialects/tile/memory_limit.py says how).
 It runs on a tile.program fresh from convert-graph-to-tile, whose GM arena
 is planned (`ge.memory`, each internal tile.tensor's request): before
 tile-select-tiling, so that the memsets it re-plans are tiled like any
-kernel, and before tile-assign-streams, which keeps the arena within the
-limit (it falls back to one stream when overlap would exceed it). Offload
+kernel, and before tile-assign-streams, which then keeps the arena as
+fitted (a task taking over storage waits for its previous tenant's users). Offload
 copies are `tile.memcpy` tasks to `host` tensors (npu.memcpy: the host link
 of the target config prices them).
 

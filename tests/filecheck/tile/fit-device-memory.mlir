@@ -1,6 +1,7 @@
 // tile-fit-device-memory: offload to host memory and recompute until the GM
 // arena fits the limit (gedialects/tile/memory_limit.py).
 // RUN: ge-opt %s --split-input-file -p 'tile-fit-device-memory{device-memory-limit=10000}' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'tile-fit-device-memory{device-memory-limit=10000},tile-assign-streams' | filecheck %s --check-prefix=STREAMS
 // RUN: ge-opt %s --split-input-file -p 'tile-fit-device-memory{device-memory-limit=100000}' | filecheck %s --check-prefix=ROOM
 // RUN: ge-opt %s --split-input-file -p tile-fit-device-memory | filecheck %s --check-prefix=NONE
 // RUN: not ge-opt %s --split-input-file -p 'tile-fit-device-memory{device-memory-limit=9000}' 2>&1 | filecheck %s --check-prefix=TIGHT
@@ -27,13 +28,26 @@
 // CHECK:      tile.memcpy "a_from_host" "a_host" -> "a_reloaded" {source = "reload of a"}
 // CHECK-NEXT: tile.kernel "k3"
 // CHECK-NEXT:   tile.load "a_reloaded"
+// On streams under the limit the arena stays as planned: k2 takes t's
+// storage, so it waits for k1; k2b takes a's, so it waits for the copy to
+// host, which overlaps k2 on the other stream.
+// STREAMS-LABEL: tile.program "offload"
+// STREAMS-SAME:  arena_size = 9216 : i64
+// STREAMS:       tile.kernel "k1" attributes {block_dim = 1 : i64, stream = 0 : i64}
+// STREAMS:       tile.stream_record stream 0 event 0
+// STREAMS-NEXT:  tile.memcpy "a_to_host" "a" -> "a_host" {source = "offload of a", stream = 0 : i64}
+// STREAMS-NEXT:  tile.stream_record stream 0 event 1
+// STREAMS-NEXT:  tile.stream_wait stream 1 event 0
+// STREAMS-NEXT:  tile.kernel "k2" attributes {block_dim = 1 : i64, stream = 1 : i64}
+// STREAMS:       tile.stream_wait stream 1 event 1
+// STREAMS-NEXT:  tile.kernel "k2b" attributes {block_dim = 1 : i64, stream = 1 : i64}
 // ROOM-LABEL: tile.program "offload"
 // ROOM-SAME:  arena_size = 13824 : i64
 // ROOM-SAME:  device_memory_limit = 100000 : i64
 // ROOM-NOT:   memcpy
 // NONE-LABEL: tile.program "offload"
 // NONE-NOT:   device_memory_limit
-// TIGHT: error: tile-fit-device-memory: @offload: device-memory-limit=9000 cannot be met: the arena plan needs 9216 bytes and 9216 bytes are live at task 1 (tile.kernel @k1); offloading or recomputing a tensor does not lower it; live there: t (4096 B), a (4096 B)
+// TIGHT: error: tile-fit-device-memory: @offload: device-memory-limit=9000 cannot be met: task 1 (tile.kernel @k1) itself reads and writes 9216 bytes of the arena, which no offload or recompute takes off the device: a (4608 B), t (4608 B); the limit must be at least 9216
 // ORDER: error: tile-fit-device-memory: @offload: the program has streams already (run it before tile-assign-streams)
 tile.program "offload" attributes {ge.memory = {alignment = 512 : i64, arena_size = 13824 : i64, no_reuse = 18432 : i64, strategy = "greedy-by-size", tensors = 4 : i64}} {
   tile.tensor {name = "x", kind = "input", offset = 13824 : i64, type = tensor<1024xf32>, layout = "ND"}
