@@ -29,6 +29,7 @@ guarantees it; the simulator's race detector checks it).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -122,6 +123,18 @@ def _conflict(a: Access, b: Access) -> bool:
 class _Body:
     items: list[Operation]
     acc: list[list[Access]] = field(default_factory=list)
+    by_pipe: dict = field(default_factory=dict)
+    """space -> pipe -> ([(item index, access index)], [access]) in program
+    order: what a conflict search scans (only accesses that can conflict)."""
+
+    def add(self, op: Operation, acc: list[Access]) -> None:
+        i = len(self.items)
+        self.items.append(op)
+        self.acc.append(acc)
+        for k, a in enumerate(acc):
+            index, found = self.by_pipe.setdefault(a.space, {}).setdefault(a.pipe, ([], []))
+            index.append((i, k))
+            found.append(a)
 
 
 def _is_instruction(op: Operation) -> bool:
@@ -139,22 +152,29 @@ def _collect(block: Block) -> _Body:
             acc = accesses(op)
         else:
             continue
-        body.items.append(op)
-        body.acc.append(acc)
+        body.add(op, acc)
     return body
 
 
 def _latest_conflicts(body: _Body, j: int, a: Access, upto: int) -> dict[Pipe, int]:
     """Latest item < upto per other pipe whose accesses conflict with `a`."""
-    found: dict[Pipe, int] = {}
-    for i in range(upto - 1, -1, -1):
-        if i == j and upto <= j:
+    found: dict[Pipe, tuple[int, int]] = {}
+    for pipe, (index, accs) in body.by_pipe.get(a.space, {}).items():
+        # the scalar unit's reads are ordered before all it issues later
+        if pipe in (a.pipe, Pipe.S):
             continue
-        for b in body.acc[i]:
-            # the scalar unit's reads are ordered before all it issues later
-            if b.pipe not in (a.pipe, Pipe.S) and b.pipe not in found and _conflict(a, b):
-                found[b.pipe] = i
-    return found
+        k = bisect_left(index, (upto, 0)) - 1
+        while k >= 0:
+            b = accs[k]
+            if (a.write or b.write) and a.lo < b.hi and b.lo < a.hi:
+                if pipe in found and found[pipe][0] != index[k][0]:
+                    break  # the latest item is found; this is an earlier one
+                found[pipe] = index[k]  # its first conflicting access within the item
+            elif pipe in found and found[pipe][0] != index[k][0]:
+                break
+            k -= 1
+    # in the order a backward walk over the items meets them (the flags' order in the output)
+    return {pipe: at[0] for pipe, at in sorted(found.items(), key=lambda kv: (-kv[1][0], kv[1][1]))}
 
 
 def insert_sync(kernel: npu.KernelOp) -> SyncStats:
