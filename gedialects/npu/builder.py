@@ -111,7 +111,7 @@ class KernelBuilder:
     ) -> SSAValue:
         """A pointer `space[offset + dyn]`, within `extent` bytes of `offset` if given."""
         d = None if dyn is None else self.value(dyn)
-        return self.emit(npu.PtrOp(space, offset, d, extent if d is not None else None)).results[0]
+        return self.emit(npu.PtrOp.at(MemSpace(space), offset, d, extent if d is not None else None)).results[0]
 
     @contextmanager
     def loop(self, lb: Value, ub: Value, step: Value = 1) -> Iterator[SSAValue]:

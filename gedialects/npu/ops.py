@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from itertools import pairwise
 from typing import ClassVar
 
@@ -108,6 +109,7 @@ from gedialects.npu.syntax import (
     KeywordSyntaxOp,
     dtype_attr,
     dtype_name,
+    i64_attr,
     operand_names,
 )
 from gedialects.npu.vector_ops import (
@@ -184,6 +186,13 @@ class NpuInstruction(KeywordSyntaxOp, abc.ABC):
 
     PIPE: ClassVar[Pipe]
     SPACES: ClassVar[tuple[frozenset[MemSpace], ...]] = ()
+
+    def __init__(self, *, operands: Sequence[SSAValue | Operation] = (), properties: Mapping[str, Attribute]):
+        # IRDL's constructor minus its argument processing: an instruction has
+        # single pointer operands, properties and nothing else, and a program
+        # ~10^5 of them (the verifier still checks every one)
+        Operation.__init__(self, operands=[o.results[0] if isinstance(o, Operation) else o for o in operands],
+                           properties=properties)
 
     def pipe(self) -> Pipe:
         return self.PIPE
@@ -1066,7 +1075,7 @@ class FlagOp(NpuInstruction, abc.ABC):
             properties={
                 "src_pipe": PipeAttr(Pipe(src)),
                 "dst_pipe": PipeAttr(Pipe(dst)),
-                "event": IntegerAttr(event, i64),
+                "event": i64_attr(event),
             }
         )
 
@@ -1156,6 +1165,16 @@ class PipeBarrierOp(NpuInstruction):
 # ---------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=None)
+def _space_attr(space: MemSpace) -> MemSpaceAttr:
+    return MemSpaceAttr(space)
+
+
+@lru_cache(maxsize=None)
+def _ptr_type(space: MemSpace) -> PtrType:
+    return PtrType(space)
+
+
 @irdl_op_definition
 class PtrOp(IRDLOperation):
     """A byte address in one memory space: `npu.ptr ub 4096` or, with a
@@ -1183,14 +1202,23 @@ class PtrOp(IRDLOperation):
         extent: int | None = None,
     ):
         space = MemSpace(space)
-        props = {"space": MemSpaceAttr(space), "offset": IntegerAttr(offset, i64)}
+        props = {"space": MemSpaceAttr(space), "offset": i64_attr(offset)}
         if extent is not None:
-            props["extent"] = IntegerAttr(extent, i64)
+            props["extent"] = i64_attr(extent)
         super().__init__(
             operands=[[dyn] if dyn is not None else []],
             result_types=[PtrType(space)],
             properties=props,
         )
+
+    @classmethod
+    def at(cls, space: MemSpace, offset: int, dyn: SSAValue | None = None, extent: int | None = None) -> PtrOp:
+        """`PtrOp(space, offset, dyn, extent)` without IRDL's argument processing
+        and with shared attributes: the lowering builds ~10^5 of them per program."""
+        props = {"space": _space_attr(space), "offset": i64_attr(offset)}
+        if extent is not None:
+            props["extent"] = i64_attr(extent)
+        return cls.create(operands=[dyn] if dyn is not None else [], result_types=[_ptr_type(space)], properties=props)
 
     @property
     def mem_space(self) -> MemSpace:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -94,6 +95,14 @@ def _parse_float(parser: Parser) -> float:
     return -value if negative else value
 
 
+@lru_cache(maxsize=1 << 16)
+def i64_attr(value: int) -> IntegerAttr:
+    """`IntegerAttr(value, i64)`, built once per value: attributes are
+    immutable, and a program has ~10^5 instructions with few distinct numbers
+    (constructing one costs as much as the rest of an op's properties)."""
+    return IntegerAttr(value, i64)
+
+
 class KeywordSyntaxOp(IRDLOperation):
     """Base of every npu instruction: head values, pointer operands, fields."""
 
@@ -131,7 +140,7 @@ class KeywordSyntaxOp(IRDLOperation):
             if value is None:
                 raise ValueError(f"{cls.name}: field '{f.name}' is required")
             if f.kind == "int":
-                props[f.name] = IntegerAttr(int(value), i64)
+                props[f.name] = i64_attr(int(value))
             else:
                 props[f.name] = FloatAttr(float(value), Float64Type())
         return props

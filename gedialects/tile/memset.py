@@ -43,7 +43,9 @@ def insert_memsets(prog: t.ProgramOp, names: list[str], stored_type: Callable[[s
                    kernel_name: Callable[[], str]) -> None:
     """A memset kernel (named by `kernel_name()`) right before the first task
     that accesses each tensor of `names` (its stored type `stored_type(name)`)."""
-    tasks = streams.tasks_of(prog)
+    first: dict[str, object] = {}
+    for task in streams.tasks_of(prog):
+        for tensor in streams.access_of(task).tensors:
+            first.setdefault(tensor, task)
     for name in names:
-        first = next(task for task in tasks if name in streams.access_of(task).tensors)
-        prog.body.block.insert_op_before(memset_kernel(kernel_name(), name, stored_type(name)), first)
+        prog.body.block.insert_op_before(memset_kernel(kernel_name(), name, stored_type(name)), first[name])
