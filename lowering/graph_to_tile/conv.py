@@ -45,8 +45,7 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
     bias = ctx.constant_value(op.bias) if op.bias is not None else None
     res = ctx.values[op.residual] if op.residual is not None else None
     scale_in, scale_out = ctx.scale_of(op.input), ctx.scale_of(op.output)
-    if scale_in != scale_out:  # force_fp16 range scaling, folded into the weights
-        w = np.asarray(w, np.float32) * (scale_in / scale_out)
+    weight_scale = scale_in / scale_out  # force_fp16 range scaling, folded into the weights as they are packed
     if bias is not None and scale_out != 1.0:
         bias = np.asarray(bias, np.float32) / scale_out
     strides = op.ints("strides", (1, 1))
@@ -78,7 +77,8 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         out = ctx.storage_for(op.output, "NC1HWC0", "conv")
     if res is not None:  # the epilogue reads each residual tile where it writes the output tile
         ctx.overwrites[out.storage.name] = res
-    emit_conv(ctx, op, x, w, bias, res, act, strides[0], dilations[0], pads, out, op.output.name_hint or "conv", group)
+    emit_conv(ctx, op, x, w, bias, res, act, strides[0], dilations[0], pads, out, op.output.name_hint or "conv", group,
+              weight_scale)
 
 
 def shuffle_after(ctx: LoweringContext, op: g.ConvOp):
@@ -136,21 +136,26 @@ def _superblocks(op: Operation, w: np.ndarray, group: int, c0: int) -> tuple[int
     return superblocks, blocks
 
 
-def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: int) -> np.ndarray:
-    """Weights in the order the cube's L0B wants, per superblock:
-    [superblock][C1 in][kh*kw][N1][16][k0]."""
+def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: int, scale: float,
+                    dtype: type) -> np.ndarray:
+    """Weights x `scale` in the order the cube's L0B wants, per superblock:
+    [superblock][C1 in][kh*kw][N1][16][k0], as `dtype`. Scaled in fp32 while
+    they are placed, then converted once: no weight-sized temporaries beyond
+    the fp32 packing and the result (VGG-19's fc6 alone is 411 MB in fp32)."""
     superblocks, block_cout, block_cin, kh, kw = blocks.shape
     taps = kh * kw
     packed = np.zeros((superblocks, in_slices * c0, taps, out_fractals * CUBE_CHANNELS), np.float32)
-    packed[:, :block_cin, :, :block_cout] = blocks.reshape(superblocks, block_cout, block_cin, taps).transpose(0, 2, 3, 1)
-    return packed.reshape(superblocks, in_slices, c0, taps, out_fractals, CUBE_CHANNELS).transpose(0, 1, 3, 4, 5, 2)
+    placed = blocks.astype(np.float32, copy=False).reshape(superblocks, block_cout, block_cin, taps).transpose(0, 2, 3, 1)
+    np.multiply(placed, np.float32(scale), out=packed[:, :block_cin, :, :block_cout])
+    order = packed.reshape(superblocks, in_slices, c0, taps, out_fractals, CUBE_CHANNELS).transpose(0, 1, 3, 4, 5, 2)
+    return np.ascontiguousarray(order, dtype=dtype)
 
 
 def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray, bias, res: TensorView | None,
               act: tuple[str, tuple[float, ...], float], s: int, d: int, p, out: TensorView, weight_name: str = "conv",
-              group: int = 1) -> None:
-    """One conv kernel: x (NC1HWC0) * w (OIHW, constant) (+bias, +res, activation `act`: (kind,
-    params, scale of out)) -> out, stride s, dilation d, pads p (ONNX order)."""
+              group: int = 1, weight_scale: float = 1.0) -> None:
+    """One conv kernel: x (NC1HWC0) * w (OIHW, constant) x weight_scale (+bias, +res, activation `act`:
+    (kind, params, scale of out)) -> out, stride s, dilation d, pads p (ONNX order)."""
     cout = w.shape[0]
     kh, kw = w.shape[2], w.shape[3]
     W = x.shape[3]
@@ -161,7 +166,8 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
     in_slices = -(-block_cin // c0)
     out_fractals = -(-block_cout // CUBE_CHANNELS)
     taps = kh * kw
-    wname = ctx.add_constant(f"{weight_name}_w", _pack_fractal_z(blocks, in_slices, out_fractals, c0))
+    weights = _pack_fractal_z(blocks, in_slices, out_fractals, c0, weight_scale, np.float16 if ctx.fp16 else np.float32)
+    wname = ctx.add_constant(f"{weight_name}_w", weights)
     bname = None
     if bias is not None:
         padded_bias = np.zeros(superblocks * out_fractals * CUBE_CHANNELS, np.float32)

@@ -31,20 +31,19 @@ GEMM_STEP_CYCLES = 40
 """Cost model: fixed cycles of one K step (its loads and mmad issued and synchronised)."""
 
 
-def _permute_for_flat_map(B: np.ndarray, src_shape: tuple, c0: int) -> np.ndarray:
+def _place_flat_map_rows(B: np.ndarray, src_shape: tuple, c0: int, out: np.ndarray) -> None:
     """Weight rows for a left operand that is a flattened map read in its
-    NC1HWC0 order: row (c1, pixel, c0) of the result is row (channel, pixel)
-    of B; padded channels get zero rows."""
+    NC1HWC0 order, written into `out` (zeros, [C1 * H * W * c0, >= N]): row
+    (c1, pixel, c0) of `out` is row (channel, pixel) of B; padded channels
+    stay zero. One C1 slice at a time, with no weight-sized temporary."""
     _, C, H, W = src_shape
     C1 = -(-C // c0)
-    idx = np.arange(C1 * H * W * c0)
-    c1, rest = np.divmod(idx, H * W * c0)
-    pix, cc = np.divmod(rest, c0)
-    ch = c1 * c0 + cc
-    valid = ch < C
-    permuted = np.zeros((idx.size, B.shape[1]), np.float32)
-    permuted[valid] = B[(ch * H * W + pix)[valid]]
-    return permuted
+    N = B.shape[1]
+    rows = B.reshape(C, H * W, N)
+    view = out[: C1 * H * W * c0].reshape(C1, H * W, c0, out.shape[1])
+    for c1 in range(C1):
+        width = min(c0, C - c1 * c0)
+        view[c1, :, :width, :N] = rows[c1 * c0 : c1 * c0 + width].transpose(1, 0, 2)
 
 
 @lowers(g.GemmOp, g.MatMulOp)
@@ -69,17 +68,26 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
     K, N = weights.shape
     c0, k0 = ctx.c0, ctx.c0  # k0: the K depth of a fractal, one 32-byte block
     scale_in, scale_out = ctx.scale_of(op.operands[0]), ctx.scale_of(op.results[0])
-    B = weights.astype(np.float32) * (alpha * scale_in / scale_out)
+    # weight-sized arrays are released as soon as the next one exists: a
+    # classifier's weights are most of a CNN's (VGG-19's fc6: 411 MB in fp32)
+    B = np.multiply(weights, np.float32(alpha * scale_in / scale_out), dtype=np.float32)
+    del weights
     beta /= scale_out
-    if a.layout == "FLAT_NC1HWC0":
-        B = _permute_for_flat_map(B, a.flat_src.shape, c0)
-        K = B.shape[0]
+    flat = a.layout == "FLAT_NC1HWC0"
+    if flat:  # K runs over the map's NC1HWC0 order, padded channels included
+        _, C, H, W = a.flat_src.shape
+        K = -(-C // c0) * H * W * c0
     K1 = -(-K // k0)
     N1 = -(-N // CUBE_CHANNELS)
     packed = np.zeros((K1 * k0, N1 * CUBE_CHANNELS), np.float32)
-    packed[:K, :N] = B
-    packed = packed.reshape(K1, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
-    wname = ctx.add_constant("gemm_w", packed)
+    if flat:
+        _place_flat_map_rows(B, a.flat_src.shape, c0, packed)
+    else:
+        packed[:K, :N] = B
+    del B
+    order = packed.reshape(K1, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
+    wname = ctx.add_constant("gemm_w", np.ascontiguousarray(order, dtype=np.float16 if ctx.fp16 else np.float32))
+    del packed, order
     bname = None
     if bias is not None:
         padded_bias = np.zeros(N1 * CUBE_CHANNELS, np.float32)
