@@ -227,7 +227,7 @@ class MemcpyOp(TileOp):
     the runtime's copy engine, not an AI core (npu.memcpy). Offload under a
     device-memory limit (tile-fit-device-memory) writes it out and reads it back.
 
-        tile.memcpy "conv_3_offload" "conv_3" -> "conv_3_host"
+        tile.memcpy "conv_3_to_host" "conv_3" -> "conv_3_host"
     """
 
     name = "tile.memcpy"
