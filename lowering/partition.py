@@ -26,6 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
+from gedialects.graph.memory_ops import OffloadOp, ReloadOp
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op
 from gedialects.remarks import MISSED, Remark
@@ -50,6 +51,13 @@ def partition(fn: func.FuncOp, precision: str) -> list[tuple[Operation, str]]:
     ctx = LegalityContext(fn, precision)
     fallbacks = []
     for op in placed_ops(fn):
+        if isinstance(op, OffloadOp | ReloadOp):  # the graph plan's copies: its sizes are not the device's
+            from lowering.pipeline import emit_error  # reports the error at the op's line
+
+            emit_error(op,
+                f"{describe_op(op)}: graph-level offloads are not compiled (graph-plan-memory plans fp32 NCHW "
+                f"sizes, not what the device stores); limit the device's memory with ge-compile "
+                f"--device-memory-limit (tile-fit-device-memory) instead of graph-plan-memory{{device-memory-limit}}")
         if op.attributes.get(ENGINE_ATTR) is not None:
             if op.attributes[ENGINE_ATTR].data == AI_CPU:  # type: ignore[attr-defined]
                 fallbacks.append((op, op.attributes[REASON_ATTR].data))  # type: ignore[attr-defined]

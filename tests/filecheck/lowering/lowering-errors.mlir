@@ -44,3 +44,15 @@ func.func @transdata_of_internal(%x: tensor<1x16x1x1xf32> {ge.name = "x"}) -> (t
   %y = graph.conv %s, %w : tensor<1x16x1x1xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x1x1xf32> loc("conv")
   func.return %y : tensor<1x16x1x1xf32>
 }
+
+// -----
+
+// graph-plan-memory's offloads (graph sizes, not the device's) are refused
+// with the way to limit the device's memory instead.
+func.func @graph_offload(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
+  %a = graph.relu %x : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  // expected-error@+1 {{graph.offload: graph-level offloads are not compiled (graph-plan-memory plans fp32 NCHW sizes, not what the device stores); limit the device's memory with ge-compile --device-memory-limit (tile-fit-device-memory) instead of graph-plan-memory{device-memory-limit}}}
+  %h = graph.offload %a : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %b = graph.reload %h : (tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  func.return %b : tensor<1x16x16x16xf32>
+}
