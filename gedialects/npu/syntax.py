@@ -64,15 +64,17 @@ def dtype_name(t: Attribute) -> str:
     return str(t)
 
 
+_DTYPE_ATTRS: dict[str, Attribute] = {
+    "f16": Float16Type(), "f32": Float32Type(), "s32": IntegerType(32), "s64": IntegerType(64),
+}
+"""Built once: attributes are immutable, and every instruction names a dtype."""
+
+
 def dtype_attr(name: str | Attribute) -> Attribute:
     if isinstance(name, Attribute):
         return name
-    if name == "f16":
-        return Float16Type()
-    if name == "f32":
-        return Float32Type()
-    if name in ("s32", "s64"):
-        return IntegerType(int(name[1:]))
+    if name in _DTYPE_ATTRS:
+        return _DTYPE_ATTRS[name]
     raise ValueError(f"unsupported npu dtype {name!r} (use f16, f32, s32 or s64)")
 
 
