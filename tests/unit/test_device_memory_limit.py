@@ -153,3 +153,18 @@ def test_negative_limit_is_refused(tmp_path, capsys):
     rc = ge_compile.main([str(path), "-o", str(tmp_path / "skip.om"), "--device-memory-limit", "-1"])
     assert rc == 1
     assert "--device-memory-limit must be >= 0 bytes" in capsys.readouterr().err
+
+
+def test_ge_run_reports_the_copies(capsys):
+    """ge-run compiles under the limit and says what the host link cost."""
+    from gedialects.tools import ge_run
+
+    path = str(zoo_path("bert"))
+    free = compile_module(import_model(onnx.load(path), {}, source="bert"))
+    limit = int(free.memory["arena_size"]) * 4 // 5
+    rc = ge_run.main([path, "--inputs", str(zoo_path("bert")).replace(".onnx", ".inputs.npz"),
+                      "--device-memory-limit", str(limit), "--check"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "host offload: 4 host copies" in out and "cycles" in out
+    assert "check: all 2 output(s) match onnxruntime" in out
