@@ -62,6 +62,7 @@ class KernelBuilder:
         self.entry = kernel.body.block
         self.builder = Builder(InsertPoint.at_end(self.entry))
         self._consts: dict[int, SSAValue] = {}
+        self._static_ptrs: dict[tuple[MemSpace, int], SSAValue] = {}
 
     def emit(self, op: Operation) -> Operation:
         self.builder.insert(op)
@@ -109,9 +110,24 @@ class KernelBuilder:
         self, space: MemSpace | str, offset: int = 0, dyn: Value | None = None,
         extent: int | None = None,
     ) -> SSAValue:
-        """A pointer `space[offset + dyn]`, within `extent` bytes of `offset` if given."""
-        d = None if dyn is None else self.value(dyn)
-        return self.emit(npu.PtrOp.at(MemSpace(space), offset, d, extent if d is not None else None)).results[0]
+        """A pointer `space[offset + dyn]`, within `extent` bytes of `offset` if given.
+        A static one is created once, at the top of the kernel (pointers cost
+        nothing at run time; a kernel names the same buffers over and over)."""
+        space = MemSpace(space)
+        if dyn is None:
+            key = (space, offset)
+            if key not in self._static_ptrs:
+                op = npu.PtrOp.at(space, offset)
+                if self._static_ptrs:  # in the order they are first used, after the index constants
+                    self.entry.insert_op_after(op, list(self._static_ptrs.values())[-1].owner)  # type: ignore[arg-type]
+                else:
+                    after = self.entry.first_op
+                    while isinstance(after, arith.ConstantOp):
+                        after = after.next_op
+                    self.entry.add_op(op) if after is None else self.entry.insert_op_before(op, after)
+                self._static_ptrs[key] = op.result
+            return self._static_ptrs[key]
+        return self.emit(npu.PtrOp.at(space, offset, self.value(dyn), extent)).results[0]
 
     @contextmanager
     def loop(self, lb: Value, ub: Value, step: Value = 1) -> Iterator[SSAValue]:

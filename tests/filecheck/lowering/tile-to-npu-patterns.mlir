@@ -59,14 +59,15 @@ func.func @conv_relu(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16
 // contiguous (src_gap 0). The store back to GM is the same, mirrored.
 // PAD-LABEL: npu.program @rows_of_five
 // PAD:       npu.kernel @k attributes {ge.writes = {{.*}}} {
+// Static pointers are made once, at the top of the kernel, in the order of
+// first use.
 // PAD:         %[[U:.*]] = npu.ptr ub 0
 // PAD-NEXT:    %[[X:.*]] = npu.ptr gm 0
+// PAD-NEXT:    %[[Y:.*]] = npu.ptr gm 128
 // PAD-NEXT:    npu.dma mte2 %[[U]], %[[X]] nburst 3 len 20 pad : !npu.ptr<ub>, !npu.ptr<gm>
-// PAD:         %[[Y:.*]] = npu.ptr gm 128
-// PAD-NEXT:    %[[U2:.*]] = npu.ptr ub 0
 // PAD-NEXT:    npu.set_flag mte2 -> mte3 event 0
 // PAD-NEXT:    npu.wait_flag mte2 -> mte3 event 0
-// PAD-NEXT:    npu.dma mte3 %[[Y]], %[[U2]] nburst 3 len 20 pad : !npu.ptr<gm>, !npu.ptr<ub>
+// PAD-NEXT:    npu.dma mte3 %[[Y]], %[[U]] nburst 3 len 20 pad : !npu.ptr<gm>, !npu.ptr<ub>
 // PAD-NEXT:  }
 tile.program "rows_of_five" {
   tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<3x5xf32>, layout = "ND"}
