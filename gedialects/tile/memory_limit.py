@@ -85,13 +85,13 @@ class Candidate:
 
 @dataclass
 class Result:
-    requests: list[gm_arena.Request]
     offsets: dict[str, int]
     summary: dict
     dirty: list[str]
-    offloaded: int = 0
-    recomputed: int = 0
-    copy_cycles: int = 0
+    """Zero-halo tensors whose storage an earlier tensor wrote: they need a memset."""
+    offloaded: int
+    recomputed: int
+    copy_cycles: int
     """Estimated cycles of the host copies inserted."""
 
 
@@ -124,13 +124,13 @@ def fit(prog: t.ProgramOp, limit: int, alignment: int, costs: Costs) -> Result:
     requests = gm_arena.requests_of(prog)
     _check_floor(prog, requests, alignment, limit)
     state = _state(prog, requests, alignment, limit)
-    result = Result(requests, state.offsets, state.summary, state.dirty)
     names = _Names(prog)
+    offloaded = recomputed = copy_cycles = 0
     while state.planned > limit:
         peak = state.live.index(max(state.live))
         need = (max(state.live) if state.key[0] else state.planned) - limit
         tasks = streams.tasks_of(prog)
-        for choice in preference_order(_candidates(prog, tasks, tensors, peak, costs, {r.name: r for r in state.requests}),
+        for choice in preference_order(_candidates(tasks, tensors, peak, costs, {r.name: r for r in state.requests}),
                                        need, lambda c: c.freed, lambda c: c.cost, lambda c: c.position)[:MAX_TRIES]:
             new_requests, undo = _apply(prog, tensors, state.requests, choice, names)
             new = _state(prog, new_requests, alignment, limit)
@@ -139,12 +139,12 @@ def fit(prog: t.ProgramOp, limit: int, alignment: int, costs: Costs) -> Result:
             undo()
         else:
             raise DeviceMemoryError(_impossible(prog, tasks, peak, state, limit))
-        result.offloaded += choice.action in ("offload", "reload")
-        result.recomputed += choice.action in ("recompute", "move")
-        result.copy_cycles += choice.cost if choice.action in ("offload", "reload") else 0
+        copied = choice.action in ("offload", "reload")
+        offloaded += copied
+        recomputed += not copied
+        copy_cycles += choice.cost if copied else 0
         state = new
-    result.requests, result.offsets, result.summary, result.dirty = state.requests, state.offsets, state.summary, state.dirty
-    return result
+    return Result(state.offsets, state.summary, state.dirty, offloaded, recomputed, copy_cycles)
 
 
 def _check_floor(prog: t.ProgramOp, requests: list[gm_arena.Request], alignment: int, limit: int) -> None:
@@ -189,7 +189,7 @@ class _Names:
         return name
 
 
-def _candidates(prog: t.ProgramOp, tasks: list[Operation], tensors: dict[str, t.TensorOp], peak: int,
+def _candidates(tasks: list[Operation], tensors: dict[str, t.TensorOp], peak: int,
                 costs: Costs, requests: dict[str, gm_arena.Request]) -> list[Candidate]:
     accesses = [streams.access_of(task) for task in tasks]
     positions: dict[str, list[int]] = {}
@@ -217,7 +217,7 @@ def _candidates(prog: t.ProgramOp, tasks: list[Operation], tensors: dict[str, t.
             if where[0] == a:  # nothing reads it before the peak: move the writer down, for free
                 out.append(Candidate(name, "move", freed, 0, where[0], None, tasks[b], only))
                 continue
-            nbytes = sum(_bytes(tensors[n]) for n in accesses[writers[0]].tensors)
+            nbytes = sum(tensor_nbytes(tensors[n].type) for n in accesses[writers[0]].tensors)
             cost = costs.gm_latency + round(nbytes / costs.hbm_bytes_per_cycle)
             out.append(Candidate(name, "recompute", freed, cost, where[0], None, tasks[b], only))
     return out
@@ -232,10 +232,6 @@ def _recomputable(writer: Operation, access: streams.Access, name: str, position
                if op is not writer):
         return False
     return all(n not in requests or positions[n][-1] >= at for n in access.reads)
-
-
-def _bytes(tensor: t.TensorOp) -> int:
-    return tensor_nbytes(tensor.type)
 
 
 def _apply(prog: t.ProgramOp, tensors: dict[str, t.TensorOp], requests: list[gm_arena.Request], c: Candidate,
@@ -339,7 +335,7 @@ def host_offsets(prog: t.ProgramOp) -> int:
     for op in prog.body.block.ops:
         if isinstance(op, t.TensorOp) and op.kind.data == "host":
             op.properties["offset"] = IntegerAttr(offset, i64)
-            offset += gm_arena.slot(_bytes(op))
+            offset += gm_arena.slot(tensor_nbytes(op.type))
     return offset
 
 

@@ -156,7 +156,7 @@ def _collect(block: Block) -> _Body:
     return body
 
 
-def _latest_conflicts(body: _Body, j: int, a: Access, upto: int) -> dict[Pipe, int]:
+def _latest_conflicts(body: _Body, a: Access, upto: int) -> dict[Pipe, int]:
     """Latest item < upto per other pipe whose accesses conflict with `a`."""
     found: dict[Pipe, tuple[int, int]] = {}
     for pipe, (index, accs) in body.by_pipe.get(a.space, {}).items():
@@ -190,7 +190,7 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
     forward: dict[tuple[Pipe, Pipe], list[int]] = defaultdict(list)
     for j in range(n):
         for a in body.acc[j]:
-            for p, i in _latest_conflicts(body, j, a, j).items():
+            for p, i in _latest_conflicts(body, a, j).items():
                 ws = forward[(p, a.pipe)]
                 if not ws or ws[-1] <= i:
                     ws.append(j)
@@ -198,7 +198,7 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
     if loop is not None:
         for j in range(n):
             for a in body.acc[j]:
-                for p, pb in _latest_conflicts(body, j, a, n).items():
+                for p, pb in _latest_conflicts(body, a, n).items():
                     key = (p, a.pipe)
                     ws = forward.get(key, [])
                     if ws and (ws[-1] > pb or ws[0] <= j):
