@@ -2,6 +2,12 @@
 byte arrays viewed with a dtype. (What each vector instruction computes is its
 row's `semantics` in gedialects/npu/vector_ops.py.)
 
+A core-local memory is one 1-D array (one core, as the plain simulator runs
+blocks) or a 2-D array with one contiguous row per core (the lock-step
+simulator, target/lockstep.py, running the blocks of a launch together); every
+function here indexes the last axis, so one definition serves both. GM is
+always 1-D: one memory shared by every core.
+
 Index patterns (which elements a vector operand or an im2col load touches)
 depend only on static fields, so they are computed once per pattern and cached;
 at run time only the base address is added.
@@ -13,7 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, FRACTAL_BYTES
 from gedialects.npu.vector_ops import strided_span
 
 # by dtype code (target.program.DTYPES: f16, f32, s32, s64)
@@ -51,23 +57,25 @@ def contiguous_layout(repeat: int, per_repeat: int):
 
 
 def vread(arr: np.ndarray, base: int, layout) -> np.ndarray:
-    """The operand's elements as a [repeat, mask] array (a view when possible)."""
+    """The operand's elements as a [..., repeat, mask] array (a view when possible)."""
     kind, repeat, mask, rep_e, rel = layout
+    lead = arr.shape[:-1]
     if kind == 0:
-        return arr[base : base + repeat * mask].reshape(repeat, mask)
-    if kind == 1 and base + repeat * rep_e <= arr.shape[0]:
-        return arr[base : base + repeat * rep_e].reshape(repeat, rep_e)[:, :mask]
-    return arr[rel + base]
+        return arr[..., base : base + repeat * mask].reshape(lead + (repeat, mask))
+    if kind == 1 and base + repeat * rep_e <= arr.shape[-1]:
+        return arr[..., base : base + repeat * rep_e].reshape(lead + (repeat, rep_e))[..., :mask]
+    return arr[..., rel + base]
 
 
 def vwrite(arr: np.ndarray, base: int, layout, value) -> None:
     kind, repeat, mask, rep_e, rel = layout
+    lead = arr.shape[:-1]
     if kind == 0:
-        arr[base : base + repeat * mask].reshape(repeat, mask)[...] = value
-    elif kind == 1 and base + repeat * rep_e <= arr.shape[0]:
-        arr[base : base + repeat * rep_e].reshape(repeat, rep_e)[:, :mask] = value
+        arr[..., base : base + repeat * mask].reshape(lead + (repeat, mask))[...] = value
+    elif kind == 1 and base + repeat * rep_e <= arr.shape[-1]:
+        arr[..., base : base + repeat * rep_e].reshape(lead + (repeat, rep_e))[..., :mask] = value
     else:
-        arr[rel + base] = value
+        arr[..., rel + base] = value
 
 
 def operand_extent(repeat: int, mask: int, blk: int, rep: int, esize: int):
@@ -115,14 +123,72 @@ def im2col_index(
 
 
 def mmad(l0a, l0b, l0c_f32, a_e, b_e, c_e, m, n, k, k0, accumulate):
-    """C (NZ, fp32) (+)= A (ZZ) x B (ZN). Offsets are in elements of each view."""
+    """C (NZ, fp32) (+)= A (ZZ) x B (ZN). Offsets are in elements of each view.
+
+    With one row per core the product is one stacked matmul, which NumPy
+    computes as the same BLAS call per core: results are bit-identical."""
     m1, n1, k1 = m // FRACTAL, n // FRACTAL, k // k0
-    a = l0a[a_e : a_e + m * k].reshape(m1, k1, FRACTAL, k0).transpose(0, 2, 1, 3)
-    b = l0b[b_e : b_e + k * n].reshape(k1, n1, FRACTAL, k0).transpose(0, 3, 1, 2)
-    res = a.reshape(m, k).astype(np.float32) @ b.reshape(k, n).astype(np.float32)
-    c = l0c_f32[c_e : c_e + m * n].reshape(n1, m1, FRACTAL, FRACTAL)
-    nz = res.reshape(m1, FRACTAL, n1, FRACTAL).transpose(2, 0, 1, 3)
+    lead = l0a.shape[:-1]
+    a = l0a[..., a_e : a_e + m * k].reshape(lead + (m1, k1, FRACTAL, k0)).swapaxes(-3, -2)
+    b = l0b[..., b_e : b_e + k * n].reshape(lead + (k1, n1, FRACTAL, k0))
+    b = b.transpose(tuple(range(len(lead))) + tuple(len(lead) + i for i in (0, 3, 1, 2)))
+    res = a.reshape(lead + (m, k)).astype(np.float32) @ b.reshape(lead + (k, n)).astype(np.float32)
+    c = l0c_f32[..., c_e : c_e + m * n].reshape(lead + (n1, m1, FRACTAL, FRACTAL))
+    nz = res.reshape(lead + (m1, FRACTAL, n1, FRACTAL))
+    nz = nz.transpose(tuple(range(len(lead))) + tuple(len(lead) + i for i in (2, 0, 1, 3)))
     if accumulate:
         c += nz
     else:
         c[...] = nz
+
+
+def bursts(buf: np.ndarray, offset: int, count: int, length: int, pitch: int, dtype=np.uint8) -> np.ndarray:
+    """A view of `count` runs of `length` elements of `dtype`, one every
+    `pitch` bytes from byte `offset` of a memory (one core's, or one row per
+    core: a C-contiguous 2-D array)."""
+    dtype = np.dtype(dtype)
+    return np.ndarray(buf.shape[:-1] + (count, length), dtype, buffer=buf, offset=offset,
+                      strides=buf.strides[:-1] + (pitch, dtype.itemsize))
+
+
+def dma_copy(src_buf, dst_buf, src, dst, count, length, src_gap, dst_gap, src_extent, dst_extent,
+             pad: bool, cast: bool) -> None:
+    """A DMA's data: `count` bursts of `length` source bytes; a burst's extent
+    is what it covers on each side (whole blocks on chip with pad); a cast
+    burst turns fp32 into fp16 (half the bytes)."""
+    if pad:
+        dv = bursts(dst_buf, dst, count, dst_extent, dst_extent + dst_gap)
+        dv[..., :length] = bursts(src_buf, src, count, length, src_extent + src_gap)
+        dv[..., length:] = 0  # a load: the rest of the last block (UB -> GM: none, dx == ln)
+    elif cast:
+        dv = bursts(dst_buf, dst, count, length // 4, length // 2 + dst_gap, np.float16)
+        dv[...] = bursts(src_buf, src, count, length // 4, length + src_gap, np.float32)
+    elif count == 1 or (src_gap == 0 and dst_gap == 0):
+        n = count * length
+        dst_buf[..., dst : dst + n] = src_buf[..., src : src + n]
+    else:
+        dst_view = bursts(dst_buf, dst, count, length, length + dst_gap)
+        dst_view[...] = bursts(src_buf, src, count, length, length + src_gap)
+
+
+def load2d_copy(l1, dst_buf, src, dst, repeat, stride, transpose: bool) -> None:
+    """load2d: `repeat` fractals from L1 (one every `stride` fractals) to L0A/L0B,
+    each transposed (as 16x16 fp16) on request."""
+    source = bursts(l1, src, repeat, FRACTAL_BYTES, stride * FRACTAL_BYTES)
+    lead = l1.shape[:-1]
+    dest = dst_buf[..., dst : dst + repeat * FRACTAL_BYTES].reshape(lead + (repeat, FRACTAL_BYTES))
+    if transpose:
+        shape = lead + (repeat, FRACTAL, FRACTAL)
+        dest.view(np.float16).reshape(shape)[...] = (
+            np.ascontiguousarray(source).view(np.float16).reshape(shape).swapaxes(-1, -2))
+    else:
+        dest[...] = source
+
+
+def load3d_copy(l1, l0a, src_e, dst_e, n_src, idx) -> None:
+    """load3d: the im2col gather `idx` (im2col_index) of the feature map's
+    `n_src` elements at `src_e` in L1, into L0A at `dst_e` (element offsets)."""
+    fm = np.empty(l1.shape[:-1] + (n_src + 1,), dtype=l1.dtype)
+    fm[..., :n_src] = l1[..., src_e : src_e + n_src]
+    fm[..., n_src] = 0
+    l0a[..., dst_e : dst_e + len(idx)] = fm[..., idx]

@@ -64,7 +64,10 @@ from target.semantics import (
     ESIZE,
     NP_DTYPES,
     contiguous_layout,
+    dma_copy,
     im2col_index,
+    load2d_copy,
+    load3d_copy,
     mmad,
     operand_extent,
     vector_layout,
@@ -151,6 +154,15 @@ def _space_pipes(kernel: P.Kernel) -> list[tuple[int, ...]]:
         elif op in VECTOR_OPS:
             touch[UB].add(p)
     return [tuple(sorted(t)) for t in touch]
+
+
+def dma_extents(src_space: int, dst_space: int, length: int, mode: int) -> tuple[int, int]:
+    """What one burst of a DMA covers at its source and its destination: with
+    pad, whole 32-byte blocks on the on-chip side; a cast writes half the bytes."""
+    pad = mode == P.DMA_PAD
+    dst_length = length // 2 if mode == P.DMA_CAST_F16 else length
+    return (padded_burst(length) if pad and src_space != GM else length,
+            padded_burst(dst_length) if pad and dst_space != GM else dst_length)
 
 
 class KernelRun:
@@ -546,60 +558,14 @@ class KernelRun:
     # ------------------------------------------------------------------
 
     def h_dma(self, ins, pc, dst, src, a2, t) -> None:
-        p, ssp, dsp, nb, ln, sg, dg, mode, path = (
-            ins[1],
-            ins[8],
-            ins[9],
-            ins[10],
-            ins[11],
-            ins[12],
-            ins[13],
-            ins[14],
-            ins[15],
-        )
-        pad = mode == P.DMA_PAD
-        cast = mode == P.DMA_CAST_F16
-        dln = ln // 2 if cast else ln
-        # with pad, the on-chip side of each burst is whole blocks (its extent, sx / dx)
-        sx = padded_burst(ln) if pad and ssp != GM else ln
-        dx = padded_burst(dln) if pad and dsp != GM else dln
+        p, ssp, dsp, nb, ln, sg, dg, mode, path = ins[1], *ins[8:16]
+        sx, dx = dma_extents(ssp, dsp, ln, mode)
         s_hi = src + nb * sx + (nb - 1) * sg
         d_hi = dst + nb * dx + (nb - 1) * dg
         self.check(ssp, src, s_hi, pc, "source")
         self.check(dsp, dst, d_hi, pc, "destination")
         bufs = self.m.bufs
-        if pad:
-            sv = np.ndarray((nb, ln), np.uint8, buffer=bufs[ssp], offset=src, strides=(sx + sg, 1))
-            dv = np.ndarray((nb, dx), np.uint8, buffer=bufs[dsp], offset=dst, strides=(dx + dg, 1))
-            dv[:, :ln] = sv
-            dv[:, ln:] = 0  # a load: the rest of the last block (UB -> GM: none, dx == ln)
-        elif cast:
-            sv = np.ndarray(
-                (nb, ln // 4),
-                np.float32,
-                buffer=bufs[ssp],
-                offset=src,
-                strides=(ln + sg, 4),
-            )
-            dv = np.ndarray(
-                (nb, ln // 4),
-                np.float16,
-                buffer=bufs[dsp],
-                offset=dst,
-                strides=(dln + dg, 2),
-            )
-            dv[...] = sv
-        elif nb == 1 or (sg == 0 and dg == 0):
-            n = nb * ln
-            bufs[dsp][dst : dst + n] = bufs[ssp][src : src + n]
-        else:
-            sv = np.ndarray(
-                (nb, ln), np.uint8, buffer=bufs[ssp], offset=src, strides=(ln + sg, 1)
-            )
-            dv = np.ndarray(
-                (nb, ln), np.uint8, buffer=bufs[dsp], offset=dst, strides=(dln + dg, 1)
-            )
-            dv[...] = sv
+        dma_copy(bufs[ssp], bufs[dsp], src, dst, nb, ln, sg, dg, sx, dx, mode == P.DMA_PAD, mode == P.DMA_CAST_F16)
         self.occupy(p, t, self.dma_cost(path, nb * ln), pc)
         rd = self.rd
         if rd is not None:
@@ -629,24 +595,7 @@ class KernelRun:
         d_hi = dst + rep * FRACTAL_BYTES
         self.check(L1, src, s_hi, pc, "source")
         self.check(dsp, dst, d_hi, pc, "destination")
-        bufs = self.m.bufs
-        sv = np.ndarray(
-            (rep, FRACTAL_BYTES),
-            np.uint8,
-            buffer=bufs[L1],
-            offset=src,
-            strides=(stride * FRACTAL_BYTES, 1),
-        )
-        dv = bufs[dsp][dst:d_hi].reshape(rep, FRACTAL_BYTES)
-        if transpose:
-            dv.view(np.float16).reshape(rep, 16, 16)[...] = (
-                np.ascontiguousarray(sv)
-                .view(np.float16)
-                .reshape(rep, 16, 16)
-                .transpose(0, 2, 1)
-            )
-        else:
-            dv[...] = sv
+        load2d_copy(self.m.bufs[L1], self.m.bufs[dsp], src, dst, rep, stride, transpose)
         path = PATH_L1_L0A if dsp == L0A else PATH_L1_L0B
         self.occupy(ins[1], t, self.dma_cost(path, rep * FRACTAL_BYTES), pc)
         rd = self.rd
@@ -671,10 +620,7 @@ class KernelRun:
         self.check(L0A, dst, d_hi, pc, "destination")
         idx = im2col_index(*ins[8:22], c0)
         view = self.m.f32 if b32 else self.m.f16
-        fm = np.empty(n_src + 1, dtype=view[L1].dtype)
-        fm[:n_src] = view[L1][src // es : src // es + n_src]
-        fm[n_src] = 0
-        view[L0A][dst // es : dst // es + len(idx)] = fm[idx]
+        load3d_copy(view[L1], view[L0A], src // es, dst // es, n_src, idx)
         self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx) * es), pc)
         rd = self.rd
         if rd is not None:
@@ -727,34 +673,9 @@ class KernelRun:
     def compile_vector(self, ins, pc):
         """A closure running one vector instruction, with its layouts, spans,
         chunk patterns, NumPy function and cost bound once."""
-        enc = P.VECTOR_ENCODINGS[ins[0]]
-        family = enc.family_spec
-        name = enc.mnemonic(ins)
-        R = ins[enc.repeat]
-        dt = ins[enc.dtype]
-        sdt = dt if enc.src_dtype is None else ins[enc.src_dtype]
-        M = ins[enc.mask] if enc.mask is not None else REPEAT_BYTES // max(ESIZE[dt], ESIZE[sdt])
-        # Per operand (destination first): dtype code, layout, span, chunk pattern.
-        operands = []
-        strided = 0
-        for i, operand in enumerate(family.operands):
-            code = dt if i == 0 else sdt
-            es = ESIZE[code]
-            if operand.per_repeat is None:
-                blk, rep = ins[enc.blk + strided], ins[enc.rep + strided]
-                strided += 1
-                span, pat = operand_extent(R, M, blk, rep, es)
-                layout = vector_layout(R, M, blk, rep, es)
-            else:
-                span, pat = contiguous_span(R, operand.per_repeat, es), None
-                layout = contiguous_layout(R, operand.per_repeat)
-            operands.append((code, layout, span, pat))
-        scalar = () if enc.scalar is None else (NP_DTYPES[dt].type(ins[enc.scalar]),)
-        compute = _vector_compute(SPECS[name].semantics, family.elementwise, operands, scalar, self.m.views)
-        cost = self.cfg.vector_cycles(name, R)
-        nops = len(operands)
-        spans = tuple(span for _, _, span, _ in operands)
-        pats = tuple(pat for _, _, _, pat in operands)
+        vec = decode_vector(ins, self.cfg)
+        compute, cost, nops, spans, pats = vec.compute, vec.cost, vec.nops, vec.spans, vec.patterns
+        ub = tuple(views[UB] for views in self.m.views)
         cap, align = self.m.cap[UB], self.m.align[UB]
         busy, V = self.busy, 1
         four = nops == 4  # vsel: the run loop passes (a2, a3) as a2
@@ -765,7 +686,7 @@ class KernelRun:
                 a = addrs[i]
                 if a < 0 or a + spans[i] > cap or a % align:
                     self.check(UB, a, a + spans[i], pc, "destination" if i == 0 else "source")
-            compute(addrs)
+            compute(ub, addrs)
             pf = self.pf
             start = max(t, pf[V])
             pf[V] = start + cost
@@ -782,29 +703,87 @@ class KernelRun:
         return run
 
 
-def _vector_compute(func, elementwise, operands, scalar, views):
-    """The NumPy part of a vector instruction: f(addresses) on UB, reading
-    every source as its layout says and storing `func`'s result through the
-    destination's layout (which rounds it to the destination's dtype)."""
-    arrays = [views[code][UB] for code, _, _, _ in operands]
-    esizes = [ESIZE[code] for code, _, _, _ in operands]
+class VectorInstruction(NamedTuple):
+    """One vector instruction decoded once: what `compute(ub, addresses)`
+    does to UB (ub: its view per dtype code), its cost, and per operand
+    (destination first) the bytes it spans from its base and its chunk
+    pattern for the race detector."""
+
+    mnemonic: str
+    compute: object
+    cost: int
+    nops: int
+    spans: tuple[int, ...]
+    patterns: tuple
+
+
+def decode_vector(ins: tuple, config: TargetConfig) -> VectorInstruction:
+    enc = P.VECTOR_ENCODINGS[ins[0]]
+    family = enc.family_spec
+    name = enc.mnemonic(ins)
+    R = ins[enc.repeat]
+    dt = ins[enc.dtype]
+    sdt = dt if enc.src_dtype is None else ins[enc.src_dtype]
+    M = ins[enc.mask] if enc.mask is not None else REPEAT_BYTES // max(ESIZE[dt], ESIZE[sdt])
+    # Per operand (destination first): dtype code, layout, span, chunk pattern.
+    operands = []
+    strided = 0
+    for i, operand in enumerate(family.operands):
+        code = dt if i == 0 else sdt
+        es = ESIZE[code]
+        if operand.per_repeat is None:
+            blk, rep = ins[enc.blk + strided], ins[enc.rep + strided]
+            strided += 1
+            span, pat = operand_extent(R, M, blk, rep, es)
+            layout = vector_layout(R, M, blk, rep, es)
+        else:
+            span, pat = contiguous_span(R, operand.per_repeat, es), None
+            layout = contiguous_layout(R, operand.per_repeat)
+        operands.append((code, layout, span, pat))
+    scalar = () if enc.scalar is None else (NP_DTYPES[dt].type(ins[enc.scalar]),)
+    return VectorInstruction(
+        name,
+        _vector_compute(SPECS[name].semantics, family.elementwise, operands, scalar),
+        config.vector_cycles(name, R),
+        len(operands),
+        tuple(span for _, _, span, _ in operands),
+        tuple(pat for _, _, _, pat in operands),
+    )
+
+
+def _vector_compute(func, elementwise, operands, scalar):
+    """The NumPy part of a vector instruction: f(ub, addresses) reading every
+    source as its layout says and storing `func`'s result through the
+    destination's layout (which rounds it to the destination's dtype). UB is
+    one core's or one row per core (the rows are folded into the repeats:
+    `func` sees [repeat, n] arrays either way)."""
+    codes = [code for code, _, _, _ in operands]
+    esizes = [ESIZE[code] for code in codes]
     layouts = [layout for _, layout, _, _ in operands]
-    dst, d_es, d_layout = arrays[0], esizes[0], layouts[0]
-    sources = list(zip(arrays[1:], esizes[1:], layouts[1:]))
+    d_code, d_es, d_layout = codes[0], esizes[0], layouts[0]
+    sources = list(zip(codes[1:], esizes[1:], layouts[1:]))
     if elementwise and all(lay[0] == 0 for lay in layouts):
         # Every operand is one contiguous run of the same length: flat slices.
         n = d_layout[1] * d_layout[2]
 
-        def contiguous(addrs):
+        def contiguous(ub, addrs):
             d = addrs[0] // d_es
-            values = [arr[a // es : a // es + n] for (arr, es, _), a in zip(sources, addrs[1:])]
-            dst[d : d + n] = func(*values, *scalar)
+            values = [ub[code][..., a // es : a // es + n] for (code, es, _), a in zip(sources, addrs[1:])]
+            ub[d_code][..., d : d + n] = func(*values, *scalar)
 
         return contiguous
 
-    def strided(addrs):
-        values = [vread(arr, a // es, lay) for (arr, es, lay), a in zip(sources, addrs[1:])]
-        vwrite(dst, addrs[0] // d_es, d_layout, func(*values, *scalar))
+    def strided(ub, addrs):
+        values = [vread(ub[code], a // es, lay) for (code, es, lay), a in zip(sources, addrs[1:])]
+        dst = ub[d_code]
+        if dst.ndim == 1:
+            vwrite(dst, addrs[0] // d_es, d_layout, func(*values, *scalar))
+            return
+        lead = dst.shape[:-1]
+        result = func(*(v.reshape((-1, v.shape[-1])) for v in values), *scalar)
+        if np.ndim(result) == 2:
+            result = result.reshape(lead + (-1, result.shape[-1]))
+        vwrite(dst, addrs[0] // d_es, d_layout, result)
 
     return strided
 
