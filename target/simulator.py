@@ -44,6 +44,7 @@ from gedialects.npu.isa import (
     SPACE_INDEX,
     SPACES,
     MemSpace,
+    Pipe,
     padded_burst,
 )
 from gedialects.npu.vector_ops import SPECS, contiguous_span
@@ -77,6 +78,7 @@ from target.semantics import (
 
 GM, L1, L0A, L0B, L0C, UB = (SPACE_INDEX[s] for s in SPACES)
 S = PIPE_INDEX[PIPES[0]]
+V = PIPE_INDEX[Pipe.V]
 PATH_NAMES = tuple(f"{s.value}_{d.value}" for s, d in PATHS)
 PATH_L1_L0A = PATHS.index((MemSpace.L1, MemSpace.L0A))
 PATH_L1_L0B = PATHS.index((MemSpace.L1, MemSpace.L0B))
@@ -206,7 +208,7 @@ class KernelRun:
             P.SET_FLAG: self.h_set,
             P.WAIT_FLAG: self.h_wait,
             P.BARRIER: self.h_barrier,
-        }
+        }  # (target/lockstep.py overrides the data handlers and compile_vector)
         self.busy = [0] * NPIPES
         self.bytes = [0] * len(PATHS)
         self.count = 0
@@ -255,13 +257,25 @@ class KernelRun:
     def run(self, pool: CorePool, start: int) -> int:
         """Run the blocks from `start` on the cores of `pool` (CorePool), each
         on the core free first; the cycles from `start` to the last block's end."""
+        cycles = self.place_blocks(pool, start, self.run_block)
+        self.check_cross_block_races()
+        return cycles
+
+    def place_blocks(self, pool: CorePool, start: int, block_cycles) -> int:
+        """Hand the blocks, in order, to the core of `pool` free first, from
+        `start`; `block_cycles(b, core, offset)` is how long block b runs
+        there (offset: its start from `start`). The cycles from `start` to
+        the last block's end."""
         free = pool.free[self.kernel.uses_cube]
         end = start
         for b in range(self.block_dim):
             core = pool.next_core(self.kernel.uses_cube)
             begin = max(start, free[core])
-            free[core] = begin + self.run_block(b, core, begin - start)
+            free[core] = begin + block_cycles(b, core, begin - start)
             end = max(end, free[core])
+        return end - start
+
+    def check_cross_block_races(self) -> None:
         if self.races_mode != "off" and self.block_dim > 1:
             hit = cross_conflict(self.footprints)
             if hit is not None:
@@ -271,7 +285,6 @@ class KernelRun:
                     f"{b} on gm bytes [{lo}, {hi}): one writes what the other "
                     f"touches, and the blocks of a launch are not ordered"
                 )
-        return end - start
 
     def run_block(self, b: int, core: int, offset: int) -> int:
         self.block = b
@@ -506,8 +519,9 @@ class KernelRun:
                 self.rd.join(p, snap)
         return max(t, fired) + self.c_flag
 
-    def load_index(self, ins, pc, addr: int) -> int:
-        """npu.load_index: one integer from UB, wrapped once by the bound."""
+    def load_index(self, ins, pc, addr: int, ub: np.ndarray | None = None) -> int:
+        """npu.load_index: one integer from UB (the machine's, or the core's
+        `ub`), wrapped once by the bound."""
         size = INDEX_NUMPY[ins[5]].itemsize
         if addr < 0 or addr + size > self.m.cap[UB]:
             raise SimulationError(
@@ -518,7 +532,8 @@ class KernelRun:
             raise SimulationError(f"{self.where(pc)}: index address {addr} is not aligned to {size} bytes")
         if self.rd is not None:
             self.rd.scalar_read(UB, addr, addr + size, pc)
-        value = int(self.m.bufs[UB][addr : addr + size].view(INDEX_NUMPY[ins[5]])[0])
+        ub = self.m.bufs[UB] if ub is None else ub
+        value = int(ub[addr : addr + size].view(INDEX_NUMPY[ins[5]])[0])
         bound = ins[6]
         if not -bound <= value < bound:
             raise SimulationError(
@@ -621,7 +636,7 @@ class KernelRun:
         idx = im2col_index(*ins[8:22], c0)
         view = self.m.f32 if b32 else self.m.f16
         load3d_copy(view[L1], view[L0A], src // es, dst // es, n_src, idx)
-        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx) * es), pc)
+        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx.index) * es), pc)
         rd = self.rd
         if rd is not None:
             p = ins[1]
@@ -677,7 +692,7 @@ class KernelRun:
         compute, cost, nops, spans, pats = vec.compute, vec.cost, vec.nops, vec.spans, vec.patterns
         ub = tuple(views[UB] for views in self.m.views)
         cap, align = self.m.cap[UB], self.m.align[UB]
-        busy, V = self.busy, 1
+        busy = self.busy
         four = nops == 4  # vsel: the run loop passes (a2, a3) as a2
 
         def run(a0, a1, a2, t):
@@ -826,14 +841,18 @@ class Simulation:
     """One run of a program: GM, launches in schedule order, stream timing."""
 
     def __init__(
-        self, program: P.Program, config: TargetConfig, races: str, trace: bool
+        self, program: P.Program, config: TargetConfig, races: str, trace: bool, lockstep: bool = False
     ):
         if races not in RACE_MODES:
             raise ValueError(f"races must be one of {RACE_MODES}, got {races!r}")
+        if lockstep and (races != "off" or trace):
+            raise ValueError("lock-step simulation neither detects races nor traces: races='off', trace=False")
         self.program = program
         self.config = config
         self.races = races
         self.trace = trace
+        self.lockstep = lockstep
+        self.core_rows = None  # lockstep.CoreRows: the cores' memories, one row per block
         problem = P.budget_problem(program)
         if problem is not None:
             raise SimulationError(f"{problem[0]}: {problem[1]}")
@@ -951,7 +970,12 @@ class Simulation:
         """Run schedule entry `i`, a launch whose stream is ready at `ready`,
         on the AI cores."""
         start, sharers = self.cores.start(kernel.uses_cube, block_dim, ready)
-        run = KernelRun(self, kernel, block_dim, i, sharers)
+        if self.lockstep:
+            from target.lockstep import LockstepRun  # it builds on KernelRun
+
+            run = LockstepRun(self, kernel, block_dim, i, sharers)
+        else:
+            run = KernelRun(self, kernel, block_dim, i, sharers)
         cycles = run.run(self.cores, start)
         self.executed += run.count
         footprints = {"gm": GmFootprint.union(run.footprints)} if self.races != "off" else {}
@@ -1139,15 +1163,30 @@ def simulate(
     races: str = "error",
     trace: bool = False,
     progress=None,
+    lockstep: bool | None = None,
 ) -> SimResult:
     """Run `program` on the simulated NPU.
 
     races: "error" raises RaceError at the first race, "warn" collects them in
-    `profile.races`, "off" skips detection (faster). trace: record every
-    instruction for `write_chrome_trace`. progress: `progress(done, total,
-    name)` after every launch and AI-CPU task."""
+    `profile.races`, "off" skips detection (and runs lock-step). trace: record
+    every instruction for `write_chrome_trace`. progress: `progress(done,
+    total, name)` after every launch and AI-CPU task. lockstep: run the
+    blocks of a launch together (target/lockstep.py: the same outputs and
+    cycles, several times faster); by default whenever races are off and no
+    trace is asked for, and a program that meets an error there runs again
+    block by block for the message; True insists (errors as lock-step meets
+    them), False runs block by block."""
     cfg = load_target(config)
-    sim = Simulation(program, cfg, races, trace)
+    if lockstep is None and races == "off" and not trace:
+        try:
+            return _simulate(program, inputs, cfg, races, trace, progress, lockstep=True)
+        except SimulationError:
+            pass  # the plain run below reports it, naming the block it meets first
+    return _simulate(program, inputs, cfg, races, trace, progress, lockstep=bool(lockstep))
+
+
+def _simulate(program, inputs, cfg, races, trace, progress, lockstep: bool) -> SimResult:
+    sim = Simulation(program, cfg, races, trace, lockstep)
     sim.progress = progress
     sim.load_inputs(inputs)
     with np.errstate(all="ignore"):  # inf/nan are values here, as on the NPU
