@@ -83,18 +83,46 @@ the last bit; the fp32 sum, whose order NumPy chooses) run row by row."""
 
 class CoreRows:
     """Every core-local memory (L1, L0A, L0B, L0C, UB) with one row per block
-    of a cohort, and the machine's GM; by space index, as `Machine.bufs`, and
-    viewed per dtype code, as `Machine.views`."""
+    of a cohort, and a machine's GM; by space index, as `Machine.bufs`, and
+    viewed per dtype code, as `Machine.views`.
 
-    def __init__(self, machine, config, rows: int):
-        cap = config.capacity_bytes
+    Allocating them costs more than simulating a small model (the pages are
+    touched for the first time), so a process keeps one set per target's
+    capacities (`for_machine`) and each simulation refills it."""
+
+    _kept: dict[tuple, CoreRows] = {}
+
+    def __init__(self, capacities: tuple[int, ...], rows: int):
         self.rows = rows
-        self.bytes = [machine.bufs[GM]] + [
-            np.full((rows, cap[s.value]), UNDEFINED_BYTE, dtype=np.uint8) for s in SPACES[1:]
-        ]
+        local = [np.full((rows, cap), UNDEFINED_BYTE, dtype=np.uint8) for cap in capacities]
+        self.bytes = [np.zeros(0, np.uint8)] + local  # GM: the machine's (bind)
         self.views = tuple([b.view(dt) for b in self.bytes] for dt in NP_DTYPES)
         self.row_bytes = [self._row(self.bytes, r) for r in range(rows)]
         self.row_views = [tuple(self._row(v, r) for v in self.views) for r in range(rows)]
+
+    @classmethod
+    def for_machine(cls, machine, config, rows: int) -> CoreRows:
+        """Rows for `machine`'s simulation: at least `rows`, local memories
+        undefined (UNDEFINED_BYTE) as a fresh machine's, GM the machine's."""
+        capacities = tuple(config.capacity_bytes[s.value] for s in SPACES[1:])
+        kept = cls._kept.get(capacities)
+        if kept is None or kept.rows < rows:
+            kept = cls._kept[capacities] = cls(capacities, rows)
+        else:
+            for memory in kept.bytes[1:]:
+                memory.fill(UNDEFINED_BYTE)
+        kept.bind(machine)
+        return kept
+
+    def bind(self, machine) -> None:
+        gm = machine.bufs[GM]
+        self.bytes[GM] = gm
+        for code, views in enumerate(self.views):
+            views[GM] = gm.view(NP_DTYPES[code])
+        for r in range(self.rows):
+            self.row_bytes[r][GM] = gm
+            for code, views in enumerate(self.row_views[r]):
+                views[GM] = self.views[code][GM]
 
     @staticmethod
     def _row(memories: list[np.ndarray], r) -> list[np.ndarray]:
@@ -166,9 +194,9 @@ class LockstepRun(KernelRun):
     messages, with data handlers that move every block's data."""
 
     def __init__(self, sim, kernel, block_dim, launch, hbm_sharers=0):
-        rows = min(block_dim, MAX_ROWS)
-        if sim.core_rows is None or sim.core_rows.rows < rows:
-            sim.core_rows = CoreRows(sim.machine, sim.config, rows)
+        if sim.core_rows is None:  # as many rows as the widest launch needs
+            widest = max(entry[2] for entry in sim.program.schedule if entry[0] == "launch")
+            sim.core_rows = CoreRows.for_machine(sim.machine, sim.config, min(widest, MAX_ROWS))
         self.core_rows = sim.core_rows
         self.cohort: Cohort | None = None
         super().__init__(sim, kernel, block_dim, launch, hbm_sharers)

@@ -84,6 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile-level", choices=["kernel", "pipe"], default="kernel",
                    help="--profile's detail: kernel (a span per launch and AI-CPU task, with its op names and "
                    "shapes; default) or pipe (also every instruction on its core and pipe: large)")
+    p.add_argument("--races", choices=["off", "warn", "error"], default="off",
+                   help="npu backend: the simulator's race detector. off (default): none, and the blocks of a "
+                   "launch run in lock-step (outputs and cycles the same, about 2x faster); error: stop at the "
+                   "first data race (between the pipes of a core, the blocks of a launch, or streams); warn: "
+                   "list them under the profile. With the detector blocks run one by one (docs/NPU.md)")
     p.add_argument("--op-summary", metavar="CSV",
                    help="npu backend: write the op summary (msprof's op_summary columns: op name, type, "
                    "shapes, formats, duration, pipe ratios, GM bytes, bound) as CSV here")
@@ -236,7 +241,7 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
 
     try:
         with progress_bar("simulate", wanted(args.log)) as progress:
-            result = simulate(program, inputs, load_target(args.target),
+            result = simulate(program, inputs, load_target(args.target), races=args.races,
                               trace=bool(args.profile) and args.profile_level == "pipe", progress=progress)
     except (AssemblyError, SimulationError) as e:
         raise UserError(str(e)) from None

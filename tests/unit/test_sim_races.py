@@ -262,3 +262,31 @@ def test_independent_streams_overlap_in_time():
     a, b = res.profile.kernels
     assert a.start == b.start == 0
     assert res.profile.total_cycles == max(a.cycles, b.cycles)
+
+
+def test_ge_run_runs_the_race_detector_on_request(tmp_path, capsys):
+    from gedialects.tools import ge_run
+
+    racy = tmp_path / "racy.mlir"
+    racy.write_text("""
+    npu.program @p gm_size 4096 {
+      npu.input "x" at 0 : tensor<1024xf16>
+      npu.output "y" at 2048 : tensor<1024xf16>
+      npu.kernel @k {
+        %g = npu.ptr gm 0
+        %gy = npu.ptr gm 2048
+        %u = npu.ptr ub 0
+        npu.dma mte2 %u, %g len 2048 : !npu.ptr<ub>, !npu.ptr<gm>
+        npu.set_flag mte2 -> mte3 event 0
+        npu.wait_flag mte2 -> mte3 event 0
+        npu.dma mte3 %gy, %u len 2048 : !npu.ptr<gm>, !npu.ptr<ub>
+      }
+      npu.launch @k block_dim 2 stream 0
+    }""")
+    assert ge_run.main([str(racy)]) == 0  # by default no detector: the blocks run in lock-step
+    capsys.readouterr()
+    assert ge_run.main([str(racy), "--races", "error"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "data race in kernel 'k' between blocks 0 and 1" in err[0]
+    assert ge_run.main([str(racy), "--races", "warn"]) == 0
+    assert "data race" in capsys.readouterr().out
