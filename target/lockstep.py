@@ -87,8 +87,9 @@ class CoreRows:
     viewed per dtype code, as `Machine.views`.
 
     Allocating them costs more than simulating a small model (the pages are
-    touched for the first time), so a process keeps one set per target's
-    capacities (`for_machine`) and each simulation refills it."""
+    touched for the first time), so a finished simulation leaves its set to
+    the next in the process (`give_back`, one per target's capacities), which
+    refills it (`for_machine`); a set in use is out of the pool."""
 
     _kept: dict[tuple, CoreRows] = {}
 
@@ -105,17 +106,25 @@ class CoreRows:
         """Rows for `machine`'s simulation: at least `rows`, local memories
         undefined (UNDEFINED_BYTE) as a fresh machine's, GM the machine's."""
         capacities = tuple(config.capacity_bytes[s.value] for s in SPACES[1:])
-        kept = cls._kept.get(capacities)
+        kept = cls._kept.pop(capacities, None)
         if kept is None or kept.rows < rows:
-            kept = cls._kept[capacities] = cls(capacities, rows)
+            kept = cls(capacities, rows)
         else:
             for memory in kept.bytes[1:]:
                 memory.fill(UNDEFINED_BYTE)
+        kept.capacities = capacities
         kept.bind(machine)
         return kept
 
+    def give_back(self) -> None:
+        self.bind(None)
+        kept = self._kept.get(self.capacities)
+        if kept is None or kept.rows < self.rows:
+            self._kept[self.capacities] = self
+
     def bind(self, machine) -> None:
-        gm = machine.bufs[GM]
+        """Point every GM entry at `machine`'s GM (None: none, kept idle)."""
+        gm = np.zeros(0, np.uint8) if machine is None else machine.bufs[GM]
         self.bytes[GM] = gm
         for code, views in enumerate(self.views):
             views[GM] = gm.view(NP_DTYPES[code])
@@ -201,6 +210,7 @@ class LockstepRun(KernelRun):
         self.cohort: Cohort | None = None
         super().__init__(sim, kernel, block_dim, launch, hbm_sharers)
         self.rd = self.events = None
+        self.functional = sim.functional  # False: timing only, no data moved
 
     # ------------------------------------------------------------------
     # Blocks in cohorts
@@ -350,6 +360,8 @@ class LockstepRun(KernelRun):
         return self.scalar_op(op, 0, 1, pc)  # the unknown-opcode error
 
     def load_index_rows(self, ins, pc: int, addr):
+        if not self.functional:
+            return 0  # an index picks the address a DMA reads, never its cost
         row_bytes = self.core_rows.row_bytes
         return np.array([self.load_index(ins, pc, _at(addr, j), row_bytes[r][UB])
                          for j, r in enumerate(self.cohort.row_list)], dtype=np.int64)
@@ -378,7 +390,9 @@ class LockstepRun(KernelRun):
         self.check_rows(dsp, dst, dst + nb * dx + (nb - 1) * dg, pc, "destination")
         pad, cast = mode == P.DMA_PAD, mode == P.DMA_CAST_F16
         c = self.cohort
-        if c.span is not None and dsp != GM and _uniform(src, dst):
+        if not self.functional:
+            pass
+        elif c.span is not None and dsp != GM and _uniform(src, dst):
             bufs = self.core_rows._row(self.core_rows.bytes, c.span)
             dma_copy(bufs[ssp], bufs[dsp], src, dst, nb, ln, sg, dg, sx, dx, pad, cast)
         else:
@@ -392,7 +406,9 @@ class LockstepRun(KernelRun):
         self.check_rows(L1, src, src + ((rep - 1) * stride + 1) * FRACTAL_BYTES, pc, "source")
         self.check_rows(dsp, dst, dst + rep * FRACTAL_BYTES, pc, "destination")
         c = self.cohort
-        if c.span is not None and _uniform(src, dst):
+        if not self.functional:
+            pass
+        elif c.span is not None and _uniform(src, dst):
             bufs = self.core_rows._row(self.core_rows.bytes, c.span)
             load2d_copy(bufs[L1], bufs[dsp], src, dst, rep, stride, transpose)
         else:
@@ -411,7 +427,9 @@ class LockstepRun(KernelRun):
         idx = im2col_index(*ins[8:22], c0)
         code = 1 if b32 else 0  # the f32 or f16 views
         c = self.cohort
-        if c.span is not None and _uniform(src, dst):
+        if not self.functional:
+            pass
+        elif c.span is not None and _uniform(src, dst):
             views = self.core_rows.views[code]
             load3d_copy(views[L1][c.span], views[L0A][c.span], src // es, dst // es, n_src, idx)
         else:
@@ -427,7 +445,9 @@ class LockstepRun(KernelRun):
         self.check_rows(L0B, b, b + k * n * es, pc, "B")
         self.check_rows(L0C, c_addr, c_addr + m * n * 4, pc, "C")
         c = self.cohort
-        if c.span is not None and _uniform(a, b, c_addr):
+        if not self.functional:
+            pass
+        elif c.span is not None and _uniform(a, b, c_addr):
             views, f32 = self.core_rows.views[dt], self.core_rows.views[1]
             mmad(views[L0A][c.span], views[L0B][c.span], f32[L0C][c.span],
                  a // es, b // es, c_addr // 4, m, n, k, 32 // es, acc)
@@ -453,7 +473,9 @@ class LockstepRun(KernelRun):
             for i in range(nops):
                 self.check_rows(UB, addrs[i], addrs[i] + spans[i], pc, "destination" if i == 0 else "source")
             c = self.cohort
-            if batched and c.span is not None and _uniform(*addrs[:nops]):
+            if not self.functional:
+                pass
+            elif batched and c.span is not None and _uniform(*addrs[:nops]):
                 compute(tuple(views[UB][c.span] for views in rows.views), addrs)
             else:
                 for j, r in enumerate(c.row_list):

@@ -104,6 +104,29 @@ product over padding nobody zeroed) shows it instead of reading zeros.
 GM starts zeroed (the runtime clears the arena)."""
 
 
+class KeptGm:
+    """GM buffers a finished simulation leaves to the next in this process:
+    touching fresh pages costs more than copying the weights into them
+    (75 ms of ResNet-50's 51 MB, which then take 4 ms), so the largest buffer
+    is kept and zeroed again. A buffer in use is out of the pool, so
+    simultaneous simulations never share one."""
+
+    _free: list[np.ndarray] = []
+
+    @classmethod
+    def take(cls, nbytes: int) -> np.ndarray:
+        for i, buf in enumerate(cls._free):
+            if buf.size >= nbytes:
+                del cls._free[i]
+                buf[:nbytes].fill(0)
+                return buf
+        return np.zeros(nbytes, dtype=np.uint8)
+
+    @classmethod
+    def give(cls, buf: np.ndarray) -> None:
+        cls._free = [max([buf, *cls._free], key=lambda b: b.size)]
+
+
 class Machine:
     """GM, host memory and one set of core-local memories. Blocks run one
     after another, so the local memories are reused by every block (as a
@@ -118,7 +141,8 @@ class Machine:
             raise SimulationError(f"host_size {host_size} is outside [0, {P.MAX_HOST_SIZE}]")
         cap = config.capacity_bytes
         try:
-            gm = np.zeros(-(-gm_size // 64) * 64, dtype=np.uint8)
+            self.gm_buffer = KeptGm.take(-(-gm_size // 64) * 64)
+            gm = self.gm_buffer[: -(-gm_size // 64) * 64]
             self.bufs = [gm] + [np.full(cap[s.value], UNDEFINED_BYTE, dtype=np.uint8) for s in SPACES[1:]]
             self.host = np.zeros(host_size, dtype=np.uint8)  # what npu.memcpy copies to and from
         except MemoryError:
@@ -841,12 +865,18 @@ class Simulation:
     """One run of a program: GM, launches in schedule order, stream timing."""
 
     def __init__(
-        self, program: P.Program, config: TargetConfig, races: str, trace: bool, lockstep: bool = False
+        self, program: P.Program, config: TargetConfig, races: str, trace: bool, lockstep: bool = False,
+        functional: bool = True,
     ):
+        """functional=False: timing only (lock-step): no value is computed,
+        moved or read back; cycles and counters are the full run's."""
         if races not in RACE_MODES:
             raise ValueError(f"races must be one of {RACE_MODES}, got {races!r}")
         if lockstep and (races != "off" or trace):
             raise ValueError("lock-step simulation neither detects races nor traces: races='off', trace=False")
+        if not (functional or lockstep):
+            raise ValueError("timing-only simulation runs lock-step")
+        self.functional = functional
         self.program = program
         self.config = config
         self.races = races
@@ -875,7 +905,7 @@ class Simulation:
 
     def load_inputs(self, inputs: dict[str, np.ndarray]) -> None:
         gm = self.machine.bufs[GM]
-        for c in self.program.constants:
+        for c in self.program.constants if self.functional else ():
             gm[c.offset : c.offset + len(c.data)] = np.frombuffer(
                 c.data, dtype=np.uint8
             )
@@ -896,13 +926,14 @@ class Simulation:
                     f"input '{slot.name}' has shape {list(arr.shape)}, the program "
                     f"expects {list(slot.shape)}"
                 )
-            data = np.ascontiguousarray(arr, dtype=slot.dtype).view(np.uint8).ravel()
-            gm[slot.offset : slot.offset + slot.nbytes] = data
+            if self.functional:
+                data = np.ascontiguousarray(arr, dtype=slot.dtype).view(np.uint8).ravel()
+                gm[slot.offset : slot.offset + slot.nbytes] = data
 
     def read_outputs(self) -> dict[str, np.ndarray]:
         gm = self.machine.bufs[GM]
         out = {}
-        for slot in self.program.outputs:
+        for slot in self.program.outputs if self.functional else ():
             raw = gm[slot.offset : slot.offset + slot.nbytes].copy()
             out[slot.name] = raw.view(slot.dtype).reshape(slot.shape)
         return out
@@ -960,7 +991,8 @@ class Simulation:
                             self.race(_race_message(label, js, ran.label, s, hit, memory))
                 done.append((s, i, ran.footprints, ran.label))
             vc[s] = i
-            self.check_overflow(prof, ran.written)
+            if self.functional:
+                self.check_overflow(prof, ran.written)
             self.profile.kernels.append(prof)
             if self.progress is not None:
                 self.progress(len(self.profile.kernels), tasks, prof.name)
@@ -991,6 +1023,8 @@ class Simulation:
             if dtype not in ("float16", "float32") or not nbytes:
                 continue
             values = self.machine.bufs[GM][offset : offset + nbytes].view(dtype)
+            if np.isfinite(values).all():
+                continue
             inf += int(np.isinf(values).sum())
             nan += int(np.isnan(values).sum())
         if inf or nan:
@@ -1003,7 +1037,8 @@ class Simulation:
         stream is ready (no AI cores to wait for)."""
         from target.aicpu import execute  # graph-dialect kernels: only for programs with tasks
 
-        execute(task, self.machine.bufs[GM], self.program.gm_size)
+        if self.functional:
+            execute(task, self.machine.bufs[GM], self.program.gm_size)
         cycles = self.config.aicpu_cycles(task.bytes_read + task.bytes_written, task.work)
         footprints = {"gm": _footprint([(t.offset, t.nbytes) for t in task.ins],
                                        [(t.offset, t.nbytes) for t in task.outs])}
@@ -1022,10 +1057,12 @@ class Simulation:
         host = slice(copy.host_offset, copy.host_offset + copy.nbytes)
         gm_range, host_range = [(copy.gm_offset, copy.nbytes)], [(copy.host_offset, copy.nbytes)]
         if copy.writes_gm:  # h2d
-            m.bufs[GM][gm] = m.host[host]
+            if self.functional:
+                m.bufs[GM][gm] = m.host[host]
             footprints = {"gm": _footprint([], gm_range), "host": _footprint(host_range, [])}
         else:
-            m.host[host] = m.bufs[GM][gm]
+            if self.functional:
+                m.host[host] = m.bufs[GM][gm]
             footprints = {"gm": _footprint(gm_range, []), "host": _footprint([], host_range)}
         cycles = self.config.memcpy_cycles(copy.nbytes)
         # a copy computes nothing: the overflow check saw its values where they were computed
@@ -1164,6 +1201,7 @@ def simulate(
     trace: bool = False,
     progress=None,
     lockstep: bool | None = None,
+    timing_only: bool = False,
 ) -> SimResult:
     """Run `program` on the simulated NPU.
 
@@ -1175,20 +1213,30 @@ def simulate(
     cycles, several times faster); by default whenever races are off and no
     trace is asked for, and a program that meets an error there runs again
     block by block for the message; True insists (errors as lock-step meets
-    them), False runs block by block."""
+    them), False runs block by block. timing_only: compute no value (VTA's
+    "count traffic without computing"; lock-step, races off, no trace): the
+    cycles and every profile counter of the full run, no outputs."""
     cfg = load_target(config)
+    if timing_only and (races != "off" or trace or lockstep is False):
+        raise ValueError("timing-only simulation runs lock-step: races='off', trace=False")
     if lockstep is None and races == "off" and not trace:
         try:
-            return _simulate(program, inputs, cfg, races, trace, progress, lockstep=True)
-        except SimulationError:
-            pass  # the plain run below reports it, naming the block it meets first
-    return _simulate(program, inputs, cfg, races, trace, progress, lockstep=bool(lockstep))
+            return _simulate(program, inputs, cfg, races, trace, progress, lockstep=True, functional=not timing_only)
+        except SimulationError:  # run block by block (computing values) for the message: it names
+            return _simulate(program, inputs, cfg, races, trace, progress, lockstep=False)  # the block met first
+    return _simulate(program, inputs, cfg, races, trace, progress, lockstep=bool(lockstep),
+                     functional=not timing_only)
 
 
-def _simulate(program, inputs, cfg, races, trace, progress, lockstep: bool) -> SimResult:
-    sim = Simulation(program, cfg, races, trace, lockstep)
-    sim.progress = progress
-    sim.load_inputs(inputs)
-    with np.errstate(all="ignore"):  # inf/nan are values here, as on the NPU
-        sim.run()
-    return SimResult(outputs=sim.read_outputs(), profile=sim.profile)
+def _simulate(program, inputs, cfg, races, trace, progress, lockstep: bool, functional: bool = True) -> SimResult:
+    sim = Simulation(program, cfg, races, trace, lockstep, functional)
+    try:
+        sim.progress = progress
+        sim.load_inputs(inputs)
+        with np.errstate(all="ignore"):  # inf/nan are values here, as on the NPU
+            sim.run()
+        return SimResult(outputs=sim.read_outputs(), profile=sim.profile)
+    finally:
+        KeptGm.give(sim.machine.gm_buffer)
+        if sim.core_rows is not None:
+            sim.core_rows.give_back()

@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "launch run in lock-step (outputs and cycles the same, about 2x faster); error: stop at the "
                    "first data race (between the pipes of a core, the blocks of a launch, or streams); warn: "
                    "list them under the profile. With the detector blocks run one by one (docs/NPU.md)")
+    p.add_argument("--timing-only", action="store_true",
+                   help="npu backend: simulate the cycles only, computing no value (the profile and op summary "
+                   "as a full run's; no outputs, so no --check or --output; lock-step, no race detector)")
     p.add_argument("--op-summary", metavar="CSV",
                    help="npu backend: write the op summary (msprof's op_summary columns: op name, type, "
                    "shapes, formats, duration, pipe ratios, GM bytes, bound) as CSV here")
@@ -242,10 +245,13 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
     try:
         with progress_bar("simulate", wanted(args.log)) as progress:
             result = simulate(program, inputs, load_target(args.target), races=args.races,
-                              trace=bool(args.profile) and args.profile_level == "pipe", progress=progress)
+                              trace=bool(args.profile) and args.profile_level == "pipe",
+                              progress=progress, timing_only=args.timing_only)
     except (AssemblyError, SimulationError) as e:
         raise UserError(str(e)) from None
     print(format_profile(result.profile))
+    if args.timing_only:
+        print("timing only: the cycles and counters of a full run; no value was computed")
     for warning in result.profile.warnings:  # before --check's verdict, as msprof's overflow alarm
         if warning.startswith("overflow:"):
             print(f"ge-run: warning: {warning}", file=sys.stderr)
@@ -297,6 +303,14 @@ def run_model(args) -> int:
     # Everything that can be checked before the work starts: output paths,
     # the target, the inputs file (its arrays are checked against the model
     # once the model is loaded, before it runs).
+    if args.timing_only:
+        for flag, given_flag in (("--check", args.check), ("--output", args.output),
+                                 ("--backend reference", args.backend == "reference"),
+                                 (f"--races {args.races}", args.races != "off"),
+                                 ("--profile-level pipe", args.profile_level == "pipe")):
+            if given_flag:
+                raise UserError(f"--timing-only neither computes values nor checks or traces them: drop {flag}, "
+                                "or run without --timing-only")
     if args.output:
         check_writable(npz_path(args.output), "--output")
     for flag, path in (("--profile", args.profile), ("--op-summary", args.op_summary)):

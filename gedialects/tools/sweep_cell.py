@@ -147,7 +147,7 @@ def _run(cell: Cell, row: Row) -> None:
     program = assemble(compiled.module)
     row.compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    result = simulate(program, inputs, config)
+    result = simulate(program, inputs, config, races="off")  # as ge-run: lock-step, no race detector
     row.simulate_s = time.perf_counter() - t0
     profile = result.profile
     cube_busy = sum(k.busy.get("cube", 0) for k in profile.kernels if k.task_type == AI_CORE)

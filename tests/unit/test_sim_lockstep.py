@@ -37,7 +37,9 @@ def _counters(profile):
 
 
 def assert_same_run(program, inputs, target="davinci-910"):
-    """Both simulators give identical outputs (bit for bit) and profiles."""
+    """Both simulators give identical outputs (bit for bit) and profiles; a
+    timing-only run the same profile (no overflow check: no values) and no
+    outputs."""
     plain = simulate(program, inputs, target, races="off", lockstep=False)
     fast = simulate(program, inputs, target, races="off", lockstep=True)
     assert plain.outputs.keys() == fast.outputs.keys()
@@ -45,6 +47,11 @@ def assert_same_run(program, inputs, target="davinci-910"):
         assert value.dtype == fast.outputs[name].dtype
         np.testing.assert_array_equal(value.view(np.uint8), fast.outputs[name].view(np.uint8), err_msg=name)
     assert _counters(plain.profile) == _counters(fast.profile)
+    timing = simulate(program, inputs, target, races="off", timing_only=True)
+    assert timing.outputs == {}
+    for k in plain.profile.kernels:
+        k.info.pop("overflow", None)
+    assert _counters(timing.profile) == _counters(plain.profile)
     return fast
 
 
@@ -146,3 +153,20 @@ def test_lockstep_neither_detects_races_nor_traces():
     for kw in ({"races": "error"}, {"races": "off", "trace": True}):
         with pytest.raises(ValueError, match="lock-step"):
             simulate(program, _uneven_inputs(2), lockstep=True, **kw)
+        with pytest.raises(ValueError, match="lock-step"):
+            simulate(program, _uneven_inputs(2), timing_only=True, **kw)
+
+
+def test_ge_run_timing_only(tmp_path, capsys):
+    from gedialects.tools import ge_run
+
+    assert ge_run.main(["squeezenet", "--timing-only", "--op-summary", str(tmp_path / "ops.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "timing only" in out and "mean=" not in out  # a profile, no outputs
+    assert (tmp_path / "ops.csv").read_text().count("\n") > 10
+    for flag in (["--check"], ["--output", str(tmp_path / "o.npz")], ["--races", "error"],
+                 ["--profile", str(tmp_path / "t.json"), "--profile-level", "pipe"]):
+        assert ge_run.main(["squeezenet", "--timing-only", *flag]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        named = "--profile-level pipe" if "--profile-level" in flag else " ".join(flag[:2] if flag[0] == "--races" else flag[:1])
+        assert len(err) == 1 and "--timing-only" in err[0] and f"drop {named}," in err[0]

@@ -1,0 +1,99 @@
+"""Simulation wall time per light model against onnxruntime's inference.
+
+    .venv/bin/python benchmarks/simulation_time.py [MODEL ...] [--precision-mode ...] [--repeat N] [--markdown]
+
+Each light model (random weights) is compiled once (not timed), then run in
+the same process by onnxruntime (CPU, the median of N inferences after one
+warm-up) and by the simulator three ways: block by block with the race
+detector (races="error", what the tests run), block by block without it, and
+lock-step (target/lockstep.py; the default when races are off). Each
+simulation is timed once, after one warm-up simulation in lock-step, the
+ratio is lock-step time over onnxruntime's inference. The last column says
+whether lock-step's outputs (bit for bit) and every kernel's cycles and
+counters equal the block-by-block run's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import onnx
+
+from gedialects.frontend.onnx_import import import_model
+from gedialects.zoo import LIGHT_MODELS, light_model_path, random_inputs, with_random_weights
+from lowering.pipeline import DEFAULT_PRECISION, compile_module
+from target.assembler import assemble
+from target.simulator import simulate
+
+COLUMNS = ("model", "npu instructions run", "onnxruntime ms", "race detector s", "block by block s",
+           "lock-step s", "lock-step / onnxruntime", "detector / lock-step", "identical")
+
+
+def onnxruntime_ms(model, inputs, repeat: int) -> float:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    session.run(None, inputs)
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        session.run(None, inputs)
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def timed(program, inputs, **kw):
+    start = time.perf_counter()
+    result = simulate(program, inputs, **kw)
+    return time.perf_counter() - start, result
+
+
+def counters(result):
+    return [(k.name, k.start, k.cycles, k.instructions, k.busy, k.bytes) for k in result.profile.kernels]
+
+
+def measure(name: str, precision: str, repeat: int) -> list[str]:
+    model = with_random_weights(onnx.load(str(light_model_path(name))))
+    inputs = random_inputs(model)
+    program = assemble(compile_module(import_model(model, {}, source=name), precision).module)
+    ort_ms = onnxruntime_ms(model, inputs, repeat)
+    simulate(program, inputs, races="off")  # warm-up: im2col patterns, the cores' rows
+    detector_s, _ = timed(program, inputs, races="error")
+    plain_s, plain = timed(program, inputs, races="off", lockstep=False)
+    lockstep_s, fast = timed(program, inputs, races="off", lockstep=True)
+    same = counters(plain) == counters(fast) and all(
+        np.array_equal(plain.outputs[k].view(np.uint8), fast.outputs[k].view(np.uint8)) for k in plain.outputs)
+    instructions = sum(k.instructions for k in fast.profile.kernels)
+    return [name, f"{instructions:,}", f"{ort_ms:.1f}", f"{detector_s:.2f}", f"{plain_s:.2f}", f"{lockstep_s:.2f}",
+            f"{1e3 * lockstep_s / ort_ms:.0f}x", f"{detector_s / lockstep_s:.1f}x", "yes" if same else "NO"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", default=list(LIGHT_MODELS))
+    ap.add_argument("--precision-mode", default=DEFAULT_PRECISION)
+    ap.add_argument("--repeat", type=int, default=20, help="onnxruntime inferences timed (median)")
+    ap.add_argument("--markdown", action="store_true", help="print a markdown table")
+    args = ap.parse_args()
+    rows = [measure(name, args.precision_mode, args.repeat) for name in args.models]
+    if args.markdown:
+        print("| " + " | ".join(COLUMNS) + " |")
+        print("|---|" + "---:|" * (len(COLUMNS) - 2) + "---|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    else:
+        widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(COLUMNS)]
+        print("  ".join(c.rjust(w) for c, w in zip(COLUMNS, widths)))
+        for row in rows:
+            print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+    if any(row[-1] != "yes" for row in rows):
+        raise SystemExit("lock-step and block-by-block simulation differ")
+
+
+if __name__ == "__main__":
+    main()
