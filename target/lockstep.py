@@ -38,7 +38,7 @@ kernel does.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import defaultdict, deque
 
 import numpy as np
 
@@ -61,7 +61,6 @@ from target.simulator import (
     V,
     UNDEFINED_BYTE,
     KernelRun,
-    decode_vector,
     dma_extents,
 )
 
@@ -157,7 +156,7 @@ class Cohort:
         self.counted, self.scalar_counted = count, scalar_n  # already committed to the launch
         if pipes is None:
             pipes = ([0] * NPIPES, [False] * NPIPES, [deque() for _ in range(NPIPES)], [-1] * NPIPES,
-                     [deque() for _ in range(NPIPES * NPIPES * 8)])
+                     defaultdict(deque))
         self.pf, self.blocked, self.pending, self.wait_key, self.flags = pipes
         self.end = 0
 
@@ -171,7 +170,7 @@ class Cohort:
 
         pending = [deque((at, pick(a0), pick(a1), pick_address(a2), t) for at, a0, a1, a2, t in q)
                    for q in self.pending]
-        pipes = (list(self.pf), list(self.blocked), pending, list(self.wait_key), [deque(q) for q in self.flags])
+        pipes = (list(self.pf), list(self.blocked), pending, list(self.wait_key), defaultdict(deque, {key: deque(q) for key, q in self.flags.items()}))
         part = Cohort(self.blocks[mask], self.rows[mask], [pick(r) for r in self.regs], pc, self.t,
                       self.count, self.scalar_n, pipes)
         part.counted, part.scalar_counted = self.counted, self.scalar_counted
@@ -462,7 +461,7 @@ class LockstepRun(KernelRun):
         self.occupy(ins[1], t, cost, pc)
 
     def compile_vector(self, ins, pc):
-        vec = decode_vector(ins, self.cfg)
+        vec = self.decode_vector(ins)
         compute, cost, nops, spans = vec.compute, vec.cost, vec.nops, vec.spans
         batched = vec.mnemonic in ROW_BATCHED_VECTOR_OPS
         rows = self.core_rows

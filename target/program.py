@@ -1310,11 +1310,12 @@ def instruction_bound(kernel: Kernel, block_dim: int) -> tuple[int | None, int]:
     return total, worst_pc
 
 
-def budget_problem(program: Program) -> tuple[str, str] | None:
+def budget_problem(program: Program, bounds: dict | None = None) -> tuple[str, str] | None:
     """(field, problem) if a launch of `program` can execute more instructions
     than the limits allow (MAX_BLOCK_INSTRUCTIONS per block,
     MAX_RUN_INSTRUCTIONS per run), else None. Unbounded loops are left to
-    the simulator's run-time cap."""
+    the simulator's run-time cap. `bounds`, if given, receives every
+    launch's instruction_bound keyed by (id(kernel), block_dim)."""
     total = 0
     seen: dict[tuple[int, int], int | None] = {}
     for i, e in enumerate(program.schedule):
@@ -1324,6 +1325,8 @@ def budget_problem(program: Program) -> tuple[str, str] | None:
         if (k, bd) not in seen:
             bound, pc = instruction_bound(program.kernels[k], bd)
             kernel = program.kernels[k]
+            if bounds is not None:
+                bounds[(id(kernel), bd)] = bound, pc
             if bound is not None and bound > MAX_BLOCK_INSTRUCTIONS:
                 where = f"kernels[{k}] '{kernel.name}'"
                 if pc >= 0:

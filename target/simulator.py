@@ -28,7 +28,7 @@ other copies' the same way.
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
@@ -243,7 +243,7 @@ class KernelRun:
         # Instruction budget of a block: the static bound of its loops
         # (program.instruction_bound), else the documented cap; the run's
         # remaining budget caps it too (Simulation.executed).
-        bound, _ = P.instruction_bound(kernel, block_dim)
+        bound, _ = sim.bounds.get((id(kernel), block_dim)) or P.instruction_bound(kernel, block_dim)
         self.budget = P.MAX_BLOCK_INSTRUCTIONS if bound is None else min(bound, P.MAX_BLOCK_INSTRUCTIONS)
         self.exec_ = [None] * len(kernel.code)
         for pc, ins in enumerate(kernel.code):
@@ -316,7 +316,7 @@ class KernelRun:
         self.blocked = blocked = [False] * NPIPES
         self.pending = pending = [deque() for _ in range(NPIPES)]
         self.wait_key = [-1] * NPIPES
-        self.flags = [deque() for _ in range(NPIPES * NPIPES * 8)]
+        self.flags = defaultdict(deque)  # by (src * NPIPES + dst) * 8 + event
         self.rd = rd = (
             BlockRaces(
                 self.space_pipes,
@@ -429,7 +429,7 @@ class KernelRun:
         )
 
     def check_flag_balance(self) -> None:
-        for key, q in enumerate(self.flags):
+        for key, q in sorted(self.flags.items()):
             if not q:
                 continue
             src, dst, ev = key // (NPIPES * 8), (key // 8) % NPIPES, key % 8
@@ -709,10 +709,19 @@ class KernelRun:
     # Vector
     # ------------------------------------------------------------------
 
+    def decode_vector(self, ins) -> VectorInstruction:
+        """decode_vector, once per encoding in a simulation (kernels repeat
+        their vector instructions; the address words do not matter)."""
+        key = (ins[0], ins[8:])
+        vec = self.sim.vector_decodes.get(key)
+        if vec is None:
+            vec = self.sim.vector_decodes[key] = decode_vector(ins, self.cfg)
+        return vec
+
     def compile_vector(self, ins, pc):
         """A closure running one vector instruction, with its layouts, spans,
         chunk patterns, NumPy function and cost bound once."""
-        vec = decode_vector(ins, self.cfg)
+        vec = self.decode_vector(ins)
         compute, cost, nops, spans, pats = vec.compute, vec.cost, vec.nops, vec.spans, vec.patterns
         ub = tuple(views[UB] for views in self.m.views)
         cap, align = self.m.cap[UB], self.m.align[UB]
@@ -883,7 +892,9 @@ class Simulation:
         self.trace = trace
         self.lockstep = lockstep
         self.core_rows = None  # lockstep.CoreRows: the cores' memories, one row per block
-        problem = P.budget_problem(program)
+        self.bounds: dict[tuple[int, int], tuple] = {}  # instruction_bound per (id(kernel), block_dim)
+        self.vector_decodes: dict[tuple, VectorInstruction] = {}  # decode_vector per encoding
+        problem = P.budget_problem(program, self.bounds)
         if problem is not None:
             raise SimulationError(f"{problem[0]}: {problem[1]}")
         if program.memcpy_tasks and config.host_link is None:
