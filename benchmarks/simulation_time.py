@@ -6,11 +6,12 @@ Each light model (random weights) is compiled once (not timed), then run in
 the same process by onnxruntime (CPU, the median of N inferences after one
 warm-up) and by the simulator three ways: block by block with the race
 detector (races="error", what the tests run), block by block without it, and
-lock-step (target/lockstep.py; the default when races are off). Each
-simulation is timed once, after one warm-up simulation in lock-step, the
-ratio is lock-step time over onnxruntime's inference. The last column says
-whether lock-step's outputs (bit for bit) and every kernel's cycles and
-counters equal the block-by-block run's.
+lock-step (target/lockstep.py; the default when races are off); and
+timing only (lock-step computing no value). Each simulation is timed once,
+after one warm-up simulation in lock-step; the ratios are over onnxruntime's
+inference. The last column says whether lock-step's outputs (bit for bit)
+and every kernel's cycles and counters, and timing-only's counters, equal
+the block-by-block run's.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from target.assembler import assemble
 from target.simulator import simulate
 
 COLUMNS = ("model", "npu instructions run", "onnxruntime ms", "race detector s", "block by block s",
-           "lock-step s", "lock-step / onnxruntime", "detector / lock-step", "identical")
+           "lock-step s", "lock-step / onnxruntime", "detector / lock-step", "timing only s",
+           "timing only / onnxruntime", "identical")
 
 
 def onnxruntime_ms(model, inputs, repeat: int) -> float:
@@ -66,11 +68,13 @@ def measure(name: str, precision: str, repeat: int) -> list[str]:
     detector_s, _ = timed(program, inputs, races="error")
     plain_s, plain = timed(program, inputs, races="off", lockstep=False)
     lockstep_s, fast = timed(program, inputs, races="off", lockstep=True)
-    same = counters(plain) == counters(fast) and all(
+    timing_s, timing = timed(program, inputs, races="off", timing_only=True)
+    same = counters(plain) == counters(fast) == counters(timing) and all(
         np.array_equal(plain.outputs[k].view(np.uint8), fast.outputs[k].view(np.uint8)) for k in plain.outputs)
     instructions = sum(k.instructions for k in fast.profile.kernels)
     return [name, f"{instructions:,}", f"{ort_ms:.1f}", f"{detector_s:.2f}", f"{plain_s:.2f}", f"{lockstep_s:.2f}",
-            f"{1e3 * lockstep_s / ort_ms:.0f}x", f"{detector_s / lockstep_s:.1f}x", "yes" if same else "NO"]
+            f"{1e3 * lockstep_s / ort_ms:.0f}x", f"{detector_s / lockstep_s:.1f}x", f"{timing_s:.2f}",
+            f"{1e3 * timing_s / ort_ms:.1f}x", "yes" if same else "NO"]
 
 
 def main() -> None:
