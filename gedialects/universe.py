@@ -58,6 +58,12 @@ def _graph_partition():
     return GraphPartitionPass
 
 
+def _conv_space_to_depth():
+    from lowering.space_to_depth import ConvSpaceToDepthPass
+
+    return ConvSpaceToDepthPass
+
+
 def _assign_layouts():
     from lowering.assign_layouts import AssignLayoutsPass
 
@@ -142,6 +148,7 @@ GE_UNIVERSE = Universe(
         "graph-decompose": _graph_decompose,
         "graph-fuse": _graph_fuse,
         "graph-plan-memory": _graph_plan_memory,
+        "conv-space-to-depth": _conv_space_to_depth,
         "graph-partition": _graph_partition,
         "assign-layouts": _assign_layouts,
         "convert-graph-to-tile": _convert_graph_to_tile,

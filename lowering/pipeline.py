@@ -135,14 +135,15 @@ def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file
 def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910", aicpu_fallback: bool = True,
                  calibration=None, record: dict | None = None, max_streams: int = 0,
                  device_memory_limit: int = 0) -> list[Stage]:
-    """graph -> npu (the `ge-lower` pipeline): static-shape check, graph-partition,
-    assign-layouts, convert-graph-to-tile, the tile passes (tile-assign-streams
+    """graph -> npu (the `ge-lower` pipeline): static-shape check, conv-space-to-depth,
+    graph-partition, assign-layouts, convert-graph-to-tile, the tile passes (tile-assign-streams
     last: its GM arena summary goes to `record` with the lowering's statistics),
     convert-tile-to-npu, npu-insert-sync."""
     from gedialects.npu.transforms.insert_sync import NpuInsertSyncPass
     from lowering.assign_layouts import AssignLayoutsPass
     from lowering.graph_to_tile import convert
     from lowering.partition import GraphPartitionPass
+    from lowering.space_to_depth import ConvSpaceToDepthPass
     from lowering.tile_to_npu import ConvertTileToNpuPass
 
     record = {} if record is None else record
@@ -157,6 +158,7 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
 
     return [
         (None, lambda ctx, module: check_static_inputs(module)),
+        ("space-to-depth", ConvSpaceToDepthPass(precision).apply),
         ("partition", GraphPartitionPass(precision, aicpu_fallback).apply),
         ("assign-layouts", AssignLayoutsPass().apply),
         ("graph-to-tile", graph_to_tile),
