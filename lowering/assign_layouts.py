@@ -109,6 +109,8 @@ class LayoutAssigner:
             return None
         if isinstance(op, g.TransDataOp):
             return (op.src_format.data,)
+        if isinstance(op, g.SpaceToDepthOp):
+            return ("NCHW",)  # the input transdata's job, folding cells into channels on the way
         if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return ("NC1HWC0",)  # (a slice or split here is a channel view: structured ones returned above)
         if isinstance(op, ELEMENTWISE_OPS):
@@ -132,6 +134,8 @@ class LayoutAssigner:
             return origin(res)
         if isinstance(op, g.TransDataOp):
             return op.dst_format.data
+        if isinstance(op, g.SpaceToDepthOp):
+            return "NC1HWC0"
         if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return "NC1HWC0"
         if isinstance(op, ELEMENTWISE_OPS) and len(g.shape_of(res)) == 4:

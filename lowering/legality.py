@@ -23,6 +23,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
+from gedialects.npu.isa import FRACTAL
 
 AI_CORE = "AI_CORE"
 AI_CPU = "AI_CPU"
@@ -363,6 +364,17 @@ def _concat(op: g.ConcatOp, ctx: Context) -> str | None:
     return None
 
 
+@rule(g.SpaceToDepthOp)
+def _space_to_depth(op: g.SpaceToDepthOp, ctx: Context) -> str | None:
+    if not shapes.is_static(g.shape_of(op.input)) or g.shape_of(op.input)[0] != 1:
+        return "only a static batch-1 space_to_depth is lowered"
+    if g.shape_of(op.output)[1] > FRACTAL:
+        return f"{g.shape_of(op.output)[1]} channels: only up to one fractal's {FRACTAL} are lowered"
+    if not _is_f32(op.input):
+        return "only an fp32 input is lowered"
+    return None
+
+
 @rule(*g.VIEW_OPS, g.TransDataOp)
 def _free(op: Operation, ctx: Context) -> str | None:
     return None
@@ -394,7 +406,9 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
         return f"no AI-core kernel for {op.name}"
     if any(v in ctx.fp32_inputs for v in op.operands):
         return "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"
-    if not isinstance(op, g.VIEW_OPS) and any(v in ctx.fp32_maps and not _reads_as_map(op, v, ctx.fp16) for v in op.operands):
+    # (space_to_depth, as a transdata, reads whatever type its input is stored in)
+    if not isinstance(op, g.VIEW_OPS + (g.SpaceToDepthOp,)) and any(
+            v in ctx.fp32_maps and not _reads_as_map(op, v, ctx.fp16) for v in op.operands):
         return "force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata)"
     for v in (*op.operands, *op.results):
         if not _is_f32(v) and not isinstance(op, g.VIEW_OPS):  # a view aliases any element type
@@ -775,7 +789,7 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
         if not refusals:
             return CUBE_KERNEL, None  # folded into the products that read it
         why = f"{why}; read by a product that the cube refuses: {refusals[0]}"
-    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp)):
+    if isinstance(op, g.VIEW_OPS + (g.TransDataOp, g.SpaceToDepthOp, g.ConvOp, g.MaxPoolOp, g.AvgPoolOp)):
         return None, why
     vector_why = vector_refusal(op, ctx)
     if vector_why is None:

@@ -11,7 +11,7 @@ Ascend's small-channel "C04" stem answers the same problem) gives s*s*C
 channels at 1/s of the resolution and a stride-1 conv with a kernel of
 ceil(k/s) cells:
 
-    x [N, C, H, W] -> [N, C, H/s, s, W/s, s] -> transpose [N, s, s, C, H/s, W/s] -> [N, s*s*C, H/s, W/s]
+    x' = space_to_depth(x) [N, s*s*C, H/s, W/s]: x'[(dy, dx, c), i, j] = x[c, s*i + dy, s*j + dx]
     y[o, i, j] = sum over (dy, dx, c), u, v of w'[o, (dy, dx, c), u, v] x'[(dy, dx, c), i - P + u, j - P + v]
 
 with the original kernel shifted into the cells by z = s*P - pad zero taps
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -44,7 +45,7 @@ from gedialects.graph import shapes
 from gedialects.graph.constants import constant_value, materialize
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, node_name
-from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
 from lowering.graph_to_tile.precision import DEFAULT_PRECISION, check_precision_mode
 
 log = logging.getLogger("gedialects.space_to_depth")
@@ -90,7 +91,7 @@ class ConvSpaceToDepth(RewritePattern):
         (zh, top, bottom), (zw, left, right) = rows, cols
         kh_cells, kw_cells = math.ceil((zh + kh) / s), math.ceil((zw + kw) / s)
         before, after = block_k(c, kh * kw, self.c0), block_k(s * s * c, kh_cells * kw_cells, self.c0)
-        if after >= before:
+        if after >= before or s * s * c > FRACTAL:  # (the space-to-depth kernel writes one fractal of channels)
             return
         # the kernel in pixels, shifted by the zero taps, cut into s x s cells
         shifted = np.zeros((o, c, kh_cells * s, kw_cells * s), dtype=weight.dtype)
@@ -99,12 +100,7 @@ class ConvSpaceToDepth(RewritePattern):
         name, loc = node_name(op), op.location
         new_weight = materialize(np.ascontiguousarray(cell_weight.reshape(o, s * s * c, kh_cells, kw_cells)),
                                  f"{name}_space_to_depth", loc)
-        split = g.ReshapeOp.build_inferred([op.input], {"shape": g.int_array([n, c, h // s, s, w // s, s])},
-                                           location=loc)
-        gather = g.TransposeOp.build_inferred([split.results[0]], {"perm": g.int_array([0, 3, 5, 1, 2, 4])},
-                                              location=loc)
-        folded = g.ReshapeOp.build_inferred([gather.results[0]], {"shape": g.int_array([n, s * s * c, h // s, w // s])},
-                                            location=loc)
+        folded = g.SpaceToDepthOp.build_inferred([op.input], {"blocksize": IntegerAttr(s, i64)}, location=loc)
         properties = {k: v for k, v in op.properties.items() if k not in ("strides", "pads", "dilations")}
         properties["pads"] = g.int_array([top, left, bottom, right])
         bias = [op.bias] if op.bias is not None else []
@@ -115,7 +111,10 @@ class ConvSpaceToDepth(RewritePattern):
         log.info("%s reads its input space-to-depth: %d channels at stride %d -> %d at stride 1, "
                  "%dx%d -> %dx%d taps, K %d -> %d in blocks of %d",
                  describe_op(op), c, s, s * s * c, kh, kw, kh_cells, kw_cells, before, after, self.c0)
-        rewriter.replace_op(op, [new_weight, split, gather, folded, conv], [conv.output])
+        old_weight = op.weight.owner
+        rewriter.replace(op, [new_weight, folded, conv], [conv.output])
+        if isinstance(old_weight, Operation) and not old_weight.results[0].uses:
+            rewriter.erase(old_weight)
 
 
 @dataclass(frozen=True)

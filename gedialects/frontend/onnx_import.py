@@ -968,6 +968,12 @@ def _transpose(im: _Importer, node, attrs):
     im.define(node, im.emit(g.TransposeOp, [x], {"perm": int_array(perm)}))
 
 
+@onnx_op("SpaceToDepth")
+def _space_to_depth(im: _Importer, node, attrs):
+    props = {"blocksize": _i(attrs["blocksize"]), "mode": StringAttr(_text(attrs, "mode", "DCR"))}  # mode: opset 24
+    im.define(node, im.emit(g.SpaceToDepthOp, [im.value(node.input[0])], props))
+
+
 def _axes_op(op_type: type[g.GraphOp], onnx_name: str):
     def run(im: _Importer, node, attrs):
         x = im.value(node.input[0])

@@ -346,6 +346,15 @@ def _transpose(op: g.TransposeOp, args):
     return contiguous(args[0].transpose(op.ints("perm")))
 
 
+@kernel(g.SpaceToDepthOp)
+def _space_to_depth(op: g.SpaceToDepthOp, args):
+    x, s = args[0], op.int_("blocksize", 1)
+    n, c, h, w = x.shape
+    order = (0, 1, 3, 5, 2, 4) if op.str_("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)
+    cells = x.reshape(n, c, h // s, s, w // s, s).transpose(order)
+    return contiguous(cells.reshape(n, s * s * c, h // s, w // s))
+
+
 @kernel(g.SqueezeOp)
 def _squeeze(op: g.SqueezeOp, args):
     return args[0].reshape(op.infer_shapes([args[0].shape])[0])

@@ -1192,6 +1192,38 @@ class TransposeOp(GraphOp):
 
 
 @irdl_op_definition
+class SpaceToDepthOp(GraphOp):
+    """ONNX SpaceToDepth: every `blocksize` x `blocksize` cell of pixels
+    becomes channels, y[n, k, i, j] = x[n, c, s * i + dy, s * j + dx] with
+    k = (dy * s + dx) * C + c (mode DCR, the default) or c * s * s + dy * s
+    + dx (CRD)."""
+
+    name = "graph.space_to_depth"
+    input = operand_def(TensorType)
+    output = result_def(TensorType)
+    blocksize = prop_def(IntegerAttr)
+    mode = opt_prop_def(StringAttr)
+
+    def channel(self, dy: int, dx: int, c: int, channels: int) -> int:
+        """The output channel of input channel c at (dy, dx) in its cell."""
+        s = self.int_("blocksize", 1)
+        return c * s * s + dy * s + dx if self.str_("mode", "DCR") == "CRD" else (dy * s + dx) * channels + c
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        if self.str_("mode", "DCR") not in ("DCR", "CRD"):
+            raise ShapeError(f"unknown mode '{self.str_('mode', '')}' (expected DCR or CRD)")
+        x, s = ins[0], self.int_("blocksize", 0)
+        if len(x) != 4:
+            raise ShapeError(f"needs a 4-D tensor, got {shapes.fmt(x)}")
+        if s < 1:
+            raise ShapeError(f"blocksize {s} must be positive")
+        n, c, h, w = x
+        if (h != DYN and h % s) or (w != DYN and w % s):
+            raise ShapeError(f"height and width {h}x{w} must be multiples of the blocksize {s}")
+        return [(n, DYN if c == DYN else c * s * s, DYN if h == DYN else h // s, DYN if w == DYN else w // s)]
+
+
+@irdl_op_definition
 class SqueezeOp(GraphOp):
     name = "graph.squeeze"
     input = operand_def(TensorType)
@@ -1631,6 +1663,7 @@ Graph = Dialect(
         ReshapeOp,
         FlattenOp,
         TransposeOp,
+        SpaceToDepthOp,
         SqueezeOp,
         UnsqueezeOp,
         GatherOp,

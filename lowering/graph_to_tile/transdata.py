@@ -22,7 +22,7 @@ from gedialects.tile.transforms.ub_buffers import elem_bytes
 from .builder import Index
 from .context import LoweringContext
 from .elementwise import map_kernel
-from .planning import FRACTAL_ELEMS
+from .planning import CUBE_CHANNELS, FRACTAL_ELEMS
 from .registry import lowers
 from .storage import GmStorage, TensorView
 
@@ -112,6 +112,83 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
     if tail:
         with kernel.tiles(h, block_dim) as row:
             chunk(row, nfull * kc, tail)
+
+
+@lowers(g.SpaceToDepthOp)
+def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
+    """NCHW -> the space-to-depth map in NC1HWC0, on the cube in one kernel
+    (a transdata_in that folds s x s cells of pixels into channels; the
+    input of a conv-space-to-depth stem). Per cell row and chunk of mc
+    cells, for each dx: C[mc cells, 16 channels] += A_dx x B_dx, where
+    A_dx [mc, s*mc] picks pixel s*j + dx for cell j and B_dx holds the s*mc
+    pixels of the cell row's s input rows, channel c of row dy in the row
+    of its output channel (op.channel; the other rows stay zero). Summing over dx
+    fills every cell's channels; the pad channels come out zero."""
+    src = ctx.values[op.input]
+    n, c, h, w = src.shape
+    s = op.int_("blocksize", 1)
+    if n != 1 or s * s * c > CUBE_CHANNELS:
+        raise PassFailedException(f"{describe_op(op)}: only batch 1 and at most {CUBE_CHANNELS} output channels "
+                                  "are lowered")
+    c0 = ctx.c0
+    elem = ctx.stored_element(src.storage, op.input)
+    es = elem_bytes(elem)
+    k0 = BLOCK_BYTES // es  # pixels per block of a fractal's row
+    rows, cols = h // s, w // s  # cells
+    cap = ctx.config.capacity_bytes
+    # the s picking matrices [mc, s*mc] together in one L0A half
+    fits = [mc for mc in range(16, MAX_IN_CHUNK + 1, 16) if s * mc * s * mc * es <= cap["l0a"] // 2]
+    # fewest chunks per cell row; then one that divides it, then the widest
+    mc = min(fits, key=lambda mc: (-(-cols // mc), cols % mc != 0, -mc))
+    kp = s * mc  # pixels of a chunk (the product's K)
+    nfull, tail = divmod(cols, mc)
+    dst = ctx.storage_for(op.output, "NC1HWC0", "input_5hd")
+    ctx.stats.transdata += 1
+    block_dim = ctx.cores_for(rows * max(nfull, 1))
+    kernel = ctx.new_kernel(op, "transdata", block_dim)
+    zero = kernel.alloc("ub", kp * 16, "ND", elem=elem)
+    kernel.emit(t.DupOp(zero, kp * 16, 0.0))
+    l0a, l1b = [], []
+    for dx in range(s):
+        pick = np.zeros((mc, kp), dtype=np.float32)
+        pick[np.arange(mc), s * np.arange(mc) + dx] = 1
+        name = ctx.add_constant(f"space_to_depth_pick{dx}", pick.reshape(mc // 16, 16, kp // k0, k0).transpose(0, 2, 1, 3))
+        ctx.constants[name] = ctx.constants[name].astype(np.float32 if elem == f32 else np.float16)
+        l1a = kernel.alloc("l1", mc * kp, "ZZ", elem=elem)
+        l0a.append(kernel.alloc("l0a", mc * kp, "ZZ", elem=elem))
+        kernel.copy(l1a, kernel.gm(name, elem), [mc * kp], [1], [1])
+        kernel.emit(t.LoadFractalOp(l0a[dx], l1a, mc * kp * es // FRACTAL_BYTES))
+        l1b.append(kernel.alloc("l1", kp * 16, "ZN", elem=elem))
+        kernel.copy(l1b[dx], zero, [kp * 16], [1], [1])  # rows no input row fills stay zero
+    l0b = kernel.alloc("l0b", kp * 16, "ZN", elem=elem)
+    l0c = kernel.alloc("l0c", mc * 16, "NZ", elem=f32)
+    ub = kernel.alloc("ub", mc * 16, "NZ")
+    x = kernel.gm(src.storage.name, elem)
+    out = kernel.gm(dst.storage.name)
+    # whole k0-pixel blocks: a short chunk reads up to k0 - 1 pixels past
+    # its row (into products only cells past the chunk read)
+    src.storage.overread = max(src.storage.overread, (k0 - 1) * es)
+
+    def chunk(row: Index, col: Index, cells: int) -> None:
+        for dx in range(s):
+            for dy in range(s):
+                first = kernel.add(kernel.mul(kernel.add(kernel.mul(row, s), dy), w), kernel.mul(col, s))
+                channel_step = op.channel(dy, dx, 1, c) - op.channel(dy, dx, 0, c)  # B rows apart
+                kernel.copy(kernel.at(l1b[dx], op.channel(dy, dx, 0, c) * k0), kernel.at(x, 0, first),
+                            [c, -(-cells * s // k0), k0], [channel_step * k0, 16 * k0, 1], [h * w, k0, 1])
+            kernel.emit(t.LoadFractalOp(l0b, l1b[dx], kp * 16 * es // FRACTAL_BYTES))
+            kernel.emit(t.MatmulOp(l0c, l0a[dx], l0b, mc, 16, kp, dx > 0))
+        kernel.copy(ub, l0c, [mc * 16], [1], [1], cast=ctx.fp16)
+        cell = kernel.add(kernel.mul(row, dst.storage.padded_w), col)
+        base = kernel.at(out, dst.origin(c0), kernel.mul(cell, c0))
+        kernel.copy(base, ub, [CUBE_CHANNELS // c0, cells, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
+
+    if nfull:
+        with kernel.tiles(rows * nfull, block_dim) as tile:
+            chunk(kernel.div(tile, nfull), kernel.mul(kernel.rem(tile, nfull), mc), mc)
+    if tail:
+        with kernel.tiles(rows, block_dim) as row:
+            chunk(row, nfull * mc, tail)
 
 
 def transdata_out(ctx: LoweringContext, op: g.TransDataOp, x: TensorView) -> None:

@@ -31,10 +31,10 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
     assert "kernels          39" in out and "GM arena" in out  # force_fp16: + the output's cast kernel, 6 memsets
     assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == [
         "00-import.mlir", "01-canonicalize.mlir", "02-decompose.mlir", "03-fuse.mlir",
-        "04-plan-memory.mlir", "05-partition.mlir", "06-assign-layouts.mlir", "07-graph-to-tile.mlir",
-        "08-tile-legalize-math.mlir", "09-tile-select-tiling.mlir", "10-tile-distribute.mlir",
-        "11-tile-pipeline-buffers.mlir", "12-tile-expand-structured.mlir", "13-tile-allocate.mlir",
-        "14-tile-assign-streams.mlir", "15-tile-to-npu.mlir", "16-npu-insert-sync.mlir",
+        "04-plan-memory.mlir", "05-space-to-depth.mlir", "06-partition.mlir", "07-assign-layouts.mlir",
+        "08-graph-to-tile.mlir", "09-tile-legalize-math.mlir", "10-tile-select-tiling.mlir", "11-tile-distribute.mlir",
+        "12-tile-pipeline-buffers.mlir", "13-tile-expand-structured.mlir", "14-tile-allocate.mlir", "15-tile-assign-streams.mlir",
+        "16-tile-to-npu.mlir", "17-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0
