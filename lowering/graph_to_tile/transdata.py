@@ -66,7 +66,7 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
     fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * es <= cap["l0a"] // 2]
     divisors = [kc for kc in fits if w % kc == 0]
     kc = max(divisors) if divisors else min(max(fits), -(-w // 16) * 16)
-    nfull, tail = divmod(w, kc)
+    nfull = w // kc
     dst = ctx.storage_for(op.output, "NC1HWC0", "input_5hd")
     ctx.stats.transdata += 1
     block_dim = ctx.cores_for(h * max(nfull, 1))
@@ -106,12 +106,7 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
             base = kernel.at(out, dst.origin(c0) + c_start // c0 * dst.slice_stride(c0), kernel.mul(pix, c0))
             kernel.copy(base, ub, [-(-cn // c0), npx, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
 
-    if nfull:
-        with kernel.tiles(h * nfull, block_dim) as tile:
-            chunk(kernel.div(tile, nfull), kernel.mul(kernel.rem(tile, nfull), kc), kc)
-    if tail:
-        with kernel.tiles(h, block_dim) as row:
-            chunk(row, nfull * kc, tail)
+    row_chunks(kernel, h, w, kc, block_dim, chunk)
 
 
 @lowers(g.SpaceToDepthOp)
@@ -141,7 +136,7 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
     # fewest chunks per cell row; then one that divides it, then the widest
     mc = min(fits, key=lambda mc: (-(-cols // mc), cols % mc != 0, -mc))
     kp = s * mc  # pixels of a chunk (the product's K)
-    nfull, tail = divmod(cols, mc)
+    nfull = cols // mc
     dst = ctx.storage_for(op.output, "NC1HWC0", "input_5hd")
     ctx.stats.transdata += 1
     block_dim = ctx.cores_for(rows * max(nfull, 1))
@@ -183,12 +178,20 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
         base = kernel.at(out, dst.origin(c0), kernel.mul(cell, c0))
         kernel.copy(base, ub, [CUBE_CHANNELS // c0, cells, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
 
+    row_chunks(kernel, rows, cols, mc, block_dim, chunk)
+
+
+def row_chunks(kernel, rows: int, width: int, size: int, block_dim: int, chunk) -> None:
+    """chunk(row, first column, columns) over every row of `width` columns
+    in chunks of `size`, spread over the blocks: the whole chunks, then each
+    row's shorter last one."""
+    nfull, tail = divmod(width, size)
     if nfull:
         with kernel.tiles(rows * nfull, block_dim) as tile:
-            chunk(kernel.div(tile, nfull), kernel.mul(kernel.rem(tile, nfull), mc), mc)
+            chunk(kernel.div(tile, nfull), kernel.mul(kernel.rem(tile, nfull), size), size)
     if tail:
         with kernel.tiles(rows, block_dim) as row:
-            chunk(row, nfull * mc, tail)
+            chunk(row, nfull * size, tail)
 
 
 def transdata_out(ctx: LoweringContext, op: g.TransDataOp, x: TensorView) -> None:
