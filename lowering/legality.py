@@ -368,8 +368,8 @@ def _concat(op: g.ConcatOp, ctx: Context) -> str | None:
 def _space_to_depth(op: g.SpaceToDepthOp, ctx: Context) -> str | None:
     if not shapes.is_static(g.shape_of(op.input)) or g.shape_of(op.input)[0] != 1:
         return "only a static batch-1 space_to_depth is lowered"
-    if g.shape_of(op.output)[1] > FRACTAL:
-        return f"{g.shape_of(op.output)[1]} channels: only up to one fractal's {FRACTAL} are lowered"
+    if op.int_("blocksize", 1) ** 2 > FRACTAL:  # its s picking products [16, 16 s] fill L0A at s = 4
+        return f"blocksize {op.int_('blocksize', 1)}: cells of at most {FRACTAL} pixels are lowered"
     if not _is_f32(op.input):
         return "only an fp32 input is lowered"
     return None

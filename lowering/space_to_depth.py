@@ -91,7 +91,7 @@ class ConvSpaceToDepth(RewritePattern):
         (zh, top, bottom), (zw, left, right) = rows, cols
         kh_cells, kw_cells = math.ceil((zh + kh) / s), math.ceil((zw + kw) / s)
         before, after = block_k(c, kh * kw, self.c0), block_k(s * s * c, kh_cells * kw_cells, self.c0)
-        if after >= before or s * s * c > FRACTAL:  # (the space-to-depth kernel writes one fractal of channels)
+        if after >= before or s * s > FRACTAL:  # (the space-to-depth kernel's cells: at most 16 pixels)
             return
         # the kernel in pixels, shifted by the zero taps, cut into s x s cells
         shifted = np.zeros((o, c, kh_cells * s, kw_cells * s), dtype=weight.dtype)

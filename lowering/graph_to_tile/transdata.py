@@ -113,18 +113,19 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
 def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
     """NCHW -> the space-to-depth map in NC1HWC0, on the cube in one kernel
     (a transdata_in that folds s x s cells of pixels into channels; the
-    input of a conv-space-to-depth stem). Per cell row and chunk of mc
-    cells, for each dx: C[mc cells, 16 channels] += A_dx x B_dx, where
-    A_dx [mc, s*mc] picks pixel s*j + dx for cell j and B_dx holds the s*mc
-    pixels of the cell row's s input rows, channel c of row dy in the row
-    of its output channel (op.channel; the other rows stay zero). Summing over dx
-    fills every cell's channels; the pad channels come out zero."""
+    input of a conv-space-to-depth stem). Per cell row, chunk of mc cells
+    and block of 16 output channels, for each dx: C[mc cells, 16 channels]
+    += A_dx x B_dx, where A_dx [mc, s*mc] picks pixel s*j + dx for cell j
+    and B_dx holds the s*mc pixels of the cell row's s input rows, channel c
+    of row dy in the row of its output channel (op.channel) when that is in
+    the block (the other rows stay zero). Summing over dx fills every
+    cell's channels; the pad channels come out zero."""
     src = ctx.values[op.input]
     n, c, h, w = src.shape
     s = op.int_("blocksize", 1)
-    if n != 1 or s * s * c > CUBE_CHANNELS:
-        raise PassFailedException(f"{describe_op(op)}: only batch 1 and at most {CUBE_CHANNELS} output channels "
-                                  "are lowered")
+    if n != 1:
+        raise PassFailedException(f"{describe_op(op)}: batch {n}: only batch 1 is lowered")
+    blocks = -(-s * s * c // CUBE_CHANNELS)  # of output channels
     c0 = ctx.c0
     elem = ctx.stored_element(src.storage, op.input)
     es = elem_bytes(elem)
@@ -145,7 +146,7 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
     kernel = ctx.new_kernel(op, "transdata", block_dim)
     zero = kernel.alloc("ub", kp * 16, "ND", elem=elem)
     kernel.emit(t.DupOp(zero, kp * 16, 0.0))
-    l0a, l1b = [], []
+    l0a, l1b = [], {}
     for dx in range(s):
         pick = np.zeros((mc, kp), dtype=np.float32)
         pick[np.arange(mc), s * np.arange(mc) + dx] = 1
@@ -155,8 +156,9 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
         l0a.append(kernel.alloc("l0a", mc * kp, "ZZ", elem=elem))
         kernel.copy(l1a, kernel.gm(name, elem), [mc * kp], [1], [1])
         kernel.emit(t.LoadFractalOp(l0a[dx], l1a, mc * kp * es // FRACTAL_BYTES))
-        l1b.append(kernel.alloc("l1", kp * 16, "ZN", elem=elem))
-        kernel.copy(l1b[dx], zero, [kp * 16], [1], [1])  # rows no input row fills stay zero
+        for block in range(blocks):
+            l1b[dx, block] = kernel.alloc("l1", kp * 16, "ZN", elem=elem)
+            kernel.copy(l1b[dx, block], zero, [kp * 16], [1], [1])  # rows no input row fills stay zero
     l0b = kernel.alloc("l0b", kp * 16, "ZN", elem=elem)
     l0c = kernel.alloc("l0c", mc * 16, "NZ", elem=f32)
     ub = kernel.alloc("ub", mc * 16, "NZ")
@@ -167,18 +169,25 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
     src.storage.overread = max(src.storage.overread, (k0 - 1) * es)
 
     def chunk(row: Index, col: Index, cells: int) -> None:
-        for dx in range(s):
-            for dy in range(s):
-                first = kernel.add(kernel.mul(kernel.add(kernel.mul(row, s), dy), w), kernel.mul(col, s))
-                channel_step = op.channel(dy, dx, 1, c) - op.channel(dy, dx, 0, c)  # B rows apart
-                kernel.copy(kernel.at(l1b[dx], op.channel(dy, dx, 0, c) * k0), kernel.at(x, 0, first),
-                            [c, -(-cells * s // k0), k0], [channel_step * k0, 16 * k0, 1], [h * w, k0, 1])
-            kernel.emit(t.LoadFractalOp(l0b, l1b[dx], kp * 16 * es // FRACTAL_BYTES))
-            kernel.emit(t.MatmulOp(l0c, l0a[dx], l0b, mc, 16, kp, dx > 0))
-        kernel.copy(ub, l0c, [mc * 16], [1], [1], cast=ctx.fp16)
         cell = kernel.add(kernel.mul(row, dst.storage.padded_w), col)
-        base = kernel.at(out, dst.origin(c0), kernel.mul(cell, c0))
-        kernel.copy(base, ub, [CUBE_CHANNELS // c0, cells, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
+        for block in range(blocks):
+            for dx in range(s):
+                for dy in range(s):
+                    # input channels whose output channel is in this block: a run of one step
+                    ins = [i for i in range(c) if op.channel(dy, dx, i, c) // CUBE_CHANNELS == block]
+                    if not ins:
+                        continue
+                    first_row = op.channel(dy, dx, ins[0], c) - block * CUBE_CHANNELS
+                    step = op.channel(dy, dx, 1, c) - op.channel(dy, dx, 0, c)  # B rows apart
+                    first = kernel.add(kernel.mul(kernel.add(kernel.mul(row, s), dy), w), kernel.mul(col, s))
+                    kernel.copy(kernel.at(l1b[dx, block], first_row * k0), kernel.at(x, ins[0] * h * w, first),
+                                [len(ins), -(-cells * s // k0), k0], [step * k0, 16 * k0, 1], [h * w, k0, 1])
+                kernel.emit(t.LoadFractalOp(l0b, l1b[dx, block], kp * 16 * es // FRACTAL_BYTES))
+                kernel.emit(t.MatmulOp(l0c, l0a[dx], l0b, mc, 16, kp, dx > 0))
+            kernel.copy(ub, l0c, [mc * 16], [1], [1], cast=ctx.fp16)
+            base = kernel.at(out, dst.origin(c0) + block * CUBE_CHANNELS // c0 * dst.slice_stride(c0),
+                             kernel.mul(cell, c0))
+            kernel.copy(base, ub, [CUBE_CHANNELS // c0, cells, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
 
     row_chunks(kernel, rows, cols, mc, block_dim, chunk)
 

@@ -54,6 +54,8 @@ STEMS = {
     "uneven pads": (3, 5, 2, [2, 1, 3, 2], 40, 16, False),
     "one channel": (1, 7, 2, [3, 3, 3, 3], 36, 16, False),
     "four channels, long rows": (4, 3, 2, [1, 1, 1, 1], 200, 16, False),  # 100 cells a row: a tail chunk
+    "alexnet 11x11/4": (3, 11, 4, [0, 0, 0, 0], 64, 16, False),  # 48 channels of cells: three blocks
+    "3x3 cells": (3, 7, 3, [3, 3, 3, 3], 48, 16, False),  # 27 channels: a block and a part
 }
 
 
@@ -91,11 +93,11 @@ def test_the_stem_conv_does_a_third_of_the_work(monkeypatch):
     assert conv_cycles < plain_conv / 2
 
 
-@pytest.mark.parametrize("channels,kernel,stride", [(3, 3, 1), (16, 3, 2), (3, 11, 4)])
-def test_convs_it_leaves_alone(channels, kernel, stride):
-    """Stride 1; channels that fill the blocks already; 48 channels of
-    stride 4 (more than the kernel's one fractal)."""
-    model, _ = stem(channels, kernel, stride, [1, 1, 1, 1], 32)
+@pytest.mark.parametrize("channels,kernel,stride,size", [(3, 3, 1, 32), (16, 3, 2, 32), (3, 11, 5, 40)])
+def test_convs_it_leaves_alone(channels, kernel, stride, size):
+    """Stride 1; channels that fill the blocks already; cells of 5x5 pixels
+    (the space-to-depth kernel takes up to 16)."""
+    model, _ = stem(channels, kernel, stride, [1, 1, 1, 1], size)
     module = import_model(model)
     ConvSpaceToDepthPass("force_fp16").apply(Context(), module)
     assert not any(isinstance(op, g.SpaceToDepthOp) for op in module.walk())

@@ -52,12 +52,24 @@ func.func @full_blocks(%x: tensor<1x16x32x32xf32> {ge.name = "x"}) -> (tensor<1x
 
 // -----
 
-// AlexNet's 11x11/4 stem: 4x4 cells of 3 channels are 48, more than the
-// space-to-depth kernel's one fractal of 16.
+// AlexNet's 11x11/4 stem: 4x4 cells of 3 channels, 48 channels (three
+// blocks), 3x3 taps of cells: K 121 x 16 = 1936 -> 9 x 48 = 432.
 // CHECK-LABEL: func.func @stride_four
-// CHECK-NOT:   graph.space_to_depth
+// CHECK:       graph.space_to_depth %x {blocksize = 4 : i64} : (tensor<1x3x64x64xf32>) -> tensor<1x48x16x16xf32>
+// CHECK:       graph.conv {{.*}} : tensor<1x48x16x16xf32>, tensor<8x48x3x3xf32> -> tensor<1x8x14x14xf32>
 func.func @stride_four(%x: tensor<1x3x64x64xf32> {ge.name = "x"}) -> (tensor<1x8x14x14xf32> {ge.name = "y"}) {
   %w = graph.fill 0.05 : tensor<8x3x11x11xf32>
   %y = graph.conv %x, %w {strides = array<i64: 4, 4>} : tensor<1x3x64x64xf32>, tensor<8x3x11x11xf32> -> tensor<1x8x14x14xf32>
   func.return %y : tensor<1x8x14x14xf32>
+}
+
+// -----
+
+// Cells of 5x5 pixels are more than the space-to-depth kernel takes (16).
+// CHECK-LABEL: func.func @stride_five
+// CHECK-NOT:   graph.space_to_depth
+func.func @stride_five(%x: tensor<1x3x40x40xf32> {ge.name = "x"}) -> (tensor<1x8x6x6xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.05 : tensor<8x3x11x11xf32>
+  %y = graph.conv %x, %w {strides = array<i64: 5, 5>} : tensor<1x3x40x40xf32>, tensor<8x3x11x11xf32> -> tensor<1x8x6x6xf32>
+  func.return %y : tensor<1x8x6x6xf32>
 }
