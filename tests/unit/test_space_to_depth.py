@@ -48,14 +48,14 @@ def stem(channels: int, kernel: int, stride: int, pads: list[int], size: int, ou
     return _model(nodes, inits, feeds), feeds
 
 
-STEMS = {
-    "resnet 7x7/2": (3, 7, 2, [3, 3, 3, 3], 64, 32, True),
-    "shufflenet 3x3/2": (3, 3, 2, [1, 1, 1, 1], 48, 24, False),
-    "uneven pads": (3, 5, 2, [2, 1, 3, 2], 40, 16, False),
-    "one channel": (1, 7, 2, [3, 3, 3, 3], 36, 16, False),
+STEMS = {  # images of at least MIN_PIXELS
+    "resnet 7x7/2": (3, 7, 2, [3, 3, 3, 3], 128, 32, True),
+    "shufflenet 3x3/2": (3, 3, 2, [1, 1, 1, 1], 128, 24, False),
+    "uneven pads": (3, 5, 2, [2, 1, 3, 2], 128, 16, False),
+    "one channel": (1, 7, 2, [3, 3, 3, 3], 128, 16, False),
     "four channels, long rows": (4, 3, 2, [1, 1, 1, 1], 200, 16, False),  # 100 cells a row: a tail chunk
-    "alexnet 11x11/4": (3, 11, 4, [0, 0, 0, 0], 64, 16, False),  # 48 channels of cells: three blocks
-    "3x3 cells": (3, 7, 3, [3, 3, 3, 3], 48, 16, False),  # 27 channels: a block and a part
+    "alexnet 11x11/4": (3, 11, 4, [0, 0, 0, 0], 128, 16, False),  # 48 channels of cells: three blocks
+    "3x3 cells": (3, 7, 3, [3, 3, 3, 3], 129, 16, False),  # 27 channels: a block and a part
 }
 
 
@@ -79,7 +79,7 @@ def _op_types(compiled, feeds) -> list[str]:
 def test_the_stem_conv_does_a_third_of_the_work(monkeypatch):
     """ResNet-50's stem in force_fp16: K 784 -> 256 products per output, and
     the conv takes less than half the plain stem conv's cycles."""
-    model, feeds = stem(3, 7, 2, [3, 3, 3, 3], 64, 32)
+    model, feeds = stem(3, 7, 2, [3, 3, 3, 3], 128, 32)
     assert block_k(3, 49, 16) == 784 and block_k(12, 16, 16) == 256
     module = import_model(model)
     ConvSpaceToDepthPass("force_fp16").apply(Context(), module)
@@ -93,10 +93,11 @@ def test_the_stem_conv_does_a_third_of_the_work(monkeypatch):
     assert conv_cycles < plain_conv / 2
 
 
-@pytest.mark.parametrize("channels,kernel,stride,size", [(3, 3, 1, 32), (16, 3, 2, 32), (3, 11, 5, 40)])
+@pytest.mark.parametrize("channels,kernel,stride,size", [(3, 3, 1, 128), (16, 3, 2, 128), (3, 11, 5, 130), (3, 7, 2, 64)])
 def test_convs_it_leaves_alone(channels, kernel, stride, size):
     """Stride 1; channels that fill the blocks already; cells of 5x5 pixels
-    (the space-to-depth kernel takes up to 16)."""
+    (the space-to-depth kernel takes up to 16); a 64x64 image (below
+    MIN_PIXELS: the kernel would cost more than the conv saves)."""
     model, _ = stem(channels, kernel, stride, [1, 1, 1, 1], size)
     module = import_model(model)
     ConvSpaceToDepthPass("force_fp16").apply(Context(), module)
