@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "shapes; default) or pipe (also every instruction on its core and pipe: large)")
     p.add_argument("--races", choices=["off", "warn", "error"], default="off",
                    help="npu backend: the simulator's race detector. off (default): none, and the blocks of a "
-                   "launch run in lock-step (outputs and cycles the same, about 2x faster); error: stop at the "
+                   "launch run in lock-step (outputs and cycles the same, 2-4x faster); error: stop at the "
                    "first data race (between the pipes of a core, the blocks of a launch, or streams); warn: "
                    "list them under the profile. With the detector blocks run one by one (docs/NPU.md)")
     p.add_argument("--timing-only", action="store_true",
