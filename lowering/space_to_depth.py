@@ -42,8 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 
 from gedialects.graph import ops as g
-from gedialects.graph import shapes
-from gedialects.graph.constants import constant_value, materialize
+from gedialects.graph.constants import constant_2d_window, materialize
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, node_name
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
@@ -83,13 +82,11 @@ class ConvSpaceToDepth(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.ConvOp) or op.residual is not None or op.int_("group", 1) != 1:
             return
-        x, out = g.shape_of(op.input), g.shape_of(op.output)
-        weight = constant_value(op.weight)
-        if len(x) != 4 or weight is None or not (shapes.is_static(x) and shapes.is_static(out)):
+        window = constant_2d_window(op)
+        if window is None:
             return
-        n, c, h, w = x
+        (n, c, h, w), out, weight, strides, pads, dilations = window
         o, _, kh, kw = weight.shape
-        strides, pads, dilations = op.window(4)
         s = strides[0]
         if s < 2 or strides[1] != s or any(d != 1 for d in dilations) or h % s or w % s or h * w < MIN_PIXELS:
             return

@@ -9,7 +9,19 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from gedialects.graph import ops as g
+from gedialects.graph import shapes
 from gedialects.graph.tensors import constant_attr, contiguous, element_type
+
+
+def constant_2d_window(op: Operation) -> tuple[tuple, tuple, np.ndarray, tuple, tuple, tuple] | None:
+    """(input shape, output shape, weight, strides, pads, dilations) of a
+    2-D conv-like op (conv, conv_transpose) with static shapes and a constant
+    weight, else None: what a compile-time rewrite of its weight needs."""
+    x, out = g.shape_of(op.input), g.shape_of(op.output)  # type: ignore[attr-defined]
+    weight = constant_value(op.weight)  # type: ignore[attr-defined]
+    if len(x) != 4 or weight is None or not (shapes.is_static(x) and shapes.is_static(out)):
+        return None
+    return (tuple(x), tuple(out), weight, *op.window(4))  # type: ignore[attr-defined]
 
 
 def constant_value(value: SSAValue) -> np.ndarray | None:

@@ -32,7 +32,7 @@ from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, 
 from gedialects.graph import ops as g
 from gedialects.graph import reference as ref
 from gedialects.graph import shapes
-from gedialects.graph.constants import constant_value, materialize
+from gedialects.graph.constants import constant_2d_window, constant_value, materialize
 from gedialects.graph.tensors import is_float
 from gedialects.location import describe_op, node_name
 
@@ -99,13 +99,11 @@ class StridedConvTransposeToProduct(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.ConvTransposeOp):
             return
-        x, out = g.shape_of(op.input), g.shape_of(op.output)
-        weight = constant_value(op.weight)
-        if len(x) != 4 or weight is None or not (shapes.is_static(x) and shapes.is_static(out)):
+        window = constant_2d_window(op)
+        if window is None:
             return
-        n, c, h, w = x
+        (n, c, h, w), out, weight, strides, pads, dilations = window
         _, o, kh, kw = weight.shape
-        strides, pads, dilations = op.window(4)
         if (tuple(strides) != (kh, kw) or any(pads) or any(d != 1 for d in dilations) or op.int_("group", 1) != 1
                 or any(op.ints("output_padding", (0, 0)))):
             return
