@@ -21,8 +21,9 @@ runs a *cohort* of blocks as one:
   in the last block), the cohort splits and each part goes on alone.
 
 Outputs, cycles and every profile counter are the plain simulator's for
-programs whose blocks do not race (tests/unit/test_sim_lockstep.py compares
-every light model). NumPy results do not depend on how many blocks are
+programs whose blocks do not race (benchmarks/simulation_time.py compares
+every light model; tests/unit/test_sim_lockstep.py kernels that split their
+cohorts, zoo transformers and a light model). NumPy results do not depend on how many blocks are
 stacked for the instructions run batched (`ROW_BATCHED_VECTOR_OPS`: IEEE
 operations rounded once, exact reductions; a stacked matmul is the same BLAS
 call per block); the others run row by row.
@@ -97,8 +98,8 @@ class CoreRows:
         local = [np.full((rows, cap), UNDEFINED_BYTE, dtype=np.uint8) for cap in capacities]
         self.bytes = [np.zeros(0, np.uint8)] + local  # GM: the machine's (bind)
         self.views = tuple([b.view(dt) for b in self.bytes] for dt in NP_DTYPES)
-        self.row_bytes = [self._row(self.bytes, r) for r in range(rows)]
-        self.row_views = [tuple(self._row(v, r) for v in self.views) for r in range(rows)]
+        # one row's memories, made once (bind points their GM entries at the machine's)
+        self.row_bytes, self.row_views, self.row_ub = zip(*(self.memories(r) for r in range(rows)))
 
     @classmethod
     def for_machine(cls, machine, config, rows: int) -> CoreRows:
@@ -132,10 +133,14 @@ class CoreRows:
             for code, views in enumerate(self.row_views[r]):
                 views[GM] = self.views[code][GM]
 
-    @staticmethod
-    def _row(memories: list[np.ndarray], r) -> list[np.ndarray]:
-        """The memories of row `r` (an index: one core; a slice: a row block)."""
-        return [m if space == GM else m[r] for space, m in enumerate(memories)]
+    def memories(self, rows) -> tuple[list, tuple, tuple]:
+        """The memories of `rows` (an index: one core; a slice: a row block):
+        by space, viewed per dtype code (by space), and UB per dtype code."""
+        def of(memories):
+            return [m if space == GM else m[rows] for space, m in enumerate(memories)]
+
+        views = tuple(of(v) for v in self.views)
+        return of(self.bytes), views, tuple(v[UB] for v in views)
 
 
 class Cohort:
@@ -239,6 +244,9 @@ class LockstepRun(KernelRun):
         to a branch its blocks take different ways (the two parts)."""
         self.cohort = c
         self.block = int(c.blocks[0])
+        # the cohort's row block, when its rows are contiguous: the batched path
+        self.span_bytes, self.span_views, self.span_ub = (
+            self.core_rows.memories(c.span) if c.span is not None else (None, None, None))
         self.pf, self.blocked, self.pending, self.wait_key, self.flags = c.pf, c.blocked, c.pending, c.wait_key, c.flags
         pf, blocked, pending = c.pf, c.blocked, c.pending
         size = len(c.blocks)
@@ -392,7 +400,7 @@ class LockstepRun(KernelRun):
         if not self.functional:
             pass
         elif c.span is not None and dsp != GM and _uniform(src, dst):
-            bufs = self.core_rows._row(self.core_rows.bytes, c.span)
+            bufs = self.span_bytes
             dma_copy(bufs[ssp], bufs[dsp], src, dst, nb, ln, sg, dg, sx, dx, pad, cast)
         else:
             for j, r in enumerate(c.row_list):
@@ -408,7 +416,7 @@ class LockstepRun(KernelRun):
         if not self.functional:
             pass
         elif c.span is not None and _uniform(src, dst):
-            bufs = self.core_rows._row(self.core_rows.bytes, c.span)
+            bufs = self.span_bytes
             load2d_copy(bufs[L1], bufs[dsp], src, dst, rep, stride, transpose)
         else:
             for j, r in enumerate(c.row_list):
@@ -429,8 +437,8 @@ class LockstepRun(KernelRun):
         if not self.functional:
             pass
         elif c.span is not None and _uniform(src, dst):
-            views = self.core_rows.views[code]
-            load3d_copy(views[L1][c.span], views[L0A][c.span], src // es, dst // es, n_src, idx)
+            views = self.span_views[code]
+            load3d_copy(views[L1], views[L0A], src // es, dst // es, n_src, idx)
         else:
             for j, r in enumerate(c.row_list):
                 views = self.core_rows.row_views[r][code]
@@ -447,9 +455,8 @@ class LockstepRun(KernelRun):
         if not self.functional:
             pass
         elif c.span is not None and _uniform(a, b, c_addr):
-            views, f32 = self.core_rows.views[dt], self.core_rows.views[1]
-            mmad(views[L0A][c.span], views[L0B][c.span], f32[L0C][c.span],
-                 a // es, b // es, c_addr // 4, m, n, k, 32 // es, acc)
+            views = self.span_views
+            mmad(views[dt][L0A], views[dt][L0B], views[1][L0C], a // es, b // es, c_addr // 4, m, n, k, 32 // es, acc)
         else:
             for j, r in enumerate(c.row_list):
                 row = self.core_rows.row_views[r]
@@ -475,10 +482,10 @@ class LockstepRun(KernelRun):
             if not self.functional:
                 pass
             elif batched and c.span is not None and _uniform(*addrs[:nops]):
-                compute(tuple(views[UB][c.span] for views in rows.views), addrs)
+                compute(self.span_ub, addrs)
             else:
                 for j, r in enumerate(c.row_list):
-                    compute(tuple(views[UB] for views in rows.row_views[r]), tuple(_at(a, j) for a in addrs))
+                    compute(rows.row_ub[r], tuple(_at(a, j) for a in addrs))
             pf = self.pf
             start = max(t, pf[V])
             pf[V] = start + cost
