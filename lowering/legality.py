@@ -366,11 +366,18 @@ def _concat(op: g.ConcatOp, ctx: Context) -> str | None:
 
 @rule(g.SpaceToDepthOp)
 def _space_to_depth(op: g.SpaceToDepthOp, ctx: Context) -> str | None:
-    if not shapes.is_static(g.shape_of(op.input)) or g.shape_of(op.input)[0] != 1:
+    return space_to_depth_refusal(op.input, op.int_("blocksize", 1))
+
+
+def space_to_depth_refusal(x: SSAValue, blocksize: int) -> str | None:
+    """None when the space-to-depth kernel lowers a space_to_depth of `x`
+    with cells of `blocksize`, else why not (also asked by
+    conv-space-to-depth before it makes one)."""
+    if not shapes.is_static(g.shape_of(x)) or g.shape_of(x)[0] != 1:
         return "only a static batch-1 space_to_depth is lowered"
-    if op.int_("blocksize", 1) ** 2 > FRACTAL:  # its s picking products [16, 16 s] fill L0A at s = 4
-        return f"blocksize {op.int_('blocksize', 1)}: cells of at most {FRACTAL} pixels are lowered"
-    if not _is_f32(op.input):
+    if blocksize**2 > FRACTAL:  # its on-chip buffers grow with the cube of s: built and tested up to 4x4
+        return f"blocksize {blocksize}: cells of at most {FRACTAL} pixels are lowered"
+    if not _is_f32(x):
         return "only an fp32 input is lowered"
     return None
 

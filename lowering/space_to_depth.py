@@ -21,10 +21,11 @@ values are the same sums, in another order. ResNet-50's stem: 4x4 taps of
 16 channels (12 real), 256 products per output, its input map 0.42 MB.
 
 A conv is rewritten when its K in whole blocks shrinks: 2-D, one group,
-no dilation, equal strides above 1 and cells of at most 16 pixels, H and W
-multiples of the stride, a constant weight, no fused residual, the
-rearranged conv's output the same size with no negative padding, and an
-input of at least MIN_PIXELS.
+no dilation, equal strides above 1, H and W multiples of the stride, a
+constant weight, no fused residual, the rearranged conv's output the same
+size with no negative padding, an input of at least MIN_PIXELS, and a
+space_to_depth the AI core lowers (the legality table's
+space_to_depth_refusal: batch 1, cells of at most 16 pixels).
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ from gedialects.graph import ops as g
 from gedialects.graph.constants import constant_2d_window, materialize
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, node_name
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
+from gedialects.npu.isa import BLOCK_BYTES
 from lowering.graph_to_tile.precision import DEFAULT_PRECISION, check_precision_mode
+from lowering.legality import space_to_depth_refusal
 
 log = logging.getLogger("gedialects.space_to_depth")
 
@@ -64,14 +66,15 @@ def block_k(channels: int, taps: int, c0: int) -> int:
     return taps * math.ceil(channels / c0) * c0
 
 
-def cells(pad_begin: int, kernel: int, stride: int, extent: int, out: int) -> tuple[int, int, int] | None:
-    """Along one dim: (leading zero taps z, padding cells before and after)
-    of the space-to-depth conv, or None if its output would differ."""
+def cells(pad_begin: int, kernel: int, stride: int, extent: int, out: int) -> tuple[int, int, int, int] | None:
+    """Along one dim: (leading zero taps z, kernel cells, padding cells
+    before and after) of the space-to-depth conv, or None if its output
+    would differ."""
     before = math.ceil(pad_begin / stride)
     zeros = stride * before - pad_begin
     kernel_cells = math.ceil((zeros + kernel) / stride)
     after = out - 1 + kernel_cells - extent // stride - before
-    return (zeros, before, after) if after >= 0 else None
+    return (zeros, kernel_cells, before, after) if after >= 0 else None
 
 
 class ConvSpaceToDepth(RewritePattern):
@@ -92,12 +95,11 @@ class ConvSpaceToDepth(RewritePattern):
             return
         rows = cells(pads[0], kh, s, h, out[2])
         cols = cells(pads[1], kw, s, w, out[3])
-        if rows is None or cols is None:
+        if rows is None or cols is None or space_to_depth_refusal(op.input, s) is not None:
             return
-        (zh, top, bottom), (zw, left, right) = rows, cols
-        kh_cells, kw_cells = math.ceil((zh + kh) / s), math.ceil((zw + kw) / s)
+        (zh, kh_cells, top, bottom), (zw, kw_cells, left, right) = rows, cols
         before, after = block_k(c, kh * kw, self.c0), block_k(s * s * c, kh_cells * kw_cells, self.c0)
-        if after >= before or s * s > FRACTAL:  # (the space-to-depth kernel's cells: at most 16 pixels)
+        if after >= before:
             return
         # the kernel in pixels, shifted by the zero taps, cut into s x s cells
         shifted = np.zeros((o, c, kh_cells * s, kw_cells * s), dtype=weight.dtype)
