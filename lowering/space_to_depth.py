@@ -102,14 +102,15 @@ class ConvSpaceToDepth(RewritePattern):
         before, after = block_k(c, kh * kw, self.c0), block_k(s * s * c, kh_cells * kw_cells, self.c0)
         if after >= before:
             return
+        name, loc = node_name(op), op.location
+        folded = g.SpaceToDepthOp.build_inferred([op.input], {"blocksize": IntegerAttr(s, i64)}, location=loc)
         # the kernel in pixels, shifted by the zero taps, cut into s x s cells
+        # in the order the space_to_depth numbers its channels
         shifted = np.zeros((o, c, kh_cells * s, kw_cells * s), dtype=weight.dtype)
         shifted[:, :, zh : zh + kh, zw : zw + kw] = weight
-        cell_weight = shifted.reshape(o, c, kh_cells, s, kw_cells, s).transpose(0, 3, 5, 1, 2, 4)
-        name, loc = node_name(op), op.location
+        cell_weight = shifted.reshape(o, c, kh_cells, s, kw_cells, s).transpose(folded.cell_order())
         new_weight = materialize(np.ascontiguousarray(cell_weight.reshape(o, s * s * c, kh_cells, kw_cells)),
                                  f"{name}_space_to_depth", loc)
-        folded = g.SpaceToDepthOp.build_inferred([op.input], {"blocksize": IntegerAttr(s, i64)}, location=loc)
         properties = {k: v for k, v in op.properties.items() if k not in ("strides", "pads", "dilations")}
         properties["pads"] = g.int_array([top, left, bottom, right])
         bias = [op.bias] if op.bias is not None else []

@@ -350,8 +350,7 @@ def _transpose(op: g.TransposeOp, args):
 def _space_to_depth(op: g.SpaceToDepthOp, args):
     x, s = args[0], op.int_("blocksize", 1)
     n, c, h, w = x.shape
-    order = (0, 1, 3, 5, 2, 4) if op.str_("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)
-    cells = x.reshape(n, c, h // s, s, w // s, s).transpose(order)
+    cells = x.reshape(n, c, h // s, s, w // s, s).transpose(op.cell_order())
     return contiguous(cells.reshape(n, s * s * c, h // s, w // s))
 
 

@@ -1204,6 +1204,11 @@ class SpaceToDepthOp(GraphOp):
     blocksize = prop_def(IntegerAttr)
     mode = opt_prop_def(StringAttr)
 
+    def cell_order(self) -> tuple[int, ...]:
+        """The transpose of x as [N, C, H/s, s(dy), W/s, s(dx)] whose reshape to
+        [N, s*s*C, H/s, W/s] is the result (as `channel` numbers the channels)."""
+        return (0, 1, 3, 5, 2, 4) if self.str_("mode", "DCR") == "CRD" else (0, 3, 5, 1, 2, 4)
+
     def channel(self, dy: int, dx: int, c: int, channels: int) -> int:
         """The output channel of input channel c at (dy, dx) in its cell."""
         s = self.int_("blocksize", 1)
