@@ -274,6 +274,16 @@ def activation_block(kind: str, params, element: Attribute = f32, scale: float =
     return _storage_block(element, element != f32 and kind not in STORAGE_PRECISION_ACTIVATIONS, build)
 
 
+def lrn_blocks(bias: float, beta: float, element: Attribute = f32) -> tuple[Block, Block]:
+    """LRN's two map steps around its channel-window sum: x * x (in the
+    storage precision, as the sum's operand is stored) and
+    (bias + sum)^-beta (exp(-beta ln(.)), in fp32 on fp16 storage)."""
+    square = _storage_block(element, False, lambda sb, x: sb.mul(x, x))
+    power = _storage_block(element, element != f32,
+                           lambda sb, s: sb.exp(sb.mul(sb.log(sb.add(s, sb.const(bias))), sb.const(-beta))))
+    return square, power
+
+
 def unary_block(op: Operation, element: Attribute = f32) -> Block:
     """A detached map body of one argument of type `element`: the unary
     elementwise graph op `op` (its ELEMENTWISE body), computed in fp32."""

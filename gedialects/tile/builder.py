@@ -74,6 +74,9 @@ class TileBuilder:
     def min(self, a: Index, b: Index) -> Index:
         return self._binary(arith.MinSIOp, min, a, b)
 
+    def max(self, a: Index, b: Index) -> Index:
+        return self._binary(arith.MaxSIOp, max, a, b)
+
     def block_idx(self) -> SSAValue:
         return self.emit(t.BlockIdxOp()).results[0]
 

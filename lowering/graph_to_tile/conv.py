@@ -1,5 +1,5 @@
 """Convolution on the cube (`lower_conv`), and the conv kernel other
-patterns reuse (`emit_conv`: a channel permutation, LRN's window sum).
+patterns reuse (`emit_conv`: a channel permutation, LRN).
 
 x (NC1HWC0) * w (OIHW, constant, packed into FRACTAL_Z at compile time)
 (+ bias, + residual, a fused activation) -> out (NC1HWC0). Per tile (a band of output rows
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
@@ -24,10 +24,10 @@ from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.legality import AI_CORE, channel_permutation, engine_of
 
-from .activation import EpilogueActivation
+from .activation import BufferBody, EpilogueActivation
 from .builder import Index
 from .context import LoweringContext
-from .conv_tiling import ConvShape, choose_conv_tiling
+from .conv_tiling import ConvShape, band_window, choose_conv_tiling
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 from .storage import TensorView
@@ -75,7 +75,9 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         ctx.folded.update(ops)
     else:
         out = ctx.storage_for(op.output, "NC1HWC0", "conv")
-    if res is not None:  # the epilogue reads each residual tile where it writes the output tile
+    if res is not None and res.storage is not x.storage:
+        # the epilogue reads each residual tile where it writes the output
+        # tile; a residual that is also the input is read by other tiles' windows
         ctx.overwrites[out.storage.name] = res
     emit_conv(ctx, op, x, w, bias, res, act, strides[0], dilations[0], pads, out, op.output.name_hint or "conv", group,
               weight_scale)
@@ -152,10 +154,16 @@ def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: i
 
 
 def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray, bias, res: TensorView | None,
-              act: tuple[str, tuple[float, ...], float], s: int, d: int, p, out: TensorView, weight_name: str = "conv",
-              group: int = 1, weight_scale: float = 1.0) -> None:
+              act: tuple[str, tuple[float, ...], float] | Block, s: int, d: int, p, out: TensorView,
+              weight_name: str = "conv", group: int = 1, weight_scale: float = 1.0, *,
+              stage: Block | None = None, residual_mode: str = "add") -> None:
     """One conv kernel: x (NC1HWC0) * w (OIHW, constant) x weight_scale (+bias, +res, activation `act`:
-    (kind, params, scale of out)) -> out, stride s, dilation d, pads p (ONNX order)."""
+    (kind, params, scale of out), or a map body) -> out, stride s, dilation d, pads p (ONNX order).
+
+    `stage`: a map body applied to the input on its way to L1 (GM -> UB ->
+    L1), so the conv reads f(x) that no kernel stores (LRN: x * x).
+    `residual_mode`: "add" adds res before the activation (a shortcut),
+    "scale" multiplies the activation's result by res (LRN: x * scale)."""
     cout = w.shape[0]
     kh, kw = w.shape[2], w.shape[3]
     W = x.shape[3]
@@ -173,8 +181,9 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
         padded_bias = np.zeros(superblocks * out_fractals * CUBE_CHANNELS, np.float32)
         padded_bias[:cout] = bias
         bname = ctx.add_constant("conv_b", padded_bias)
-    padded_in_w = W + p[1] + p[3]
-    shape = ConvShape(in_slices, out_fractals, kh, kw, OH, OW, s, d, padded_in_w, superblocks, res is not None)
+    H = x.shape[2]
+    shape = ConvShape(in_slices, out_fractals, kh, kw, OH, OW, s, d, H, W, p[0], superblocks, res is not None,
+                      stage is not None)
     tiling = choose_conv_tiling(ctx, op, shape)
     band_rows, chunk_rows, chunk_m = tiling.band_rows, tiling.chunk_rows, tiling.chunk_m
     tile_fractals, per_row = tiling.tile_fractals, tiling.chunks_per_row
@@ -182,11 +191,12 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
     channel_blocks = out_fractals // tile_fractals
     tiles = OH // band_rows * channel_blocks * superblocks
     block_dim = ctx.cores_for(tiles)
-    in_rows = (band_rows - 1) * s + d * (kh - 1) + 1  # input rows a band reads
+    window = band_window(shape, band_rows)
     kernel = ctx.new_kernel(op, "conv", block_dim)
     kernel.op.attributes["tiling"] = StringAttr(
         f"band {band_rows} rows x {tile_channels} channels, chunk {chunk_rows} rows / {chunk_m} m, {per_row} per row")
-    band_elems = in_rows * padded_in_w * c0  # one C1 slice of the band in L1
+    row_elems = W * c0  # one row of one C1 slice (the map is stored unpadded: load3d pads left and right)
+    band_elems = window.l1_rows * row_elems  # one C1 slice of the band in L1
     tile_elems = tile_channels * chunk_m  # one chunk of output in L0C / UB
     w_row = tile_channels * k0  # weight elements of one tap of the tile
     l1_in = kernel.alloc("l1", in_slices * band_elems, "NC1HWC0")
@@ -197,21 +207,62 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
     ub_out = kernel.alloc("ub", tile_elems, "NZ")
     ub_res = kernel.alloc("ub", tile_elems, "NZ") if res is not None else None
     ub_bias = kernel.alloc("ub", tile_channels, "ND") if bname else None
-    activation = EpilogueActivation(kernel, *act)
+    activation = BufferBody(kernel, act) if isinstance(act, Block) else EpilogueActivation(kernel, *act)
+    staging = None
+    if stage is not None:
+        staging = (BufferBody(kernel, stage), kernel.alloc("ub", window.count * row_elems, "NC1HWC0", buffers=2))
     in_gm, w_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(wname), kernel.gm(out.storage.name)
-    x_origin = x.origin(c0) - (p[0] * x.storage.padded_w + p[1]) * c0  # the window's (0, 0), in the halo
     slices_per_fractal = CUBE_CHANNELS // c0
 
     def accumulate(c1: Index, first: bool, in_offset: Index, qi: int) -> None:
         """C1 slice c1 of chunk qi of the current rows into L0C, one mmad per K part."""
         for pi, (r0, part_rows) in enumerate(tiling.row_parts):
             chunk_in_rows = (chunk_rows - 1) * s + d * (part_rows - 1) + 1
-            params = [chunk_in_rows, padded_in_w, part_rows, kw, s, s, 0, 0, 0, 0, d, d, qi * chunk_m, chunk_m]
-            src = kernel.at(l1_in, r0 * d * padded_in_w * c0, kernel.add(in_offset, kernel.mul(c1, band_elems)))
+            params = [chunk_in_rows, W, part_rows, kw, s, s, 0, 0, p[1], p[3], d, d, qi * chunk_m, chunk_m]
+            src = kernel.at(l1_in, (window.lead + r0 * d) * row_elems, kernel.add(in_offset, kernel.mul(c1, band_elems)))
             kernel.emit(t.Im2colOp(l0a, src, params))
             w_l1 = kernel.at(l1_w, r0 * kw * w_row, kernel.mul(c1, taps * w_row))
             kernel.emit(t.LoadFractalOp(l0b, w_l1, part_rows * kw * tile_fractals))
             kernel.emit(t.MatmulOp(l0c, l0a, l0b, chunk_m, tile_channels, part_rows * kw * k0, not (first and pi == 0)))
+
+    ub_zeros = None
+    if window.top or window.bottom:  # a row of zeros in UB, for the padding rows (MTE3, beside MTE2's copies)
+        ub_zeros = kernel.alloc("ub", row_elems, "ND")
+        kernel.emit(t.DupOp(ub_zeros, row_elems, 0.0))
+
+    def zero_rows(lower: Index, upper: Index) -> None:
+        """Window rows [lower, upper) of every C1 slice in L1 <- 0 (padding)."""
+        with kernel.loop(lower, upper) as row:
+            kernel.copy(kernel.at(l1_in, window.lead * row_elems, kernel.mul(row, row_elems)),
+                        ub_zeros, [in_slices, row_elems], [band_elems, 1], [0, 1])
+
+    def load_band(band: Index, superblock: Index) -> None:
+        """The band's window of input rows -> L1: `window.count` stored rows
+        from the window's first row clamped into the map, then zeros for the
+        window's rows above or below the map (padding; only edge bands have
+        any: the loops run no iteration elsewhere)."""
+        first = kernel.add(kernel.mul(band, band_rows * s), -p[0])  # the window's first row, maybe < 0
+        src_row = kernel.min(kernel.max(first, 0), H - window.count)
+        dst_row = kernel.add(kernel.add(src_row, kernel.mul(first, -1)), window.lead)  # its row in l1_in
+        src = kernel.add(kernel.mul(src_row, x.storage.padded_w * c0),
+                         kernel.mul(superblock, (block_cin // c0) * x.slice_stride(c0)))
+        dst = kernel.mul(dst_row, row_elems)
+        if staging is None:
+            kernel.copy(kernel.at(l1_in, 0, dst), kernel.at(in_gm, x.origin(c0), src),
+                        [in_slices, window.count, row_elems], [band_elems, row_elems, 1],
+                        [x.slice_stride(c0), x.storage.padded_w * c0, 1])
+        else:  # slice by slice through UB, where the stage's map body runs
+            body, ub_stage = staging
+            with kernel.loop(0, in_slices, pipeline=True) as c1:
+                kernel.copy(ub_stage, kernel.at(in_gm, x.origin(c0), kernel.add(src, kernel.mul(c1, x.slice_stride(c0)))),
+                            [window.count, row_elems], [row_elems, 1], [x.storage.padded_w * c0, 1])
+                body.apply(ub_stage, window.count * row_elems)
+                kernel.copy(kernel.at(l1_in, 0, kernel.add(dst, kernel.mul(c1, band_elems))), ub_stage,
+                            [window.count * row_elems], [1], [1])
+        if window.top:
+            zero_rows(0, kernel.min(kernel.max(kernel.mul(first, -1), 0), window.rows))
+        if window.bottom:
+            zero_rows(kernel.min(kernel.max(kernel.add(kernel.mul(first, -1), H), 0), window.rows), window.rows)
 
     def gm_tile(view: TensorView, block: Index, oy: Index, m0: int):
         """(address, strides) of the chunk's tile of a map: [n1][half][rows][cols][c0]."""
@@ -235,8 +286,11 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
         if res is not None:
             start, offset, strides = gm_tile(res, block, oy, m0)
             kernel.copy(ub_res, kernel.at(kernel.gm(res.storage.name), start, offset), shape, ub_strides, strides)
+        if res is not None and residual_mode == "add":
             kernel.vec("add", ub_out, [ub_out, ub_res], [tile_elems], [[1], [1], [1]])
         activation.apply(ub_out, tile_elems)
+        if res is not None and residual_mode == "scale":
+            kernel.vec("mul", ub_out, [ub_out, ub_res], [tile_elems], [[1], [1], [1]])
         start, offset, strides = gm_tile(out, block, oy, m0)
         kernel.copy(kernel.at(out_gm, start, offset), ub_out, shape, strides, ub_strides)
 
@@ -249,17 +303,11 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
                               kernel.mul(block_in_sb, w_row))
         kernel.copy(l1_w, kernel.at(w_gm, 0, w_offset), [in_slices * taps, w_row], [w_row, 1],
                     [out_fractals * CUBE_CHANNELS * k0, 1])
-        x_offset = kernel.add(kernel.mul(band, band_rows * s * x.storage.padded_w * c0),
-                              kernel.mul(superblock, (block_cin // c0) * x.slice_stride(c0)))
-        kernel.copy(
-            l1_in, kernel.at(in_gm, x_origin, x_offset),
-            [in_slices, in_rows, padded_in_w * c0], [band_elems, padded_in_w * c0, 1],
-            [x.slice_stride(c0), x.storage.padded_w * c0, 1],
-        )
+        load_band(band, superblock)
         if ub_bias is not None:
             kernel.copy(ub_bias, kernel.at(kernel.gm(bname), 0, kernel.mul(block, tile_channels)), [tile_channels], [1], [1])
         with kernel.loop(0, band_rows // chunk_rows) as chunk:
-            in_offset = kernel.mul(chunk, chunk_rows * s * padded_in_w * c0)
+            in_offset = kernel.mul(chunk, chunk_rows * s * row_elems)
             oy = kernel.add(kernel.mul(band, band_rows), kernel.mul(chunk, chunk_rows))
             for qi in range(per_row):
                 accumulate(0, True, in_offset, qi)

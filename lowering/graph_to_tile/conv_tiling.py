@@ -25,6 +25,8 @@ CONV_INSTRS_PER_SLICE = 3
 CONV_INSTRS_PER_FRACTAL = 8
 """Cost model: instructions estimated per output-channel fractal of a chunk (epilogue, store)."""
 ISSUE_CYCLES = 2
+STAGED_EPILOGUE_TILES = 4
+"""UB a staged conv's epilogue may take, in fp32 tiles: result, residual, two temporaries."""
 """Cost model: scalar-unit cycles to issue one instruction."""
 
 
@@ -40,9 +42,41 @@ class ConvShape:
     out_w: int
     stride: int
     dilation: int
-    padded_in_w: int  # an input row as the window sees it: W plus left and right padding
+    in_h: int  # input rows (H) and columns (W): the map is stored without the padding
+    in_w: int
+    pad_top: int
     superblocks: int
     residual: bool
+    staged: bool = False  # the input band passes through UB on its way to L1, a C1 slice at a time
+
+
+@dataclass(frozen=True)
+class BandWindow:
+    """Where a band's input rows sit in L1. The kernel pads on the fly: each
+    band copies `count` rows of the stored map, starting at the band's first
+    window row clamped into the map, so they land `lead` rows before to
+    `trail` rows after the window when the window hangs over an edge; the
+    window's rows outside the map are zeroed in L1."""
+
+    rows: int  # input rows the window of a band spans (padding included)
+    count: int  # rows copied per band
+    lead: int
+    trail: int
+    top: bool  # some band's window starts above the map
+    bottom: bool  # some band's window ends below it
+
+    @property
+    def l1_rows(self) -> int:
+        return self.lead + self.rows + self.trail
+
+
+def band_window(conv: ConvShape, band_rows: int) -> BandWindow:
+    rows = (band_rows - 1) * conv.stride + conv.dilation * (conv.kh - 1) + 1
+    count = min(rows, conv.in_h)
+    starts = [b * band_rows * conv.stride - conv.pad_top for b in range(conv.out_h // band_rows)]
+    shifts = [min(max(r, 0), conv.in_h - count) - r for r in starts]  # copied rows' first window row
+    return BandWindow(rows, count, max(0, -min(shifts)), max(0, max(shifts) + count - rows),
+                      min(starts) < 0, max(starts) + rows > conv.in_h)
 
 
 @dataclass(frozen=True)
@@ -77,7 +111,7 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     part_taps = rows_per_part * kw
     max_m = (cap["l0a"] // 2) // (part_taps * BLOCK_BYTES) // 16 * 16
     max_tile_fractals = max(1, (cap["l0b"] // 2) // (part_taps * FRACTAL_BYTES))
-    n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.padded_in_w
+    n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.in_w
     best = None
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
         ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
@@ -91,19 +125,36 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
             chunkings = [(1, m_cap, -(-ow // m_cap))]
         for chunk_rows, chunk_m, per_row in chunkings:
             for band_rows in [m * chunk_rows for m in range(1, oh // chunk_rows + 1) if (oh // chunk_rows) % m == 0]:
-                in_rows = (band_rows - 1) * s + d * (kh - 1) + 1
-                l1 = conv.in_slices * in_rows * in_w * c0 * es + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES
+                window = band_window(conv, band_rows)
+                l1 = (conv.in_slices * window.l1_rows * in_w * c0 * es
+                      + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES)
                 if l1 > cap["l1"]:  # the band's input and the block's weights, per tile
+                    continue
+                epilogue = (2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
+                if (window.top or window.bottom) and epilogue + in_w * c0 * es > cap["ub"] - UB_RESERVE_BYTES:
+                    continue  # the epilogue's tiles and the row of zeros the padding rows are copied from
+                # staged: two slices of the band, and the epilogue's tiles (result, residual, a
+                # map body's fp32 temporaries) counted as STAGED_EPILOGUE_TILES fp32 tiles
+                ub_tiles = STAGED_EPILOGUE_TILES * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
+                if conv.staged and 2 * window.count * in_w * c0 * es + ub_tiles > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 tiles = oh // band_rows * (n1 // tile_fractals) * conv.superblocks
                 cores = ctx.cores_for(tiles)
-                gm_bytes = l1 * tiles
+                moved = conv.in_slices * window.count * in_w * c0 * es + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES
+                gm_bytes = moved * tiles
                 mte2 = ctx.config.dma_cycles("gm_l1", gm_bytes // max(1, cores), cores)
                 chunks = (tiles / cores) * (band_rows // chunk_rows) * per_row
                 cube = chunks * conv.in_slices * nparts * ctx.config.mmad_cycles(
                     "f16" if ctx.fp16 else "f32", chunk_m, tile_fractals * CUBE_CHANNELS, part_taps * c0)
                 instrs = tiles / cores * (band_rows // chunk_rows) * per_row * (
                     conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
+                if conv.staged:  # whole tiles per core; the band's slices pass GM -> UB -> vector -> L1
+                    rounds = -(-tiles // cores)
+                    slice_bytes = window.count * in_w * c0 * es
+                    mte2 = ctx.config.dma_cycles("gm_ub", rounds * moved, cores)
+                    stage = rounds * conv.in_slices * (ctx.config.vector_cycles("mul", -(-slice_bytes // 256))
+                                                       + ctx.config.dma_cycles("ub_l1", slice_bytes))
+                    mte2 = max(mte2, stage)
                 cost = max(mte2, cube) + instrs * ISSUE_CYCLES
                 if best is None or cost < best[0]:
                     best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows)

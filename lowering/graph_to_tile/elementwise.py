@@ -1,6 +1,6 @@
 """Vector kernels over NC1HWC0 maps: graph elementwise ops and loop fusions
 (`lower_elementwise`), and `map_kernel`, the kernel skeleton other patterns
-reuse for a vector pass over maps (LRN, stripping a halo).
+reuse for a vector pass over maps (stripping a halo).
 
 Per tile (a C1 slice x a band of rows): load each map operand GM -> UB,
 apply the body on the vector unit (per-channel constants broadcast along

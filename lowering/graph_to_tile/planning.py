@@ -7,8 +7,9 @@ and which storages are graph outputs (`plan_storage`).
   and the concat pattern copies them (`StoragePlan.concat_copies`).
 * A reshape-like view (g.VIEW_OPS) on the AI core aliases its operand; a
   channel slice/split of a map in whole C0 slices aliases its slices.
-* A map read by a padded convolution or pooling gets a zero halo as wide as
-  the largest such padding, so every window tile is uniform.
+* A map read by a padded pooling gets a zero halo as wide as the largest
+  such padding, so every window tile is uniform. Convolutions pad on the
+  fly (their band in L1, `conv_tiling.band_window`): no halo.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def _plan_halos(ops: list[Operation], aliases) -> dict[SSAValue, list[int]]:
     halos: dict[SSAValue, list[int]] = {}
     for op in ops:
         pads = None
-        if isinstance(op, g.ConvOp | g.MaxPoolOp | g.AvgPoolOp) and engine_of(op) == AI_CORE:
+        if isinstance(op, g.MaxPoolOp | g.AvgPoolOp) and engine_of(op) == AI_CORE:
             p = op.ints("pads", (0, 0, 0, 0))  # ONNX: top, left, bottom, right
             pads = [p[0], p[2], p[1], p[3]]
         if pads and any(pads):

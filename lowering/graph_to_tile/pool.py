@@ -7,7 +7,8 @@
   per-pixel reciprocal counts when the padding is not counted.
 * global average pool: a tree of strided vector adds, then x 1/HW.
 * LRN: the channel window crosses C0 slices, so its sum is a 1x1 conv of x^2
-  with a banded C x C weight on the cube, between two vector kernels."""
+  with a banded C x C weight on the cube; the squares and the power are the
+  conv kernel's input stage and epilogue."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCKS_PER_REPEAT, MAX_REPEAT
+from lowering.map_bodies import lrn_blocks
 
 from .context import LoweringContext
 from .conv import emit_conv
-from .elementwise import map_kernel
 from .registry import lowers
 
 
@@ -138,8 +139,10 @@ def lower_global_pool(ctx: LoweringContext, op: g.GlobalAvgPoolOp) -> None:
 
 @lowers(g.LrnOp)
 def lower_lrn(ctx: LoweringContext, op: g.LrnOp) -> None:
-    """y = x / (bias + alpha/size * sum of x^2 over a channel window)^beta:
-    x*x -> conv -> x * exp(-beta * ln(bias + s))."""
+    """y = x / (bias + alpha/size * sum of x^2 over a channel window)^beta, one
+    kernel: the window sum is a 1x1 conv with a banded C x C weight whose
+    input band is squared on its way to L1 and whose epilogue takes the
+    power and multiplies by x (no map but y is stored)."""
     x = ctx.values[op.input]
     if x.layout != "NC1HWC0" or len(x.shape) != 4:
         raise PassFailedException(f"{describe_op(op)}: LRN of a non-4-D map")
@@ -151,20 +154,9 @@ def lower_lrn(ctx: LoweringContext, op: g.LrnOp) -> None:
     window = np.zeros((C, C, 1, 1), np.float32)
     for co in range(C):
         window[co, max(0, co - lo): min(C, co + hi + 1), 0, 0] = alpha / size
-    squares = ctx.temp_map(x.shape, "lrn_sq")
-    map_kernel(ctx, op, "lrn_square", [x], squares,
-               lambda kernel, a, dst, n, _: kernel.vec("mul", dst, [a[0], a[0]], [n], [[1], [1], [1]]))
-    sums = ctx.temp_map(x.shape, "lrn_sum")
-    emit_conv(ctx, op, squares, window, None, None, ("", (), 1.0), 1, 1, (0, 0, 0, 0), sums, "lrn_band")
     out = ctx.storage_for(op.output, "NC1HWC0", "lrn")
-
-    def power(kernel, a, dst, n, _):
-        # + bias here, not as the conv's bias: the padded channels of the
-        # last slice then stay finite (ln(0) * 0 would be nan)
-        kernel.vec("adds", dst, [a[1]], [n], [[1], [1]], bias)
-        kernel.vec("ln", dst, [dst], [n], [[1], [1]])
-        kernel.vec("muls", dst, [dst], [n], [[1], [1]], -beta)
-        kernel.vec("exp", dst, [dst], [n], [[1], [1]])
-        kernel.vec("mul", dst, [dst, a[0]], [n], [[1], [1], [1]])
-
-    map_kernel(ctx, op, "lrn_scale", [x, sums], out, power)
+    # + bias in the power, not as the conv's bias: the padded channels of the
+    # last slice then stay finite (ln(0) * 0 would be nan)
+    square, power = lrn_blocks(bias, beta, ctx.elem)
+    emit_conv(ctx, op, x, window, None, x, power, 1, 1, (0, 0, 0, 0), out, "lrn_window",
+              stage=square, residual_mode="scale")

@@ -27,21 +27,22 @@ from zoo import zoo_inputs, zoo_path  # noqa: E402
 
 
 def _skip_net():
-    """x -> conv a -> three 3x3 convs -> + a: `a` is alive across the three,
-    written by a conv (nothing cheap to recompute it from)."""
+    """x -> conv a -> three 3x3 convs (32 channels in the middle) -> + a: `a`
+    is alive across the three, written by a conv (nothing cheap to recompute
+    it from), and the peak is between the wide maps, where only `a` is idle."""
     rng = np.random.default_rng(5)
     nodes, inits = [], []
 
-    def conv(src: str, dst: str, k: int, i: int) -> None:
-        w = (rng.standard_normal((16, 16, k, k)) / (4 * k)).astype(np.float32)
+    def conv(src: str, dst: str, k: int, i: int, cin: int = 16, cout: int = 16) -> None:
+        w = (rng.standard_normal((cout, cin, k, k)) / (4 * k)).astype(np.float32)
         inits.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, w.shape, w.ravel()))
         nodes.append(helper.make_node("Conv", [src, f"w{i}"], [f"c{i}"], pads=[k // 2] * 4))
         nodes.append(helper.make_node("Relu", [f"c{i}"], [dst]))
 
     conv("x", "a", 1, 0)
-    conv("a", "b1", 3, 1)
-    conv("b1", "b2", 3, 2)
-    conv("b2", "b3", 3, 3)
+    conv("a", "b1", 3, 1, cout=32)
+    conv("b1", "b2", 3, 2, cin=32, cout=32)
+    conv("b2", "b3", 3, 3, cin=32)
     nodes.append(helper.make_node("Add", ["b3", "a"], ["y"]))
     graph = helper.make_graph(
         nodes, "skip", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16, 16])],

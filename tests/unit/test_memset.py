@@ -18,15 +18,21 @@ from target.simulator import simulate
 
 
 def _conv_chain(kernels=(1, 1, 3, 3, 3)):
-    """Padded convs in a chain: a 3x3 conv's input has a zero halo, and can
-    take the storage an earlier map (with no halo, written everywhere) left."""
+    """1x1 convs (+ relu; 1) and padded 3x3 max pools (3) in a chain: a
+    pool's input has a zero halo (convs pad on the fly and need none), and
+    can take the storage an earlier map (with no halo, written everywhere)
+    left."""
     rng = np.random.default_rng(3)
     nodes, inits = [], []
     prev = "x"
     for i, k in enumerate(kernels):
-        w = (rng.standard_normal((16, 16, k, k)) / (4 * k)).astype(np.float32)
+        if k == 3:
+            nodes.append(helper.make_node("MaxPool", [prev], [f"p{i}"], kernel_shape=[3, 3], pads=[1] * 4))
+            prev = f"p{i}"
+            continue
+        w = (rng.standard_normal((16, 16, 1, 1)) / 4).astype(np.float32)
         inits.append(helper.make_tensor(f"w{i}", TensorProto.FLOAT, w.shape, w.ravel()))
-        nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [f"c{i}"], pads=[k // 2] * 4))
+        nodes.append(helper.make_node("Conv", [prev, f"w{i}"], [f"c{i}"]))
         nodes.append(helper.make_node("Relu", [f"c{i}"], [f"r{i}"]))
         prev = f"r{i}"
     graph = helper.make_graph(

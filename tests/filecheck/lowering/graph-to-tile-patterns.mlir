@@ -88,16 +88,33 @@ func.func @gap_flatten_gemm_softmax(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) 
 // -----
 
 // Concat along channels is a view: both convs write their C1 slices of one
-// 4-slice NC1HWC0 tensor (no concat kernel, no copy). The 3x3 conv's padding
-// is the input map's halo.
+// 4-slice NC1HWC0 tensor (no concat kernel, no copy). The 3x3 conv pads on
+// the fly: the input map has no halo; each band copies its 3 window rows
+// clamped into the map to L1 (5 rows: one spare above and below), loops
+// that run only at the top and bottom band copy a row of zeros (filled once
+// in UB) over the window rows outside the map, and load3d pads left and right.
 
 // CHECK-LABEL: tile.program "concat_in_place"
-// CHECK-DAG:   tile.tensor {name = "input_5hd", kind = "internal", {{.*}}type = tensor<1x2x18x18x8xf32>, layout = "NC1HWC0"}
+// CHECK-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x16x16x8xf32>, layout = "NC1HWC0"}
 // CHECK-DAG:   tile.tensor {name = "[[CAT:conv]]", kind = "internal", {{.*}}type = tensor<1x4x16x16x8xf32>, layout = "NC1HWC0"}
 // CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22expand1x1\22)"
+// CHECK-NOT:     tile.dup
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
 // CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22expand3x3\22)"
+// CHECK:         %[[L1:.*]] = tile.alloc {shape = array<i64: 1280>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
+// CHECK:         %[[ZEROS:.*]] = tile.alloc {shape = array<i64: 128>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
+// CHECK-NEXT:    tile.dup %[[ZEROS]] {count = 128 : i64, value = 0.000000e+00 : f64}
+// CHECK:         scf.for %[[BAND:.*]] = %{{.*}} to
+// CHECK:           %[[FIRST:.*]] = arith.addi %[[BAND]], %{{.*}} : index
+// CHECK-NEXT:      %[[LO:.*]] = arith.maxsi %[[FIRST]], %{{.*}} : index
+// CHECK-NEXT:      arith.minsi %[[LO]], %{{.*}} : index
+// CHECK:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 2, 3, 128>, dst_strides = array<i64: 640, 128, 1>, src_strides = array<i64: 2048, 128, 1>} : !tile.ref<l1, f32>, !tile.ref<gm, f32>
+// CHECK:           scf.for
+// CHECK:             tile.copy %{{.*}}, %[[ZEROS]] {shape = array<i64: 2, 128>, dst_strides = array<i64: 640, 1>, src_strides = array<i64: 0, 1>} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
+// CHECK:           scf.for
+// CHECK:             tile.copy %{{.*}}, %[[ZEROS]]
+// CHECK:           tile.im2col %{{.*}}, %{{.*}} {params = array<i64: 3, 16, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0, 16>}
 // CHECK-NOT:   tile.kernel {{.*}}concat
 // CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22cat_transdata_nchw\22)"
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
@@ -187,4 +204,40 @@ func.func @split(%x: tensor<1x16x4x4xf32> {ge.name = "x"}) -> (tensor<1x8x4x4xf3
   %v = graph.fill 0.1 : tensor<8x8x1x1xf32>
   %y = graph.conv %b, %v : tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32> -> tensor<1x8x4x4xf32>
   func.return %y : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// LRN is one cube kernel and stores no map but its result: the channel
+// window's sum is a 1x1 conv with a banded weight whose input band is
+// squared on its way to L1 (GM -> UB, x * x, UB -> L1, a C1 slice at a time,
+// ping-ponged), and whose epilogue takes (bias + sum)^-beta and multiplies
+// by x, read again tile by tile.
+
+// CHECK-LABEL: tile.program "lrn"
+// CHECK-NOT:   tile.tensor {name = "lrn_{{.*}}", kind = "internal"
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.lrn at loc(\22norm1\22)", op_type = "lrn"
+// CHECK-DAG:     %[[L1:.*]] = tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// CHECK-DAG:     %[[STAGE:.*]] = tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
+// CHECK-DAG:     %[[X:.*]] = tile.gm {tensor = "input_5hd"}
+// CHECK:         scf.for
+// CHECK:           tile.copy %[[STAGE]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK-NEXT:      tile.vec "mul" %[[STAGE]], %[[STAGE]], %[[STAGE]]
+// CHECK:           tile.copy %{{.*}}, %[[STAGE]] {{.*}} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
+// CHECK-NEXT:    } {tile.pipeline = "ping-pong"}
+// CHECK:         tile.im2col
+// CHECK:         tile.matmul
+// CHECK:         tile.copy %[[OUT:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
+// CHECK:         tile.copy %[[RES:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK-NEXT:    tile.vec "adds" %[[OUT]], %[[OUT]] {{.*}}scalar = 1.000000e+00
+// CHECK-NEXT:    tile.vec "ln"
+// CHECK-NEXT:    tile.vec "muls" {{.*}}scalar = -7.500000e-01
+// CHECK-NEXT:    tile.vec "exp"
+// CHECK-NEXT:    tile.vec "mul" %[[OUT]], %[[OUT]], %[[RES]]
+// CHECK:         tile.copy %{{.*}}, %[[OUT]] {{.*}} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+// CHECK:       tile.kernel "k2_transdata"
+// CHECK-NOT:   tile.kernel
+func.func @lrn(%x: tensor<1x24x8x8xf32> {ge.name = "x"}) -> (tensor<1x24x8x8xf32> {ge.name = "y"}) {
+  %y = graph.lrn %x {size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x24x8x8xf32>) -> tensor<1x24x8x8xf32> loc("norm1")
+  func.return %y : tensor<1x24x8x8xf32>
 }

@@ -18,7 +18,7 @@
 // F32-DAG:   tile.tensor {name = "[[W:c_w]]", kind = "constant", {{.*}}type = tensor<1x2x9x1x16x8xf32>
 // F32-DAG:   tile.tensor {name = "[[V:gemm_w]]", kind = "constant", {{.*}}type = tensor<2x1x16x8xf32>
 // F32-DAG:   tile.tensor {name = "x", kind = "input", {{.*}}type = tensor<1x16x4x16xf32>, layout = "ND"}
-// F32-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x6x18x8xf32>, layout = "NC1HWC0"}
+// F32-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
 // F32-DAG:   tile.tensor {name = "[[C:conv]]", kind = "internal", {{.*}}type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
 // F32-DAG:   tile.tensor {name = "[[G:gap]]", kind = "internal", {{.*}}type = tensor<1x2x1x1x8xf32>, layout = "NC1HWC0"}
 // F32-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x4x16xf32>, layout = "ND"}
@@ -44,7 +44,7 @@
 // F16-DAG:   tile.tensor {name = "[[W:c_w]]", kind = "constant", {{.*}}type = tensor<1x1x9x1x16x16xf16>
 // F16-DAG:   tile.tensor {name = "[[V:gemm_w]]", kind = "constant", {{.*}}type = tensor<1x1x16x16xf16>
 // F16-DAG:   tile.tensor {name = "x", kind = "input", {{.*}}type = tensor<1x16x4x16xf32>, layout = "ND"}
-// F16-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x1x6x18x16xf16>, layout = "NC1HWC0"}
+// F16-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x1x4x16x16xf16>, layout = "NC1HWC0"}
 // F16-DAG:   tile.tensor {name = "[[C:conv]]", kind = "internal", {{.*}}type = tensor<1x1x4x16x16xf16>, layout = "NC1HWC0"}
 // F16-DAG:   tile.tensor {name = "[[G:gap]]", kind = "internal", {{.*}}type = tensor<1x1x1x1x16xf16>, layout = "NC1HWC0"}
 // F16-DAG:   tile.tensor {name = "[[M:gemm]]", kind = "internal", {{.*}}type = tensor<10xf16>, layout = "ND"}
@@ -85,7 +85,7 @@
 // NPU32-LABEL: npu.program @conv_gemm
 // NPU32:       npu.constant "c_w" at {{[0-9]+}} = dense_resource<{{.*}}> : tensor<1x2x9x1x16x8xf32>
 // NPU32-LABEL: npu.kernel @k1_conv
-// NPU32:         npu.load_3d {{.*}} kh 3 kw 3 m_len 16 f32 :
+// NPU32:         npu.load_3d {{.*}} kh 3 kw 3 pad_left 1 pad_right 1 m_len 16 f32 :
 // NPU32:         npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 72 :
 // NPU32:         npu.dma v %{{.*}}, %{{.*}} len 1024 : !npu.ptr<ub>, !npu.ptr<l0c>
 // NPU32:         npu.vrelu f32
@@ -101,7 +101,7 @@
 // NPU16:         npu.mmad f32
 // NPU16:         npu.dma v %{{.*}}, %{{.*}} len 1024 cast_f16 : !npu.ptr<ub>, !npu.ptr<l0c>
 // NPU16-LABEL: npu.kernel @k1_conv
-// NPU16:         npu.load_3d {{.*}} kh 3 kw 3 m_len 16 :
+// NPU16:         npu.load_3d {{.*}} kh 3 kw 3 pad_left 1 pad_right 1 m_len 16 :
 // NPU16:         npu.mmad f16 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 144 :
 // NPU16:         npu.dma v %{{.*}}, %{{.*}} len 1024 cast_f16 : !npu.ptr<ub>, !npu.ptr<l0c>
 // NPU16:         npu.vrelu f16
