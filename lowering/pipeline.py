@@ -150,7 +150,7 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
     check_precision_mode(precision)
 
     def graph_to_tile(ctx: Context, module: ModuleOp) -> None:
-        record["stats"] = convert(module, precision, target, calibration)
+        record["stats"] = convert(module, precision, target, calibration, device_memory_limit)
 
     def tile_to_npu(ctx: Context, module: ModuleOp) -> None:
         record["memory"] = program_memory(module)  # the arena as the tile level left it

@@ -86,8 +86,9 @@ def add_device_memory_limit_flag(parser) -> None:
     parser.add_argument(
         "--device-memory-limit", "--device_memory_limit", dest="device_memory_limit", type=int, default=0,
         metavar="BYTES",
-        help="bytes the GM arena of intermediates may take: tile-fit-device-memory offloads activations to "
-        "host memory and recomputes cheap ones until it fits (default 0: no limit)",
+        help="bytes the GM arena of intermediates may take: a conv whose own operands exceed it writes its "
+        "output in channel pieces, and tile-fit-device-memory offloads activations to host memory and "
+        "recomputes cheap ones until it fits (default 0: no limit)",
     )
 
 

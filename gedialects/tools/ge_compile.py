@@ -314,7 +314,7 @@ def compile_model(args) -> int:
     if "device_memory_limit" in mem:
         print(f"  memory limit     {_mb(int(mem['device_memory_limit']))}: {mem.get('offloaded', 0)} offloaded "
               f"({_mb(int(mem.get('host_bytes', 0)))} on host, ~{mem.get('copy_cycles', 0)} copy cycles), "
-              f"{mem.get('recomputed', 0)} recomputed")
+              f"{mem.get('recomputed', 0)} recomputed, {mem.get('sliced', 0)} conv outputs sliced")
     print(f"  GM size          {_mb(program.gm_size)}")
     if dump.files:
         print(f"  IR dumps         {len(dump.files)} files in {args.dump_ir}")

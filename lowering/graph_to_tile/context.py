@@ -108,6 +108,10 @@ class LoweringContext:
         self.overwrites: dict[str, TensorView] = {}
         """Storage name -> the operand its kernel reads tile by tile, at the places it writes (a conv's
         residual): it may take that operand's storage if that read is its last (placement.py)."""
+        self.pieces: dict[SSAValue, list[TensorView]] = {}
+        """A map written as channel pieces, each its own GM tensor (slicing.py): value -> the pieces."""
+        self.device_memory_limit = 0
+        """Bytes the device arena may take (0: no limit): convs whose own operands exceed it are sliced."""
         self._names: set[str] = set()
 
     # -- names, constants, scales --------------------------------------------

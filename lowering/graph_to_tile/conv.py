@@ -30,20 +30,21 @@ from .context import LoweringContext
 from .conv_tiling import ConvShape, band_window, choose_conv_tiling
 from .planning import CUBE_CHANNELS
 from .registry import lowers
+from .slicing import channel_view, operand_maps, output_pieces, piece_maps, ranges_of
 from .storage import TensorView
 
 
 @lowers(g.ConvOp)
 def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
-    x = ctx.values[op.input]
-    if x.layout != "NC1HWC0":
+    inputs = operand_maps(ctx, op.input)  # one map, or its channel pieces (slicing.py)
+    if any(x.layout != "NC1HWC0" for x in inputs):
         raise PassFailedException(f"{describe_op(op)}: input is not NC1HWC0")
     act = (op.str_("activation", ""), op.floats("activation_params"), ctx.scale_of(op.output))
     w = ctx.constant_value(op.weight)
     if w is None:
         raise PassFailedException(f"{describe_op(op)}: weights must be constant")
     bias = ctx.constant_value(op.bias) if op.bias is not None else None
-    res = ctx.values[op.residual] if op.residual is not None else None
+    residual = operand_maps(ctx, op.residual) if op.residual is not None else []
     scale_in, scale_out = ctx.scale_of(op.input), ctx.scale_of(op.output)
     weight_scale = scale_in / scale_out  # force_fp16 range scaling, folded into the weights as they are packed
     if bias is not None and scale_out != 1.0:
@@ -54,7 +55,8 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
     if strides[0] != strides[1] or dilations[0] != dilations[1]:
         raise PassFailedException(f"{describe_op(op)}: anisotropic stride/dilation not lowered")
     group = op.int_("group", 1)
-    fold = shuffle_after(ctx, op) if res is None else None
+    name = op.output.name_hint or "conv"
+    fold = shuffle_after(ctx, op) if not residual else None
     if fold is not None:
         # the channel shuffle after this conv is a permutation of its output
         # channels: permute the weight rows (groups become one dense,
@@ -73,14 +75,31 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         out.storage.halo = list(ctx.plan.halos.get(ops[1].results[0], [0, 0, 0, 0]))
         ctx.values[final] = out
         ctx.folded.update(ops)
-    else:
+        emit_conv(ctx, op, inputs, w, bias, None, act, strides[0], dilations[0], pads, out, name, group, weight_scale)
+        return
+    split = output_pieces(ctx, op, inputs, residual)
+    ranges = ranges_of(residual) if len(residual) > 1 else split
+    if ranges is None:  # one kernel
         out = ctx.storage_for(op.output, "NC1HWC0", "conv")
-    if res is not None and res.storage is not x.storage:
-        # the epilogue reads each residual tile where it writes the output
-        # tile; a residual that is also the input is read by other tiles' windows
-        ctx.overwrites[out.storage.name] = res
-    emit_conv(ctx, op, x, w, bias, res, act, strides[0], dilations[0], pads, out, op.output.name_hint or "conv", group,
-              weight_scale)
+        res = residual[0] if residual else None
+        if res is not None and all(res.storage is not x.storage for x in inputs):
+            # the epilogue reads each residual tile where it writes the output
+            # tile; a residual that is also the input is read by other tiles' windows
+            ctx.overwrites[out.storage.name] = res
+        emit_conv(ctx, op, inputs, w, bias, res, act, strides[0], dilations[0], pads, out, name, group, weight_scale)
+        return
+    # one kernel per channel piece of the output (or of a sliced residual)
+    if split is not None:
+        outs = piece_maps(ctx, op.output, ranges, name)
+    else:
+        whole = ctx.storage_for(op.output, "NC1HWC0", "conv")
+        outs = [channel_view(whole, lo, hi, ctx.c0) for lo, hi in ranges]
+    for i, ((lo, hi), out) in enumerate(zip(ranges, outs)):
+        res = None
+        if residual:
+            res = residual[i] if len(residual) > 1 else channel_view(residual[0], lo, hi, ctx.c0)
+        emit_conv(ctx, op, inputs, np.asarray(w)[lo:hi], None if bias is None else np.asarray(bias).reshape(-1)[lo:hi],
+                  res, act, strides[0], dilations[0], pads, out, f"{name}_c{lo}", group, weight_scale)
 
 
 def shuffle_after(ctx: LoweringContext, op: g.ConvOp):
@@ -153,7 +172,8 @@ def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: i
     return np.ascontiguousarray(order, dtype=dtype)
 
 
-def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray, bias, res: TensorView | None,
+def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorView], w: np.ndarray, bias,
+              res: TensorView | None,
               act: tuple[str, tuple[float, ...], float] | Block, s: int, d: int, p, out: TensorView,
               weight_name: str = "conv", group: int = 1, weight_scale: float = 1.0, *,
               stage: Block | None = None, residual_mode: str = "add") -> None:
@@ -163,7 +183,12 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
     `stage`: a map body applied to the input on its way to L1 (GM -> UB ->
     L1), so the conv reads f(x) that no kernel stores (LRN: x * x).
     `residual_mode`: "add" adds res before the activation (a shortcut),
-    "scale" multiplies the activation's result by res (LRN: x * scale)."""
+    "scale" multiplies the activation's result by res (LRN: x * scale).
+    x may be a map's channel pieces (slicing.py), each copied to its C1
+    slices of L1."""
+    inputs = x if isinstance(x, list) else [x]
+    x = inputs[0]
+    assert len(inputs) == 1 or (group == 1 and stage is None), "channel pieces feed dense, unstaged convs"
     cout = w.shape[0]
     kh, kw = w.shape[2], w.shape[3]
     W = x.shape[3]
@@ -211,7 +236,8 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
     staging = None
     if stage is not None:
         staging = (BufferBody(kernel, stage), kernel.alloc("ub", window.count * row_elems, "NC1HWC0", buffers=2))
-    in_gm, w_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(wname), kernel.gm(out.storage.name)
+    input_gms = [kernel.gm(piece.storage.name) for piece in inputs]
+    in_gm, w_gm, out_gm = input_gms[0], kernel.gm(wname), kernel.gm(out.storage.name)
     slices_per_fractal = CUBE_CHANNELS // c0
 
     def accumulate(c1: Index, first: bool, in_offset: Index, qi: int) -> None:
@@ -244,15 +270,22 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView, w: np.ndarray,
         first = kernel.add(kernel.mul(band, band_rows * s), -p[0])  # the window's first row, maybe < 0
         src_row = kernel.min(kernel.max(first, 0), H - window.count)
         dst_row = kernel.add(kernel.add(src_row, kernel.mul(first, -1)), window.lead)  # its row in l1_in
-        src = kernel.add(kernel.mul(src_row, x.storage.padded_w * c0),
-                         kernel.mul(superblock, (block_cin // c0) * x.slice_stride(c0)))
         dst = kernel.mul(dst_row, row_elems)
         if staging is None:
-            kernel.copy(kernel.at(l1_in, 0, dst), kernel.at(in_gm, x.origin(c0), src),
-                        [in_slices, window.count, row_elems], [band_elems, row_elems, 1],
-                        [x.slice_stride(c0), x.storage.padded_w * c0, 1])
+            first_slice = 0
+            for piece, piece_gm in zip(inputs, input_gms):  # one copy per map the input is held in
+                slices = min(-(-piece.shape[1] // c0), in_slices - first_slice)
+                src = kernel.add(kernel.mul(src_row, piece.storage.padded_w * c0),
+                                 kernel.mul(superblock, (block_cin // c0) * piece.slice_stride(c0)))
+                kernel.copy(kernel.at(l1_in, first_slice * band_elems, dst),
+                            kernel.at(piece_gm, piece.origin(c0), src),
+                            [slices, window.count, row_elems], [band_elems, row_elems, 1],
+                            [piece.slice_stride(c0), piece.storage.padded_w * c0, 1])
+                first_slice += slices
         else:  # slice by slice through UB, where the stage's map body runs
             body, ub_stage = staging
+            src = kernel.add(kernel.mul(src_row, x.storage.padded_w * c0),
+                             kernel.mul(superblock, (block_cin // c0) * x.slice_stride(c0)))
             with kernel.loop(0, in_slices, pipeline=True) as c1:
                 kernel.copy(ub_stage, kernel.at(in_gm, x.origin(c0), kernel.add(src, kernel.mul(c1, x.slice_stride(c0)))),
                             [window.count, row_elems], [row_elems, 1], [x.storage.padded_w * c0, 1])

@@ -31,7 +31,7 @@ def place(ctx: LoweringContext) -> None:
     arena: dict[str, int] = {}
     request_of: dict[str, gm_arena.Request] = {}
     if mem.has_plan(ctx.fn):
-        requests = [gm_arena.Request(st.name, _stored_bytes(ctx, st), _needs_zero(st), geometry=_geometry(st),
+        requests = [gm_arena.Request(st.name, stored_bytes(ctx, st), _needs_zero(st), geometry=_geometry(st),
                                      reuses=_overwritten(ctx, st))
                     for st in ctx.storages if st.kind == "internal"]
         alignment = int(mem.memory_summary(ctx.fn).get("alignment", DEFAULT_ARENA_ALIGNMENT))
@@ -41,6 +41,8 @@ def place(ctx: LoweringContext) -> None:
         for name in to_clear:
             request_of[name] = dataclasses.replace(request_of[name], cleared=True)
         summary["graph_arena_size"] = mem.arena_size(ctx.fn)
+        if ctx.device_memory_limit:
+            summary["sliced"] = len(ctx.pieces)  # maps written in channel pieces (slicing.py)
         summary.pop("live_bytes")
         # per task, memsets included, for the profile's device-memory track (not part of ge.memory's figures)
         ctx.program.attributes["ge.arena_live_bytes"] = StringAttr(
@@ -105,7 +107,7 @@ def _insert_memsets(ctx: LoweringContext, names: list[str]) -> None:
     statistic("memset-kernels", len(names), "memset kernels (zero-halo tensors in reused storage)")
 
 
-def _stored_bytes(ctx: LoweringContext, st: GmStorage) -> int:
+def stored_bytes(ctx: LoweringContext, st: GmStorage) -> int:
     if st.layout == "NC1HWC0":
         return st.slices * st.padded_h * st.padded_w * ctx.c0 * ctx.elem_bytes + st.overread
     if st.ttype is not None:

@@ -169,3 +169,59 @@ def test_ge_run_reports_the_copies(capsys):
     assert rc == 0
     assert "host offload: 4 host copies" in out and "cycles" in out
     assert "check: all 2 output(s) match onnxruntime" in out
+
+
+def _wide_conv_pair():
+    """x (32 channels) -> 1x1 conv to 64 channels -> 3x3 conv to 16: the
+    first conv's own input and output are most of the arena."""
+    rng = np.random.default_rng(7)
+    w1 = (rng.standard_normal((64, 32, 1, 1)) / 6).astype(np.float32)
+    w2 = (rng.standard_normal((16, 64, 3, 3)) / 24).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w1"], ["c"]), helper.make_node("Relu", ["c"], ["a"]),
+         helper.make_node("Conv", ["a", "w2"], ["y"], pads=[1, 1, 1, 1])],
+        "pair", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])],
+        [helper.make_tensor(n, TensorProto.FLOAT, w.shape, w.ravel()) for n, w in (("w1", w1), ("w2", w2))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+def test_a_conv_over_the_limit_is_sliced_by_channels(precision):
+    """No offload can take a task's own operands off the device: the conv
+    writes its output in two channel pieces, two kernels, and the reader
+    gathers them (lowering/graph_to_tile/slicing.py)."""
+    model = _wide_conv_pair()
+    inputs = random_inputs(model)
+    free = compile_module(import_model(model, {}, source="pair"), precision)
+    limit = int(free.memory["arena_size"]) * 88 // 100
+    fitted = compile_module(import_model(model, {}, source="pair"), precision, device_memory_limit=limit)
+    assert fitted.kernel_kinds["conv"] == free.kernel_kinds["conv"] + 1
+    assert int(fitted.memory["arena_size"]) <= limit and _peak(fitted) <= limit
+    before = simulate(assemble(free.module), inputs, races="error")
+    after = simulate(assemble(fitted.module), inputs, races="error")
+    ((name, ref),) = onnxruntime_outputs(model, inputs).items()
+    assert CRITERIA[precision].check(after.outputs[name].reshape(ref.shape), ref).ok
+    # the same products; the pieces' tiles only group the fp32 sums differently
+    np.testing.assert_allclose(after.outputs[name], before.outputs[name], rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_resnet50_runs_within_70_percent_of_its_arena():
+    """Issue 16's example: res3a's first 1x1 conv and its projection
+    shortcut each read a 1,606 KB map and write an 803 KB one, above 70% of
+    the 4-stream arena; sliced, the program fits and matches onnxruntime."""
+    from gedialects.zoo import light_model_path, with_random_weights
+
+    model = with_random_weights(onnx.load(str(light_model_path("resnet50"))), calibrate=True)
+    inputs = random_inputs(model)
+    free = compile_module(import_model(model, {}, source="resnet50"))
+    limit = int(free.memory["arena_size"]) * 7 // 10
+    fitted = compile_module(import_model(model, {}, source="resnet50"), device_memory_limit=limit)
+    assert int(fitted.memory["arena_size"]) <= limit and _peak(fitted) <= limit
+    assert fitted.memory["offloaded"] >= 1 and fitted.kernel_kinds["conv"] > free.kernel_kinds["conv"]
+    after = simulate(assemble(fitted.module), inputs, races="error")
+    assert after.profile.memcpy_cycles > 0
+    ((name, ref),) = onnxruntime_outputs(model, inputs).items()
+    got = after.outputs[name].reshape(ref.shape)
+    assert CRITERIA["force_fp16"].check(got, ref).ok
+    assert np.argmax(got) == np.argmax(ref) and ref.max() < 0.99  # a real distribution, not a one-hot

@@ -73,7 +73,7 @@ def fit_program(prog: t.ProgramOp, limit: int, config: TargetConfig) -> None:
             op.properties["offset"] = IntegerAttr(offset, i64)
     prog.attributes["ge.arena_live_bytes"] = StringAttr(
         gm_arena.live_bytes_of(prog, gm_arena.requests_of(prog), alignment, clear=True))
-    keep = {k: summary[k] for k in ("graph_arena_size",) if k in summary}
+    keep = {k: summary[k] for k in ("graph_arena_size", "sliced") if k in summary}
     mem.record_function(prog, {**result.summary, **keep, LIMIT_KEY: limit, "offloaded": result.offloaded,  # type: ignore[arg-type]
                                "recomputed": result.recomputed, "host_bytes": host_bytes,
                                "copy_cycles": result.copy_cycles})
