@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
 
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
@@ -70,18 +71,37 @@ def compile_module(
     ctx = Context()
     say = dump or (lambda stage, m: None)
     record: dict = {}
-    stages = graph_stages(fuse, plan_memory, fusion_switch_file, fusion_report) + lower_stages(
-        precision, target, aicpu_fallback, calibration, record, max_streams, device_memory_limit
-    )
-    total = sum(1 for name, _ in stages if name is not None)
+    graph = graph_stages(fuse, plan_memory, fusion_switch_file, fusion_report)
+
+    def lower(slice_in_place_convs: bool) -> list[Stage]:
+        return lower_stages(precision, target, aicpu_fallback, calibration, record, max_streams,
+                            device_memory_limit, slice_in_place_convs)
+
+    total = sum(1 for name, _ in graph + lower(False) if name is not None)
     done = 0
-    for name, run in stages:
-        run_stage(name, run, ctx, module)
-        if name is not None:
-            say(name, module)
-            done += 1
-            if progress is not None:
-                progress(done, total, name)
+
+    def run_all(stages: list[Stage], module: ModuleOp) -> None:
+        nonlocal done
+        for name, run in stages:
+            run_stage(name, run, ctx, module)
+            if name is not None:
+                say(name, module)
+                done = min(done + 1, total)
+                if progress is not None:
+                    progress(done, total, name)
+
+    run_all(graph, module)
+    graph_module = module.clone() if device_memory_limit else None
+    try:
+        run_all(lower(False), module)
+    except PassFailedException as e:
+        # under a limit the plan could not meet, slice the convs that write over
+        # their residual too (slicing.py) and lower the graph again
+        if graph_module is None or not str(e).startswith("tile-fit-device-memory"):
+            raise
+        module = graph_module
+        done -= sum(1 for name, _ in lower(False) if name is not None)
+        run_all(lower(True), module)
     from gedialects.npu import ops as npu
 
     stats = record["stats"]
@@ -134,7 +154,7 @@ def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file
 
 def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910", aicpu_fallback: bool = True,
                  calibration=None, record: dict | None = None, max_streams: int = 0,
-                 device_memory_limit: int = 0) -> list[Stage]:
+                 device_memory_limit: int = 0, slice_in_place_convs: bool = False) -> list[Stage]:
     """graph -> npu (the `ge-lower` pipeline): static-shape check, conv-space-to-depth,
     graph-partition, assign-layouts, convert-graph-to-tile, the tile passes (tile-assign-streams
     last: its GM arena summary goes to `record` with the lowering's statistics),
@@ -150,7 +170,7 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
     check_precision_mode(precision)
 
     def graph_to_tile(ctx: Context, module: ModuleOp) -> None:
-        record["stats"] = convert(module, precision, target, calibration, device_memory_limit)
+        record["stats"] = convert(module, precision, target, calibration, device_memory_limit, slice_in_place_convs)
 
     def tile_to_npu(ctx: Context, module: ModuleOp) -> None:
         record["memory"] = program_memory(module)  # the arena as the tile level left it

@@ -93,13 +93,15 @@ __all__ = [
 
 
 def lower_function(fn: func.FuncOp, precision: str, config, name: str = "main", calibration=None,
-                   device_memory_limit: int = 0) -> LoweringContext:
+                   device_memory_limit: int = 0, slice_in_place_convs: bool = False) -> LoweringContext:
     """The tile.program of fn (in `ctx.program`); fn is left as it is.
     `device_memory_limit`: convs whose own operands exceed it write their
-    output in channel pieces (slicing.py)."""
+    output in channel pieces (slicing.py; `slice_in_place_convs`: counting
+    the output of a conv that may write over its residual too)."""
     load_kernel_plugins()
     ctx = LoweringContext(fn, precision, config, name)
     ctx.device_memory_limit = device_memory_limit
+    ctx.slice_in_place_convs = slice_in_place_convs
     if not is_annotated(fn):
         assign_layouts(fn)
     ctx.plan = plan_storage(fn, ctx.c0)
@@ -154,12 +156,13 @@ def _check_format(ctx: LoweringContext, op: Operation) -> None:
 
 
 def convert(module: ModuleOp, precision: str = DEFAULT_PRECISION, target="davinci-910",
-            calibration=None, device_memory_limit: int = 0) -> LoweringStats:
+            calibration=None, device_memory_limit: int = 0, slice_in_place_convs: bool = False) -> LoweringStats:
     """Replace `@main` by a tile.program (in place); returns statistics.
     `calibration`: named inputs for force_fp16 range scaling (default: seeded
     standard normal; lowering/fp16_scaling.py); `device_memory_limit`: the
     bytes tile-fit-device-memory will fit the arena in (0: none), which
-    convs whose own operands exceed it are sliced for."""
+    convs whose own operands exceed it are sliced for (`slice_in_place_convs`:
+    also those that only exceed it if they cannot write over their residual)."""
     from target.config import load_target
 
     config = load_target(target)
@@ -167,7 +170,8 @@ def convert(module: ModuleOp, precision: str = DEFAULT_PRECISION, target="davinc
     if len(fns) != 1:
         raise PassFailedException("convert-graph-to-tile: expected one func.func")
     fn = fns[0]
-    ctx = lower_function(fn, precision, config, fn.sym_name.data, calibration, device_memory_limit)
+    ctx = lower_function(fn, precision, config, fn.sym_name.data, calibration, device_memory_limit,
+                         slice_in_place_convs)
     prog: t.ProgramOp = ctx.program
     prog.attributes["ge.precision_mode"] = StringAttr(precision)
     prog.attributes["ge.transdata"] = IntegerAttr(ctx.stats.transdata, i64)
@@ -187,6 +191,8 @@ class ConvertGraphToTilePass(ModulePass):
     precision_mode: str = DEFAULT_PRECISION
     target: str = "davinci-910"
     device_memory_limit: int = 0
+    slice_in_place_convs: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        convert(op, self.precision_mode, self.target, device_memory_limit=self.device_memory_limit)
+        convert(op, self.precision_mode, self.target, device_memory_limit=self.device_memory_limit,
+                slice_in_place_convs=self.slice_in_place_convs)

@@ -112,6 +112,8 @@ class LoweringContext:
         """A map written as channel pieces, each its own GM tensor (slicing.py): value -> the pieces."""
         self.device_memory_limit = 0
         """Bytes the device arena may take (0: no limit): convs whose own operands exceed it are sliced."""
+        self.slice_in_place_convs = False
+        """Under a limit, count a conv's output even where it may write over its residual (slicing.py)."""
         self._names: set[str] = set()
 
     # -- names, constants, scales --------------------------------------------

@@ -13,7 +13,14 @@ bring the kernel within the limit. Readers see the pieces as one map: a
 conv reading a split input copies each piece into its C1 slices of L1
 (`emit_conv`); a conv reading a split residual runs as one kernel per
 piece, each reading its piece where it writes the matching output channels.
-A map is split only when every reader is such a conv."""
+A map is split only when every reader is such a conv.
+
+A conv with a residual of its output's shape that it reads last may write
+over it (placement's `reuses`), so its output is first not counted;
+compile_module lowers the graph again counting it
+(`slice_in_place_convs`) when the arena plan cannot meet the limit
+otherwise (ResNet-50 at 70%: the residual convs' maps stay live across the
+other branch and offloading them does not lower the plan)."""
 
 from __future__ import annotations
 
@@ -64,13 +71,22 @@ def output_pieces(ctx: LoweringContext, op: g.ConvOp, inputs: list[TensorView], 
     fractals = -(-C // CUBE_CHANNELS)
     whole = slices_for(C, ctx.c0) * H * W * ctx.c0 * ctx.elem_bytes
     operands = map_bytes(ctx, inputs + residual)
-    if operands + whole <= limit:
+    in_place = not ctx.slice_in_place_convs and _writes_over_residual(op, residual)
+    if operands + (0 if in_place else whole) <= limit:
         return None
     for count in range(2, fractals + 1):
         if fractals % count == 0 and operands + -(-whole // count) <= limit:
             step = fractals // count * CUBE_CHANNELS
             return [(lo, min(C, lo + step)) for lo in range(0, C, step)]
     return None
+
+
+def _writes_over_residual(op: g.ConvOp, residual: list[TensorView]) -> bool:
+    """The conv may write its output over its residual (placement's
+    `reuses`: one map of the same shape that this conv reads last)."""
+    if len(residual) != 1 or tuple(residual[0].shape) != tuple(g.shape_of(op.output)):
+        return False
+    return all(u.operation is op or u.operation.is_before_in_block(op) for u in op.residual.uses)
 
 
 def piece_maps(ctx: LoweringContext, v: SSAValue, ranges: ChannelRanges, name: str) -> list[TensorView]:
