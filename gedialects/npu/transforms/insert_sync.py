@@ -143,13 +143,23 @@ def _is_instruction(op: Operation) -> bool:
     return isinstance(op, npu.NpuInstruction) and not isinstance(op, npu.FlagOp | npu.PipeBarrierOp)
 
 
-def _collect(block: Block) -> _Body:
+def _collect(block: Block, known: dict[int, list[Access]]) -> _Body:
+    """The block's items and their accesses; `known`: each instruction's
+    accesses by id, computed once per kernel (a nested loop's instructions
+    are items of every enclosing body too)."""
+
+    def of(op: Operation) -> list[Access]:
+        acc = known.get(id(op))
+        if acc is None:
+            acc = known[id(op)] = accesses(op)
+        return acc
+
     body = _Body([])
     for op in block.ops:
         if isinstance(op, scf.ForOp):
-            acc = [a for inner in op.walk() if _is_instruction(inner) for a in accesses(inner)]
+            acc = [a for inner in op.walk() if _is_instruction(inner) for a in of(inner)]
         elif _is_instruction(op):
-            acc = accesses(op)
+            acc = of(op)
         else:
             continue
         body.add(op, acc)
@@ -180,12 +190,13 @@ def _latest_conflicts(body: _Body, a: Access, upto: int) -> dict[Pipe, int]:
 def insert_sync(kernel: npu.KernelOp) -> SyncStats:
     """Insert set_flag/wait_flag pairs into `kernel` (in place)."""
     stats = SyncStats()
-    _sync_block(kernel.body.block, None, defaultdict(set), stats)
+    _sync_block(kernel.body.block, None, defaultdict(set), stats, {})
     return stats
 
 
-def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncStats) -> None:
-    body = _collect(block)
+def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncStats,
+                known: dict[int, list[Access]]) -> None:
+    body = _collect(block, known)
     n = len(body.items)
     forward: dict[tuple[Pipe, Pipe], list[int]] = defaultdict(list)
     for j in range(n):
@@ -252,7 +263,7 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
         inner_used[key].add(e)
     for op in body.items:
         if isinstance(op, scf.ForOp):
-            _sync_block(op.body.block, op, inner_used, stats)
+            _sync_block(op.body.block, op, inner_used, stats, known)
 
 
 class NpuInsertSyncPass(ModulePass):
