@@ -24,11 +24,24 @@ from lowering.map_bodies import lrn_blocks
 from .context import LoweringContext
 from .conv import emit_conv
 from .registry import lowers
+from .slicing import channel_view, operand_maps, ranges_of
+from .storage import TensorView
 
 
 @lowers(g.MaxPoolOp, g.AvgPoolOp)
 def lower_pool(ctx: LoweringContext, op: g.PoolOp) -> None:
-    x = ctx.values[op.input]
+    """One kernel, or one per channel piece of a sliced input (slicing.py),
+    each writing its channels of the one output map."""
+    out = ctx.storage_for(op.output, "NC1HWC0", "pool")
+    pieces = operand_maps(ctx, op.input)
+    if len(pieces) == 1:
+        return emit_pool(ctx, op, pieces[0], out)
+    for (lo, hi), piece in zip(ranges_of(pieces), pieces):
+        emit_pool(ctx, op, piece, channel_view(out, lo, hi, ctx.c0))
+
+
+def emit_pool(ctx: LoweringContext, op: g.PoolOp, x: TensorView, out: TensorView) -> None:
+    """x (NC1HWC0, its zero halo as wide as the padding) pooled -> out."""
     kh, kw = op.ints("kernel_shape")
     s = op.ints("strides", (1, 1))
     p = op.ints("pads", (0, 0, 0, 0))
@@ -42,7 +55,6 @@ def lower_pool(ctx: LoweringContext, op: g.PoolOp) -> None:
     c0, es = ctx.c0, ctx.elem_bytes
     C1 = -(-C // c0)
     padded_in_w = W + p[1] + p[3]
-    out = ctx.storage_for(op.output, "NC1HWC0", "pool")
     ub_bytes = ctx.config.capacity_bytes["ub"]
     counts = None  # avg pool not counting the padding: 1 / (taps inside the map), per output pixel
     if not is_max and any(p) and not op.int_("count_include_pad", 0):

@@ -11,9 +11,10 @@ piece already written can leave the device while the next is computed:
 `output_pieces` picks the fewest pieces (whole 16-channel fractals) that
 bring the kernel within the limit. Readers see the pieces as one map: a
 conv reading a split input copies each piece into its C1 slices of L1
-(`emit_conv`); a conv reading a split residual runs as one kernel per
-piece, each reading its piece where it writes the matching output channels.
-A map is split only when every reader is such a conv.
+(`emit_conv`); a conv reading a split residual, and a pool reading a split
+input, run as one kernel per piece, each reading its piece where it writes
+the matching output channels. A map is split only when every reader is
+such a conv or pool (a piece has the zero halo a padded pool needs).
 
 A conv with a residual of its output's shape that it reads last may write
 over it (placement's `reuses`), so its output is first not counted;
@@ -39,16 +40,20 @@ ChannelRanges = list[tuple[int, int]]
 
 def readers_take_pieces(ctx: LoweringContext, v: SSAValue) -> bool:
     """Every reader of v is a dense AI-core conv reading it as its input or
-    its residual (not both), and v is an internal map of its own storage."""
+    its residual (not both) or an AI-core max/avg pool, and v is an internal
+    map of its own storage."""
     if v in ctx.plan.outputs or v in ctx.plan.aliases or any(root is v for root, _ in ctx.plan.aliases.values()):
         return False
-    if any(ctx.plan.halos.get(v, [0, 0, 0, 0])) or not v.uses:
+    if not v.uses:
         return False
     for use in v.uses:
         op = use.operation
-        if not isinstance(op, g.ConvOp) or engine_of(op) != AI_CORE or kernel_of(op) is not None:
+        if engine_of(op) != AI_CORE or kernel_of(op) is not None:
             return False
-        if op.int_("group", 1) != 1 or op.weight is v or (op.input is v and op.residual is v):
+        if isinstance(op, g.MaxPoolOp | g.AvgPoolOp):
+            continue
+        if not isinstance(op, g.ConvOp) or op.int_("group", 1) != 1 or op.weight is v or (
+                op.input is v and op.residual is v):
             return False
     return True
 
@@ -69,16 +74,20 @@ def output_pieces(ctx: LoweringContext, op: g.ConvOp, inputs: list[TensorView], 
         return None
     _, C, H, W = g.shape_of(v)
     fractals = -(-C // CUBE_CHANNELS)
-    whole = slices_for(C, ctx.c0) * H * W * ctx.c0 * ctx.elem_bytes
+    top, bottom, left, right = ctx.plan.halos.get(v, [0, 0, 0, 0])
+    whole = slices_for(C, ctx.c0) * (H + top + bottom) * (W + left + right) * ctx.c0 * ctx.elem_bytes
     operands = map_bytes(ctx, inputs + residual)
     in_place = not ctx.slice_in_place_convs and _writes_over_residual(op, residual)
     if operands + (0 if in_place else whole) <= limit:
         return None
-    for count in range(2, fractals + 1):
-        if fractals % count == 0 and operands + -(-whole // count) <= limit:
-            step = fractals // count * CUBE_CHANNELS
-            return [(lo, min(C, lo + step)) for lo in range(0, C, step)]
-    return None
+    counts = [n for n in range(2, fractals + 1) if fractals % n == 0]
+    if not counts:
+        return None
+    # the fewest pieces that fit, else the most (the limit fails anyway, and
+    # tile-fit-device-memory then names the smallest limit slicing allows)
+    count = next((n for n in counts if operands + -(-whole // n) <= limit), counts[-1])
+    step = fractals // count * CUBE_CHANNELS
+    return [(lo, min(C, lo + step)) for lo in range(0, C, step)]
 
 
 def _writes_over_residual(op: g.ConvOp, residual: list[TensorView]) -> bool:
@@ -93,6 +102,8 @@ def piece_maps(ctx: LoweringContext, v: SSAValue, ranges: ChannelRanges, name: s
     """Separate internal maps for v's channel ranges (ctx.pieces[v])."""
     _, _, H, W = g.shape_of(v)
     views = [ctx.temp_map((1, hi - lo, H, W), f"{name}_c{lo}") for lo, hi in ranges]
+    for view in views:  # the zero halo a padded pool reading v needs
+        view.storage.halo = list(ctx.plan.halos.get(v, [0, 0, 0, 0]))
     ctx.pieces[v] = views
     return views
 

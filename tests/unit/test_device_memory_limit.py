@@ -171,32 +171,40 @@ def test_ge_run_reports_the_copies(capsys):
     assert "check: all 2 output(s) match onnxruntime" in out
 
 
-def _wide_conv_pair():
-    """x (32 channels) -> 1x1 conv to 64 channels -> 3x3 conv to 16: the
-    first conv's own input and output are most of the arena."""
+def _wide_conv_pair(reader: str = "conv"):
+    """x (32 channels) -> 1x1 conv to 64 channels -> a 3x3 conv to 16 (or a
+    padded 3x3 max pool): the first conv's own input and output are most of
+    the arena."""
     rng = np.random.default_rng(7)
     w1 = (rng.standard_normal((64, 32, 1, 1)) / 6).astype(np.float32)
     w2 = (rng.standard_normal((16, 64, 3, 3)) / 24).astype(np.float32)
+    if reader == "conv":
+        last, y_shape = helper.make_node("Conv", ["a", "w2"], ["y"], pads=[1, 1, 1, 1]), [1, 16, 16, 16]
+    else:
+        last = helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        y_shape = [1, 64, 8, 8]
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w1"], ["c"]), helper.make_node("Relu", ["c"], ["a"]),
-         helper.make_node("Conv", ["a", "w2"], ["y"], pads=[1, 1, 1, 1])],
+        [helper.make_node("Conv", ["x", "w1"], ["c"]), helper.make_node("Relu", ["c"], ["a"]), last],
         "pair", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
         [helper.make_tensor(n, TensorProto.FLOAT, w.shape, w.ravel()) for n, w in (("w1", w1), ("w2", w2))])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+@pytest.mark.parametrize("reader", ["conv", "max_pool"])
 @pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
-def test_a_conv_over_the_limit_is_sliced_by_channels(precision):
+def test_a_conv_over_the_limit_is_sliced_by_channels(precision, reader):
     """No offload can take a task's own operands off the device: the conv
     writes its output in two channel pieces, two kernels, and the reader
-    gathers them (lowering/graph_to_tile/slicing.py)."""
-    model = _wide_conv_pair()
+    gathers them, or (a pool) runs once per piece (lowering/graph_to_tile/slicing.py)."""
+    model = _wide_conv_pair(reader)
     inputs = random_inputs(model)
     free = compile_module(import_model(model, {}, source="pair"), precision)
     limit = int(free.memory["arena_size"]) * 88 // 100
     fitted = compile_module(import_model(model, {}, source="pair"), precision, device_memory_limit=limit)
     assert fitted.kernel_kinds["conv"] == free.kernel_kinds["conv"] + 1
+    assert fitted.kernel_kinds.get("max_pool", 0) == 2 * free.kernel_kinds.get("max_pool", 0)
+    assert fitted.memory["sliced"] == 1
     assert int(fitted.memory["arena_size"]) <= limit and _peak(fitted) <= limit
     before = simulate(assemble(free.module), inputs, races="error")
     after = simulate(assemble(fitted.module), inputs, races="error")
