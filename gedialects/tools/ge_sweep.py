@@ -45,6 +45,8 @@ OPTIONS = {
     "precision_mode": str,
     "fuse": bool,
     "aicpu_fallback": bool,
+    "max_streams": int,
+    "device_memory_limit": int,
 }
 """Compile options a spec may sweep, with their value types."""
 
@@ -106,8 +108,10 @@ def load_spec(path: str) -> dict:
         if name not in OPTIONS:
             raise UserError(f"{path}: unknown option '{name}' (expected {', '.join(OPTIONS)})")
         for v in _values(values):
-            if not isinstance(v, OPTIONS[name]):
-                raise UserError(f"{path}: option '{name}' takes {OPTIONS[name].__name__} values, got {v!r}")
+            # bool is an int in Python: not a stream count or a byte count
+            if not isinstance(v, OPTIONS[name]) or (OPTIONS[name] is int and (isinstance(v, bool) or v < 0)):
+                kind = "non-negative int" if OPTIONS[name] is int else OPTIONS[name].__name__
+                raise UserError(f"{path}: option '{name}' takes {kind} values, got {v!r}")
     for name, values in spec.get("overrides", {}).items():
         for v in _values(values):
             if isinstance(v, bool) or not isinstance(v, (int, float)):

@@ -143,7 +143,9 @@ def _run(cell: Cell, row: Row) -> None:
     inputs = make_inputs(main_function(module), None, cell.seed)
     t0 = time.perf_counter()
     compiled = compile_module(module, precision, target, fuse=cell.option("fuse", True),
-                              aicpu_fallback=cell.option("aicpu_fallback", True))
+                              aicpu_fallback=cell.option("aicpu_fallback", True),
+                              max_streams=cell.option("max_streams", 0),
+                              device_memory_limit=cell.option("device_memory_limit", 0))
     program = assemble(compiled.module)
     row.compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -101,6 +101,8 @@ def test_failed_cells_are_rows_with_a_reason(tmp_path, capsys):
     ({"models": ["squeezenet"], "colour": 1}, "unknown key(s) colour"),
     ({"models": ["squeezenet"], "options": {"max_stream": [1]}}, "unknown option 'max_stream'"),
     ({"models": ["squeezenet"], "options": {"fuse": ["yes"]}}, "option 'fuse' takes bool values"),
+    ({"models": ["squeezenet"], "options": {"max_streams": [True]}}, "option 'max_streams' takes non-negative int"),
+    ({"models": ["squeezenet"], "options": {"device_memory_limit": [-1]}}, "option 'device_memory_limit' takes non-negative int"),
     ({"models": ["no_such_model"]}, "no_such_model: no such file or directory"),
 ])
 def test_spec_errors_are_one_line(tmp_path, capsys, spec, message):
@@ -132,3 +134,16 @@ def test_toml_spec_options_and_plots(tmp_path):
     assert [r["precision_mode"] for r in rows] == ["force_fp16", "must_keep_origin_dtype"]
     assert {r["check"] for r in rows} == {"n/a"}
     assert (tmp_path / "plots" / "cycles-vs-precision_mode.png").stat().st_size > 1000
+
+
+def test_streams_and_memory_limit_options(tmp_path):
+    """The streams and the device-memory limit are options like the others;
+    a limit the compiler cannot meet is a refused row naming the task."""
+    spec = _spec(tmp_path, models=MODELS[:1], overrides={"capacity_bytes.ub": [262144]},
+                 options={**FP32, "max_streams": [1], "device_memory_limit": [0, 4096]})
+    out = tmp_path / "m.csv"
+    assert ge_sweep([spec, "-o", str(out), "--executor", "serial"]) == 0
+    rows = {r["device_memory_limit"]: r for r in _rows(out)}
+    assert rows["0"]["status"] == "ok" and rows["0"]["max_streams"] == "1" and int(rows["0"]["cycles"]) > 0
+    assert rows["4096"]["status"] == "refused"
+    assert "device-memory-limit=4096 cannot be met" in rows["4096"]["reason"]
