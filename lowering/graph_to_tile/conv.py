@@ -129,30 +129,34 @@ def shuffle_after(ctx: LoweringContext, op: g.ConvOp):
 # ------------------------------------------------------------ the conv kernel
 
 
-def _superblocks(op: Operation, w: np.ndarray, group: int, c0: int) -> tuple[int, np.ndarray]:
+def _superblocks(op: Operation, w: np.ndarray, group: int, c0: int, stored_channels: int) -> tuple[int, np.ndarray]:
     """Grouped convolution: the groups gathered into superblocks, the fewest
     groups whose outputs fill whole 16-channel fractals and whose inputs are
     whole C0 slices (depthwise: 16 channels); each superblock is a dense conv
     with block-diagonal weights over its own input slices (no split
-    possible: one block-diagonal conv). Returns (superblocks, weights
-    [superblock][block cout][block cin][kh][kw])."""
+    possible: one block-diagonal conv). When the group count is not a
+    multiple of that, the last superblock is padded with empty groups if
+    the input's storage holds their channels (`stored_channels`: a map's
+    channels are stored in whole fractals): depthwise over 136 channels is
+    nine superblocks of 16, not one dense conv of 136. Returns (superblocks,
+    weights [superblock][block cout][block cin][kh][kw])."""
     cout, cin_g, kh, kw = w.shape
     if cout % group:
         raise PassFailedException(f"{describe_op(op)}: {cout} output channels in {group} groups")
     cout_g = cout // group
-    superblocks = 1
-    if group > 1:
-        for per_block in range(1, group + 1):
-            if group % per_block == 0 and per_block * cout_g % CUBE_CHANNELS == 0 and per_block * cin_g % c0 == 0:
-                superblocks = group // per_block
-                break
-    groups_per_block = group // superblocks
-    block_cout, block_cin = cout // superblocks, cin_g * groups_per_block
     if group == 1:
-        return superblocks, w.reshape(1, cout, cin_g, kh, kw)
+        return 1, w.reshape(1, cout, cin_g, kh, kw)
+    per_block = group
+    for n in range(1, group + 1):
+        if n * cout_g % CUBE_CHANNELS == 0 and n * cin_g % c0 == 0:
+            if group % n == 0 or -(-group // n) * n * cin_g <= stored_channels:
+                per_block = n
+                break
+    superblocks = -(-group // per_block)
+    block_cout, block_cin = cout_g * per_block, cin_g * per_block
     blocks = np.zeros((superblocks, block_cout, block_cin, kh, kw), np.float32)
     for gi in range(group):
-        b, r = divmod(gi, groups_per_block)
+        b, r = divmod(gi, per_block)
         blocks[b, r * cout_g:(r + 1) * cout_g, r * cin_g:(r + 1) * cin_g] = w[gi * cout_g:(gi + 1) * cout_g]
     return superblocks, blocks
 
@@ -194,7 +198,8 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
     W = x.shape[3]
     OH, OW = out.shape[2], out.shape[3]
     c0, k0 = ctx.c0, ctx.c0  # k0: the K depth of a fractal, one 32-byte block
-    superblocks, blocks = _superblocks(op, w, group, c0)
+    stored_channels = (x.storage.slices - x.first_slice) * c0 if len(inputs) == 1 else 0
+    superblocks, blocks = _superblocks(op, w, group, c0, stored_channels)
     block_cin, block_cout = blocks.shape[2], blocks.shape[1]
     in_slices = -(-block_cin // c0)
     out_fractals = -(-block_cout // CUBE_CHANNELS)

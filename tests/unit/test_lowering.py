@@ -170,7 +170,7 @@ def test_lrn_window_crosses_c0_slices(size):
     [
         (16, 32, 2, 3, 1),  # two superblocks of one group (alexnet)
         (32, 32, 32, 3, 2),  # depthwise: superblocks of 16 channels
-        (24, 24, 24, 3, 1),  # depthwise, 24 channels: one block-diagonal conv
+        (24, 24, 24, 3, 1),  # depthwise, 24 channels: two superblocks of 16, the second half empty
         (24, 48, 4, 1, 1),  # 6 input channels per group: block-diagonal (shufflenet)
     ],
 )

@@ -241,3 +241,20 @@ func.func @lrn(%x: tensor<1x24x8x8xf32> {ge.name = "x"}) -> (tensor<1x24x8x8xf32
   %y = graph.lrn %x {size = 5 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : (tensor<1x24x8x8xf32>) -> tensor<1x24x8x8xf32> loc("norm1")
   func.return %y : tensor<1x24x8x8xf32>
 }
+
+// -----
+
+// Depthwise over 24 channels: the groups gather into superblocks of 16
+// channels (whole fractals; in fp32 two C0 slices of input each), the last
+// padded with 8 empty groups whose channels the maps store anyway (whole
+// fractals): two block-diagonal 16x16 convs, not one dense 24x24 (32x32
+// stored) conv with 4x the weights and the cube work.
+// CHECK-LABEL: tile.program "depthwise"
+// CHECK:       tile.tensor {name = "y_w", kind = "constant", {{.*}}type = tensor<2x2x9x1x16x8xf32>
+// CHECK:       tile.tensor {name = "input_5hd", kind = "internal", {{.*}}type = tensor<1x4x8x8x8xf32>
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22dw\22)"
+func.func @depthwise(%x: tensor<1x24x8x8xf32> {ge.name = "x"}) -> (tensor<1x24x8x8xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.1 : tensor<24x1x3x3xf32>
+  %y = graph.conv %x, %w {group = 24 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x24x8x8xf32>, tensor<24x1x3x3xf32> -> tensor<1x24x8x8xf32> loc("dw")
+  func.return %y : tensor<1x24x8x8xf32>
+}
