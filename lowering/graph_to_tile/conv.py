@@ -56,6 +56,11 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         raise PassFailedException(f"{describe_op(op)}: anisotropic stride/dilation not lowered")
     group = op.int_("group", 1)
     name = op.output.name_hint or "conv"
+
+    def emit(weights, b, res: TensorView | None, out: TensorView, weight_name: str, groups: int) -> None:
+        emit_conv(ctx, op, inputs, weights, b, res, act, strides[0], dilations[0], pads, out, weight_name, groups,
+                  weight_scale)
+
     fold = shuffle_after(ctx, op) if not residual else None
     if fold is not None:
         # the channel shuffle after this conv is a permutation of its output
@@ -75,7 +80,7 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         out.storage.halo = list(ctx.plan.halos.get(ops[1].results[0], [0, 0, 0, 0]))
         ctx.values[final] = out
         ctx.folded.update(ops)
-        emit_conv(ctx, op, inputs, w, bias, None, act, strides[0], dilations[0], pads, out, name, group, weight_scale)
+        emit(w, bias, None, out, name, group)
         return
     split = output_pieces(ctx, op, inputs, residual)
     ranges = ranges_of(residual) if len(residual) > 1 else split
@@ -86,7 +91,7 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
             # the epilogue reads each residual tile where it writes the output
             # tile; a residual that is also the input is read by other tiles' windows
             ctx.overwrites[out.storage.name] = res
-        emit_conv(ctx, op, inputs, w, bias, res, act, strides[0], dilations[0], pads, out, name, group, weight_scale)
+        emit(w, bias, res, out, name, group)
         return
     # one kernel per channel piece of the output (or of a sliced residual)
     if split is not None:
@@ -98,8 +103,8 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
         res = None
         if residual:
             res = residual[i] if len(residual) > 1 else channel_view(residual[0], lo, hi, ctx.c0)
-        emit_conv(ctx, op, inputs, np.asarray(w)[lo:hi], None if bias is None else np.asarray(bias).reshape(-1)[lo:hi],
-                  res, act, strides[0], dilations[0], pads, out, f"{name}_c{lo}", group, weight_scale)
+        emit(np.asarray(w)[lo:hi], None if bias is None else np.asarray(bias).reshape(-1)[lo:hi], res, out,
+             f"{name}_c{lo}", group)
 
 
 def shuffle_after(ctx: LoweringContext, op: g.ConvOp):

@@ -25,9 +25,9 @@ CONV_INSTRS_PER_SLICE = 3
 CONV_INSTRS_PER_FRACTAL = 8
 """Cost model: instructions estimated per output-channel fractal of a chunk (epilogue, store)."""
 ISSUE_CYCLES = 2
+"""Cost model: scalar-unit cycles to issue one instruction."""
 STAGED_EPILOGUE_TILES = 4
 """UB a staged conv's epilogue may take, in fp32 tiles: result, residual, two temporaries."""
-"""Cost model: scalar-unit cycles to issue one instruction."""
 
 
 @dataclass(frozen=True)
@@ -130,13 +130,13 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                       + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES)
                 if l1 > cap["l1"]:  # the band's input and the block's weights, per tile
                     continue
-                epilogue = (2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
-                if (window.top or window.bottom) and epilogue + in_w * c0 * es > cap["ub"] - UB_RESERVE_BYTES:
-                    continue  # the epilogue's tiles and the row of zeros the padding rows are copied from
-                # staged: two slices of the band, and the epilogue's tiles (result, residual, a
-                # map body's fp32 temporaries) counted as STAGED_EPILOGUE_TILES fp32 tiles
-                ub_tiles = STAGED_EPILOGUE_TILES * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
-                if conv.staged and 2 * window.count * in_w * c0 * es + ub_tiles > cap["ub"] - UB_RESERVE_BYTES:
+                # UB: the epilogue's fp32 tiles (result, residual; staged: also a map body's
+                # temporaries), the row of zeros padding rows are copied from, a staged band's two slices
+                epilogue_tiles = STAGED_EPILOGUE_TILES if conv.staged else (2 if conv.residual else 1)
+                ub = epilogue_tiles * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
+                ub += in_w * c0 * es if window.top or window.bottom else 0
+                ub += 2 * window.count * in_w * c0 * es if conv.staged else 0
+                if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 tiles = oh // band_rows * (n1 // tile_fractals) * conv.superblocks
                 cores = ctx.cores_for(tiles)
