@@ -210,8 +210,9 @@ def test_a_conv_over_the_limit_is_sliced_by_channels(precision, reader):
     after = simulate(assemble(fitted.module), inputs, races="error")
     ((name, ref),) = onnxruntime_outputs(model, inputs).items()
     assert CRITERIA[precision].check(after.outputs[name].reshape(ref.shape), ref).ok
-    # the same products; the pieces' tiles only group the fp32 sums differently
-    np.testing.assert_allclose(after.outputs[name], before.outputs[name], rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    # the same products; the pieces' tiles only group the fp32 sums differently (which may also
+    # round an fp16 result the other way): within the precision mode's criterion of the unsliced run
+    assert CRITERIA[precision].check(after.outputs[name], before.outputs[name]).ok
 
 
 def test_resnet50_runs_within_70_percent_of_its_arena():
