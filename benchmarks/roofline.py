@@ -3,7 +3,9 @@
     python benchmarks/roofline.py [models ...] [--precision-mode force_fp16] [--target davinci-910]
                                   [--top 3] [--markdown]
 
-Per model (default: the nine light models and the zoo's transformers): the
+Per model (default: the nine light models, the zoo's transformers and a
+BERT-base-sized encoder layer, benchmarks/bert_base_layer.py, the latter
+with fused attention on and off): the
 simulated cycles, the roofline bound (target/roofline.py: per AI-core
 launch the larger of MACs at the cube's peak and the bytes that must move
 at the GM rates, summed over launches), their ratio, the GM bytes moved
@@ -23,9 +25,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "zoo"))
 
 ZOO_TRANSFORMERS = ("bert", "distilbert", "gpt2", "llama", "t5_encoder", "vit")
+BERT_BASE_LAYER = "bert_base_layer"
+UNFUSED = " (attention unfused)"
+"""Suffix of a model name measured with AttentionFusionPass switched off."""
 
 
 def model_path_and_inputs(name: str):
+    if name == BERT_BASE_LAYER:
+        import bert_base_layer  # benchmarks/
+
+        return bert_base_layer.build(), bert_base_layer.inputs()
     from gedialects.graph.interpreter import main_function
     from gedialects.tools.cli import load_module, model_path
     from gedialects.tools.ge_run import make_inputs
@@ -39,12 +48,20 @@ def model_path_and_inputs(name: str):
 
 
 def measure(name: str, precision: str, target: str):
+    import tempfile
+
     import gedialects
     from target.config import load_target
     from target.roofline import run_bound
 
-    path, inputs = model_path_and_inputs(name)
-    compiled = gedialects.compile(path, precision_mode=precision, target=target)
+    unfused = name.endswith(UNFUSED)
+    path, inputs = model_path_and_inputs(name.removesuffix(UNFUSED))
+    with tempfile.TemporaryDirectory() as tmp:
+        switch = ""
+        if unfused:
+            switch = str(Path(tmp) / "switch.cfg")
+            Path(switch).write_text("AttentionFusionPass:off\n")
+        compiled = gedialects.compile(path, precision_mode=precision, target=target, fusion_switch_file=switch)
     compiled.run(inputs)
     element_bytes = 4 if precision == "must_keep_origin_dtype" else 2
     return run_bound(compiled.profile, load_target(target), element_bytes)
@@ -55,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     from target.profile import short_name
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("models", nargs="*", default=[*LIGHT_MODELS, *ZOO_TRANSFORMERS])
+    p.add_argument("models", nargs="*", default=[*LIGHT_MODELS, *ZOO_TRANSFORMERS, BERT_BASE_LAYER])
     p.add_argument("--precision-mode", default="force_fp16")
     p.add_argument("--target", default="davinci-910")
     p.add_argument("--top", type=int, default=2, help="launches losing the most cycles, per model")
@@ -67,14 +84,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.precision_mode}, {args.target}\n")
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
-    for name in args.models:
+    names = [m for name in args.models for m in ((name, name + UNFUSED) if name == BERT_BASE_LAYER else (name,))]
+    cycles = {}
+    for name in names:
         r = measure(name, args.precision_mode, args.target)
+        cycles[name] = r.cycles
         worst = ", ".join(f"{short_name(k.op_name, 30)} ({k.op_type}, {k.limit}) {k.lost:,.0f} ({k.ratio:.1f}x)"
                           for k in r.by_loss()[: args.top])
         cells = [name, f"{r.cycles:,}", f"{r.bound:,.0f}", f"{r.cycles / r.bound:.1f}", f"{r.gm_bytes / 1e6:.2f}",
                  f"{r.min_bytes / 1e6:.2f}", f"{r.gm_bytes / max(1, r.min_bytes):.2f}", f"{r.cube_utilisation:.3f}", worst]
         print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{h}={c}" for h, c in zip(head, cells)),
               flush=True)
+    if BERT_BASE_LAYER in cycles and BERT_BASE_LAYER + UNFUSED in cycles:
+        ratio = cycles[BERT_BASE_LAYER + UNFUSED] / cycles[BERT_BASE_LAYER]
+        print(f"\n{BERT_BASE_LAYER}: fused attention {ratio:.2f}x fewer cycles than unfused")
     return 0
 
 

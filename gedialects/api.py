@@ -112,9 +112,11 @@ class CompiledModel:
         fuse: bool = True,
         aicpu_fallback: bool = True,
         calibration: Mapping[str, np.ndarray] | Sequence | None = None,
+        fusion_switch_file: str = "",
     ):
         """`calibration`: force_fp16's range-scaling inputs, named or in the
-        model's input order (torch tensors or arrays)."""
+        model's input order (torch tensors or arrays); `fusion_switch_file`:
+        which fusion rules are off (docs/fusion.md)."""
         from gedialects.graph.interpreter import input_names, main_function, output_names
         from gedialects.graph.tensors import numpy_dtype
 
@@ -146,9 +148,10 @@ class CompiledModel:
             arrays = [_array(a) for a in calibration]
             calibration = dict(zip(self.input_names, arrays)) if len(arrays) == len(self.input_names) else None
         if backend == "npu":
-            self._compile_for_npu(module, fuse, aicpu_fallback, calibration)
+            self._compile_for_npu(module, fuse, aicpu_fallback, calibration, fusion_switch_file)
 
-    def _compile_for_npu(self, module: ModuleOp, fuse: bool, aicpu_fallback: bool, calibration) -> None:
+    def _compile_for_npu(self, module: ModuleOp, fuse: bool, aicpu_fallback: bool, calibration,
+                         fusion_switch_file: str) -> None:
         from xdsl.utils.exceptions import DiagnosticException
 
         from lowering.pipeline import compile_module
@@ -162,6 +165,7 @@ class CompiledModel:
                 self.compiled = compile_module(
                     module, self.precision_mode, self.target, fuse=fuse, aicpu_fallback=aicpu_fallback,
                     calibration=dict(calibration) if calibration is not None else None,
+                    fusion_switch_file=fusion_switch_file,
                 )
             self.program = assemble(self.compiled.module)
         except (DiagnosticException, TargetError) as e:
@@ -251,14 +255,17 @@ def compile(  # noqa: A001 - the package's verb, as torch.compile
     fuse: bool = True,
     aicpu_fallback: bool = True,
     calibration: Mapping[str, np.ndarray] | None = None,
+    fusion_switch_file: str = "",
 ) -> CompiledModel:
     """Compile `model` (see the module docstring) for `backend`. force_fp16
     calibrates its range scaling on `calibration`, else on the example
-    inputs when there are any."""
+    inputs when there are any. `fusion_switch_file`: ATC's switch file
+    (e.g. `AttentionFusionPass:off`, docs/fusion.md)."""
     module = import_model(model, example_inputs)
     return CompiledModel(module, backend=backend, precision_mode=precision_mode, target=target, fuse=fuse,
                          aicpu_fallback=aicpu_fallback,
-                         calibration=calibration if calibration is not None else example_inputs)
+                         calibration=calibration if calibration is not None else example_inputs,
+                         fusion_switch_file=fusion_switch_file)
 
 
 def _array(value) -> np.ndarray:

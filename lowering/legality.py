@@ -685,8 +685,43 @@ def identity_block(b: int) -> int | None:
     return bs if bs >= 16 else None
 
 
+ATTENTION_WIDTH_LIMIT = 512
+"""Widest head (q/k and v rows) the attention kernel takes: a 16-row query
+tile and a 16-key block of it fit L0A/L0B on every target."""
+
+
+def attention_refusal(op: g.AttentionOp, ctx: Context) -> str | None:
+    """None when the cube family runs op as one flash-attention kernel
+    (graph_to_tile/attention.py), else why not."""
+    for v in (*op.operands, *op.results):
+        if not _is_f32(v):
+            return f"element type {v.type.element_type} is not lowered on the AI core (f32 only)"  # type: ignore[attr-defined]
+        if not shapes.is_static(g.shape_of(v)):
+            return "dynamic shape"
+    sq, sk, sv = (g.shape_of(x) for x in (op.q, op.k, op.v))
+    d, keys, dv = sq[-1], sk[-2], sv[-1]
+    if max(d, dv) > ATTENTION_WIDTH_LIMIT:
+        return f"heads of {d} (values {dv}) are wider than {ATTENTION_WIDTH_LIMIT}"
+    if keys % FRACTAL and keys > ATTENTION_WIDTH_LIMIT:
+        return f"{keys} keys are not whole 16-key blocks and more than {ATTENTION_WIDTH_LIMIT} (one block)"
+    for m in op.masks:
+        if not g.shape_of(m) or g.shape_of(m)[-1] != keys:
+            return f"mask {shapes.fmt(g.shape_of(m))} broadcasts over the keys"
+    if not ctx.fp16:  # fp32 values are read as v^T, written by an identity product first
+        folded = foldable_transpose(op.v) is not None and not (
+            kernel_of(op.v.owner) == VECTOR_KERNEL or engine_of(op.v.owner) == AI_CPU)  # type: ignore[arg-type]
+        if folded:
+            return "fp32 values read through a transpose (load_2d transposes fp16 fractals only)"
+        if identity_block(dv) is None:
+            return (f"fp32 values with rows of {dv} elements, which have no divisor from 16 to "
+                    f"{IDENTITY_PRODUCT_LIMIT} (the blocks of their identity-product transpose)")
+    return None
+
+
 def cube_refusal(op: Operation, ctx: Context) -> str | None:
     """None when the cube family lowers op, else why not."""
+    if isinstance(op, g.AttentionOp):
+        return attention_refusal(op, ctx)
     if not isinstance(op, g.MatMulOp | g.GemmOp):
         return f"no AI-core kernel for {op.name}"
     for v in (*op.operands, *op.results):
@@ -725,9 +760,9 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
 
 
 def foldable_transpose(v: SSAValue) -> tuple[int, ...] | None:
-    """The perm of v when v is a transpose only products read and the cube can
-    read its source through permuted strides instead (attention's head split
-    and keys), else None: as the left operand the innermost dim must stay
+    """The perm of v when v is a transpose only products (matmuls, attention)
+    read and the cube can read its source through permuted strides instead
+    (attention's head split and keys), else None: as the left operand the innermost dim must stay
     innermost; as the right operand it may also swap with the one before
     (the source is then read as b^T)."""
     op = v.owner
@@ -739,6 +774,10 @@ def foldable_transpose(v: SSAValue) -> tuple[int, ...] | None:
     if n < 2 or not users:
         return None
     for u in users:
+        if isinstance(u, g.AttentionOp):  # q, keys and values are read as rows
+            if perm[-1] != n - 1 or v in u.masks or sum(x is v for x in u.operands) > 1:
+                return None
+            continue
         if not isinstance(u, g.MatMulOp) or u.operands[0] is u.operands[1]:
             return None
         as_b = u.operands[1] is v
@@ -787,7 +826,7 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     why = ai_core_refusal(op, ctx)
     if why is None:
         return "cnn", None
-    if isinstance(op, g.GemmOp | g.MatMulOp):
+    if isinstance(op, g.GemmOp | g.MatMulOp | g.AttentionOp):
         cube_why = cube_refusal(op, ctx)
         return (CUBE_KERNEL, None) if cube_why is None else (None, f"{why}; on the cube: {cube_why}")
     if isinstance(op, g.TransposeOp) and foldable_transpose(op.output) is not None:

@@ -3,12 +3,14 @@ beat, per kernel and in total, from the target config and what each kernel
 computes (its `Kernel.info`: op type and logical operand shapes).
 
 - Compute: the kernel's multiply-accumulates (conv: output elements x
-  Cin/group x kh x kw; matmul/gemm: output elements x K) over the cube's
+  Cin/group x kh x kw; matmul/gemm: output elements x K; attention: query
+  rows x keys x (head + value widths)) over the cube's
   peak rate on every cube core (16 x 16 x k0 MACs per fractal, k0 = 32 B /
   element size, at `cube_fractals_per_cycle` fractals per cycle per core).
   Vector-only kernels have no compute bound here (their work is not a MAC).
 - Traffic: the bytes that must move -- every operand read once, the result
-  written once, in the stored element size -- over the GM rates: loads at
+  written once, in the stored element size (a fused attention's scores are
+  not an operand: they need not move) -- over the GM rates: loads at
   min(HBM, cores x min(gm_l1, gm_ub)), stores at min(HBM, cores x ub_gm),
   and both together within HBM.
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from target.config import TargetConfig
 from target.profile import AI_CORE, KernelProfile, Profile, gm_bytes, op_name
 
-CUBE_OP_TYPES = ("conv", "matmul", "gemm")
+CUBE_OP_TYPES = ("conv", "matmul", "gemm", "attention")
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,9 @@ def kernel_macs(op_type: str, in_shapes: list[list[int]], out_shapes: list[list[
     if op_type not in CUBE_OP_TYPES or not in_shapes or not out_shapes:
         return 0
     out = math.prod(out_shapes[0])
+    if op_type == "attention" and len(in_shapes) >= 3:  # q [.., Sq, d], k [.., Sk, d]: q k^T, then p v
+        sk, d, dv = in_shapes[1][-2], in_shapes[0][-1], out_shapes[0][-1]
+        return out // dv * sk * (d + dv)
     if op_type == "conv" and len(in_shapes) > 1 and len(in_shapes[1]) == 4:
         return out * math.prod(in_shapes[1][1:])  # [Cout, Cin/group, kh, kw]
     return out * (in_shapes[0][-1] if in_shapes[0] else 1)  # [..., M, K] x [..., K, N]

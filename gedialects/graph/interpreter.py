@@ -152,6 +152,11 @@ def _gemm(op: g.GemmOp, args):
     return ref.activate(op.str_("activation", ""), op.floats("activation_params"), y)
 
 
+@kernel(g.AttentionOp)
+def _attention(op: g.AttentionOp, args):
+    return ref.attention(args[0], args[1], args[2], args[3:], op.float_("scale", 1.0))
+
+
 @kernel(g.SoftmaxOp)
 def _softmax(op: g.SoftmaxOp, args):
     y = ref.softmax(args[0], op.int_("axis", -1))

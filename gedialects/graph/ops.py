@@ -545,6 +545,46 @@ class GemmOp(GraphOp):
 
 
 @irdl_op_definition
+class AttentionOp(GraphOp):
+    """Scaled dot-product attention, softmax(q . k^T * scale + mask) . v
+    (ONNX Attention, opset 23, on 4-D inputs without a KV cache): q is
+    [.., Sq, d], k is [.., Sk, d] (keys as rows, not transposed), v is
+    [.., Sk, dv] and the additive `masks` (none, a padding or causal mask, a
+    position bias, ...) broadcast to the scores [.., Sq, Sk]; batch dims
+    broadcast. `AttentionFusionPass` builds it from
+    the matmul / scale / mask / softmax / matmul chains of exported models."""
+
+    name = "graph.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    masks = var_operand_def(TensorType)
+    output = result_def(TensorType)
+    scale = opt_prop_def(FloatAttr)
+
+    assembly_format = (
+        "$q `,` $k `,` $v (`mask` `(` $masks^ `:` type($masks) `)`)? attr-dict "
+        "`:` type($q) `,` type($k) `,` type($v) `->` type($output)"
+    )
+
+    def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
+        q, k, v = ins[:3]
+        if min(len(q), len(k), len(v)) < 2:
+            raise ShapeError("attention operands have rank >= 2")
+        if q[-1] != DYN and k[-1] != DYN and q[-1] != k[-1]:
+            raise ShapeError(f"query and key widths differ: {shapes.fmt(q)} vs {shapes.fmt(k)}")
+        if k[-2] != DYN and v[-2] != DYN and k[-2] != v[-2]:
+            raise ShapeError(f"keys and values differ in length: {shapes.fmt(k)} vs {shapes.fmt(v)}")
+        try:
+            batch = shapes.broadcast(shapes.broadcast(q[:-2], k[:-2]), v[:-2])
+        except ShapeError:
+            raise ShapeError(f"batch dims of {shapes.fmt(q)}, {shapes.fmt(k)}, {shapes.fmt(v)} do not broadcast") from None
+        for mask in ins[3:]:
+            _check_broadcasts_to("mask", mask, (*batch, q[-2], k[-2]))
+        return [(*batch, q[-2], v[-1])]
+
+
+@irdl_op_definition
 class SoftmaxOp(GraphOp):
     """Softmax along one axis (ONNX opset >= 13 semantics; older opsets are
     rewritten at import). With `shape`, the result is also reshaped to it: a
@@ -1610,6 +1650,7 @@ Graph = Dialect(
         LrnOp,
         MatMulOp,
         GemmOp,
+        AttentionOp,
         SoftmaxOp,
         LogSoftmaxOp,
         LayerNormOp,

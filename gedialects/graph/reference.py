@@ -182,6 +182,14 @@ def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
     return x.max(axis=axis, keepdims=True, initial=-np.inf)
 
 
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masks: Sequence[np.ndarray], scale: float) -> np.ndarray:
+    """softmax(q . k^T * scale + masks...) . v along the keys (graph.attention)."""
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * np.asarray(scale, q.dtype)
+    for mask in masks:
+        scores = scores + mask
+    return np.matmul(softmax(scores, -1), v).astype(q.dtype)
+
+
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     e = np.exp(x - _row_max(x, axis))
     return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)

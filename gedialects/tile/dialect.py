@@ -14,7 +14,7 @@ Tile = Dialect(
         ops.CopyOp, ops.Im2colOp, ops.LoadFractalOp, ops.MatmulOp, ops.VecOp, ops.ReduceOp, ops.CastOp,
         ops.DupOp, ops.LoadIndexOp, ops.AicpuOp, ops.AicpuReturnOp, ops.MemcpyOp, ops.StreamRecordOp, ops.StreamWaitOp,
         structured.LoadOp, structured.GatherOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
-        structured.BatchMatmulOp,
+        structured.BatchMatmulOp, structured.AttentionOp,
     ],
     [ops.RefType, structured.TilingAttr, structured.DistributionAttr],
 )

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
     DenseArrayBase,
+    FloatAttr,
     IntAttr,
     IntegerAttr,
     IntegerType,
@@ -479,6 +480,78 @@ class BatchMatmulOp(TileOp):
 
 
 @irdl_op_definition
+class AttentionOp(TileOp):
+    """result[..., i, :] = softmax_j(q[..., i, :] . k[..., j, :] * scale
+    + sum_m masks[m][..., i, j] * mask_scales[m]) . v[..., j, :], in fp32, on
+    the cube and the vector unit: scaled dot-product attention as one
+    flash-attention kernel (the scores of one tile of query rows and one
+    block of keys at a time, an online softmax across key blocks; the
+    scores never reach GM). q [.., Sq, d], k [.., Sk, d] (keys as rows),
+    v [.., Sk, dv] or, with `transpose_v`, v^T [.., dv, Sk]; masks broadcast
+    to [.., Sq, Sk] with whole rows of keys. Every operand is a tile.load
+    the expansion reads itself, block by block (not through the tile's UB
+    boxes); the iteration space is the result's [.., Sq, dv]."""
+
+    name = "tile.attention"
+    q = operand_def(TensorType)
+    k = operand_def(TensorType)
+    v = operand_def(TensorType)
+    masks = var_operand_def(TensorType)
+    scale = prop_def(FloatAttr)
+    mask_scales = opt_prop_def(DenseArrayBase)
+    transpose_v = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$q `,` $k `,` $v (`mask` `(` $masks^ `:` type($masks) `)`)? attr-dict "
+        "`:` type($q) `,` type($k) `,` type($v) `->` type($result)"
+    )
+
+    def __init__(self, q: SSAValue, k: SSAValue, v: SSAValue, masks: Sequence[SSAValue], scale: float,
+                 mask_scales: Sequence[float] | None = None, transpose_v: bool = False):
+        sq, sk, sv = shape_of(q), shape_of(k), shape_of(v)
+        dv = sv[-2] if transpose_v else sv[-1]
+        batch = _broadcast(_broadcast(sq[:-2], sk[:-2]), sv[:-2])
+        props: dict[str, Attribute] = {"scale": FloatAttr(scale, f32)}
+        if mask_scales is not None and any(m != 1.0 for m in mask_scales):
+            props["mask_scales"] = DenseArrayBase.from_list(f32, list(mask_scales))
+        if transpose_v:
+            props["transpose_v"] = UnitAttr()
+        super().__init__(operands=[q, k, v, list(masks)], properties=props,
+                         result_types=[TensorType(f32, [*batch, sq[-2], dv])])
+
+    def mask_factors(self) -> list[float]:
+        if self.mask_scales is None:
+            return [1.0] * len(self.masks)
+        return [float(x) for x in self.mask_scales.get_values()]
+
+    def sizes(self) -> tuple[int, int, int, int]:
+        """(Sq, Sk, d, dv)."""
+        sq, sk, sv = shape_of(self.q), shape_of(self.k), shape_of(self.v)
+        dv = sv[-2] if self.transpose_v is not None else sv[-1]
+        return sq[-2], sk[-2], sq[-1], dv
+
+    def verify_(self) -> None:
+        sq, sk, sv = shape_of(self.q), shape_of(self.k), shape_of(self.v)
+        if min(len(sq), len(sk), len(sv)) < 2:
+            raise VerifyException("tile.attention: operands have rank >= 2")
+        keys = sv[-1] if self.transpose_v is not None else sv[-2]
+        if sq[-1] != sk[-1] or sk[-2] != keys:
+            raise VerifyException(f"tile.attention: q {list(sq)}, k {list(sk)} and v {list(sv)} do not match")
+        Sq, Sk, _, _ = self.sizes()
+        scores = (*shape_of(self.result)[:-2], Sq, Sk)
+        for m in self.masks:
+            if not broadcasts_to(shape_of(m), scores) or shape_of(m)[-1] != Sk:
+                raise VerifyException(f"tile.attention: mask {list(shape_of(m))} is not whole rows of keys of {list(scores)}")
+        if len(self.mask_factors()) != len(self.masks):
+            raise VerifyException("tile.attention: one mask scale per mask")
+        for x in (self.q, self.k, self.v, *self.masks):
+            if not isinstance(x.owner, LoadOp):
+                raise VerifyException("tile.attention: every operand is a tile.load result")
+        if self.q.type.element_type != self.k.type.element_type or self.q.type.element_type != self.v.type.element_type:  # type: ignore[attr-defined]
+            raise VerifyException("tile.attention: q, k and v have one element type")
+
+
+@irdl_op_definition
 class GatherOp(TileOp):
     """Rows of the GM tensor `tensor`, chosen by integer indices: with the
     tensor viewed as `table` = [A, V, B] (row-major), result[a, n, b] =
@@ -525,7 +598,9 @@ def _broadcast(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     return tuple(max(x, y) for x, y in zip(a, b))
 
 
-STRUCTURED_OPS = (LoadOp, GatherOp, StoreOp, MapOp, ReductionOp, BatchMatmulOp)
+STRUCTURED_OPS = (LoadOp, GatherOp, StoreOp, MapOp, ReductionOp, BatchMatmulOp, AttentionOp)
+CUBE_OPS = (BatchMatmulOp, AttentionOp)
+"""Structured ops whose operands the expansion reads from GM itself (not as UB boxes of the tile)."""
 
 
 def is_structured(kernel: KernelOp) -> bool:
@@ -548,9 +623,9 @@ def tiled_kernels(module: Operation):
 
 def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:
     """The shape of what a structured kernel stores: every value but the
-    operands of a batch_matmul broadcasts to it."""
+    operands of a batch_matmul or an attention broadcasts to it."""
     shape: tuple[int, ...] = ()
-    cube_operands = {v for op in kernel.body.block.ops if isinstance(op, BatchMatmulOp) for v in op.operands}
+    cube_operands = {v for op in kernel.body.block.ops if isinstance(op, CUBE_OPS) for v in op.operands}
     for op in kernel.body.block.ops:
         for v in (*op.operands, *op.results):
             if isinstance(v.type, TensorType) and v not in cube_operands:
@@ -559,6 +634,6 @@ def iteration_shape(kernel: KernelOp) -> tuple[int, ...]:
 
 
 __all__ = [
-    "LoadOp", "GatherOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "BatchMatmulOp", "TilingAttr", "DistributionAttr",
-    "STRUCTURED_OPS", "is_structured", "iteration_shape", "IntegerAttr", "i64",
+    "LoadOp", "GatherOp", "StoreOp", "MapOp", "YieldOp", "ReductionOp", "BatchMatmulOp", "AttentionOp", "TilingAttr",
+    "DistributionAttr", "STRUCTURED_OPS", "CUBE_OPS", "is_structured", "iteration_shape", "IntegerAttr", "i64",
 ]

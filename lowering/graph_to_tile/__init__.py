@@ -50,6 +50,7 @@ from lowering.plugins import load_kernel_plugins
 from lowering.legality import AI_CORE, AI_CPU, engine_of, kernel_of, nonnegative_values
 
 from . import (  # noqa: F401  the family modules: importing one registers its patterns
+    attention,
     conv,
     copy,
     data_movement,

@@ -44,13 +44,13 @@ def lower_matmul(ctx, op: Operation) -> None:
     alpha = op.float_("alpha", 1.0) if gemm else 1.0
     beta = op.float_("beta", 1.0) if gemm else 1.0
     a_source, b_source = (ctx.transposed_views.get(v, (v, None))[0] for v in (a, b))
-    casts = {v: _fp16_copy(ctx, op, v) for v in (a_source, b_source)}  # cast kernels run first
+    casts = {v: fp16_copy(ctx, op, v) for v in (a_source, b_source)}  # cast kernels run first
     weight = ctx.constant_value(b)
     # and the transpose of an fp32 row-major right operand (fp32 fractals are
     # not transposed on the way to L0B)
-    b_t = _transposed_copy(ctx, op, b) if weight is None and not (trans_b or ctx.fp16 or b in ctx.transposed_views) else None
+    b_t = transposed_copy(ctx, op, b) if weight is None and not (trans_b or ctx.fp16 or b in ctx.transposed_views) else None
     k = VectorKernel(ctx, op, "matmul")
-    la, _ = _operand(ctx, k, a, casts, as_b=False)
+    la, _ = product_operand(ctx, k, a, casts, as_b=False)
     if weight is not None:
         w = np.asarray(weight, dtype=np.float32)
         wt = w if trans_b else np.swapaxes(w, -1, -2)
@@ -62,7 +62,7 @@ def lower_matmul(ctx, op: Operation) -> None:
         lb = k.emit(st.LoadOp(b_t, TensorType(ctx.elem, [*sb[:-2], sb[-1], sb[-2]])))
         transpose_b, b_scale = True, ctx.scale_of(b)
     else:
-        lb, swapped = _operand(ctx, k, b, casts, as_b=True)
+        lb, swapped = product_operand(ctx, k, b, casts, as_b=True)
         transpose_b, b_scale = trans_b or swapped, ctx.scale_of(b_source)
     product = k.emit(st.BatchMatmulOp(la, lb, transpose_b))
     scale = alpha * ctx.scale_of(a_source) * b_scale
@@ -83,7 +83,7 @@ def lower_matmul(ctx, op: Operation) -> None:
     k.store(k.map(inputs, shape, k.stored, epilogue), out)
 
 
-def _operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
+def product_operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
     """The tile.load of product operand v, and whether it is b^T. A folded
     transpose (legality.foldable_transpose) is a load of its source through
     permuted strides; as the right operand, one that moves the innermost dim
@@ -107,7 +107,7 @@ def _operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
     return k.emit(st.LoadOp(name, TensorType(element, [*shape[:-2], shape[-1], shape[-2]]), swapped)), True
 
 
-def _fp16_copy(ctx, op: Operation, v) -> str | None:
+def fp16_copy(ctx, op: Operation, v) -> str | None:
     """In force_fp16 the cube reads fp16: an fp32 graph input gets a cast
     kernel (stored value / its scale) into a GM tensor of its own; its name,
     or None when v is stored in the compute type already."""
@@ -159,7 +159,7 @@ def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], target)
     bs = identity_block(b)
     assert bs is not None, "the partition placed a transpose the cube cannot run"
     blocks = b // bs
-    cast = _fp16_copy(ctx, op, x)
+    cast = fp16_copy(ctx, op, x)
     k = VectorKernel(ctx, op, "transpose")
     identity = k.emit(st.LoadOp(ctx.identity(bs), TensorType(ctx.elem, [bs, bs])))
     if cast is not None:
@@ -180,7 +180,7 @@ def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], target)
     return k, k.map([product], shape, k.stored, narrow)
 
 
-def _transposed_copy(ctx, op: Operation, v) -> str:
+def transposed_copy(ctx, op: Operation, v) -> str:
     """v^T (its last two dims swapped) in a GM tensor of its own, written by
     an identity-product kernel that runs first: fp32 cannot be transposed
     on the way to L0B, so a row-major fp32 right operand is read as b^T."""

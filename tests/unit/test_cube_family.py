@@ -32,8 +32,8 @@ def _model(nodes, feeds, inits=None, outputs=("y",)):
     return model
 
 
-def _run(model, feeds, precision):
-    compiled = compile_module(import_model(model), precision)
+def _run(model, feeds, precision, switch_file=""):
+    compiled = compile_module(import_model(model), precision, fusion_switch_file=switch_file)
     got = run_compiled(compiled, feeds).outputs
     want = onnxruntime_outputs(model, feeds)
     for name, w in want.items():
@@ -68,6 +68,16 @@ def test_gemm_with_trans_b_and_beta(precision):
     assert compiled.kernel_kinds.get("matmul") == 1
 
 
+@pytest.fixture
+def unfused(tmp_path):
+    """A fusion switch file turning AttentionFusionPass off: these tests are
+    about the products and softmax of attention as separate kernels (the
+    fused kernel: test_attention_kernel.py)."""
+    path = tmp_path / "switch.cfg"
+    path.write_text("AttentionFusionPass:off\n")
+    return str(path)
+
+
 def _attention(q, k, v):
     nodes = [
         helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
@@ -78,21 +88,21 @@ def _attention(q, k, v):
     return _model(nodes, {"q": q, "k": k, "v": v})
 
 
-def test_attention_products_run_on_the_cube_in_fp16():
+def test_attention_products_run_on_the_cube_in_fp16(unfused):
     q, k, v = (_rand(1, 2, 16, 16, scale=0.5, seed=s) for s in (5, 6, 7))
-    compiled = _run(_attention(q, k, v), {"q": q, "k": k, "v": v}, "force_fp16")
+    compiled = _run(_attention(q, k, v), {"q": q, "k": k, "v": v}, "force_fp16", unfused)
     assert compiled.kernel_kinds.get("matmul") == 2 and compiled.kernel_kinds.get("softmax") == 1
     # the keys' transpose is folded into QK^T (read as b^T): nothing on the AI CPU
     assert "aicpu" not in compiled.kernel_kinds and "transpose" not in compiled.kernel_kinds
 
 
-def test_fp32_row_major_activation_right_operand_is_transposed_first():
+def test_fp32_row_major_activation_right_operand_is_transposed_first(unfused):
     """fp32 fractals are not transposed on the way to L0B: P V first writes
     V^T with an identity product (a transpose kernel), then reads it as b^T;
     the result is exact against the fp64 reference within the fp32 bound."""
     q, k, v = (_rand(1, 2, 16, 16, scale=0.5, seed=s) for s in (5, 6, 7))
     model = _attention(q, k, v)
-    compiled = _run(model, {"q": q, "k": k, "v": v}, "must_keep_origin_dtype")
+    compiled = _run(model, {"q": q, "k": k, "v": v}, "must_keep_origin_dtype", unfused)
     assert "aicpu" not in compiled.kernel_kinds
     assert compiled.kernel_kinds.get("matmul") == 2 and compiled.kernel_kinds.get("transpose") == 1
 
@@ -155,7 +165,7 @@ def test_products_whose_k_and_n_are_not_whole_blocks(m, k, n, precision):
 
 @pytest.mark.parametrize("precision", MODES)
 @pytest.mark.parametrize("tokens, head", [(65, 16), (4, 8), (20, 12)])
-def test_attention_over_token_counts_that_are_not_whole_blocks(tokens, head, precision):
+def test_attention_over_token_counts_that_are_not_whole_blocks(tokens, head, precision, unfused):
     """ViT's 65 tokens (a class token), SegFormer's 4, a narrow head: QK^T has
     rows of `tokens` scores; PV contracts over `tokens`. In fp16 the values
     are a row-major right operand: the missing rows of its last K fractal
@@ -163,12 +173,12 @@ def test_attention_over_token_counts_that_are_not_whole_blocks(tokens, head, pre
     uninitialised NaN would not be). In fp32 V^T is written first and read
     as b^T, its rows zero-padded by the load."""
     q, k, v = (_rand(1, 2, tokens, head, scale=0.5, seed=s) for s in (21, 22, 23))
-    compiled = _run(_attention(q, k, v), {"q": q, "k": k, "v": v}, precision)
+    compiled = _run(_attention(q, k, v), {"q": q, "k": k, "v": v}, precision, unfused)
     assert compiled.kernel_kinds.get("matmul") == 2 and "aicpu" not in compiled.kernel_kinds
 
 
 @pytest.mark.parametrize("precision", MODES)
-def test_head_split_and_key_transposes_fold_into_the_products(precision):
+def test_head_split_and_key_transposes_fold_into_the_products(precision, unfused):
     """BERT's form: q, k, v as [B, S, H, D]; q and v split heads with
     (0, 2, 1, 3), the keys with (0, 2, 3, 1). No transpose makes a kernel
     where its product runs on the cube: the products read the sources
@@ -182,7 +192,7 @@ def test_head_split_and_key_transposes_fold_into_the_products(precision):
         helper.make_node("Softmax", ["s"], ["p"], axis=-1),
         helper.make_node("MatMul", ["p", "vh"], ["y"]),
     ]
-    compiled = _run(_model(nodes, {"q": q, "k": k, "v": v}), {"q": q, "k": k, "v": v}, precision)
+    compiled = _run(_model(nodes, {"q": q, "k": k, "v": v}), {"q": q, "k": k, "v": v}, precision, unfused)
     fp16 = precision == "force_fp16"
     # fp32: P V reads a row-major activation (no fp32 fractal transpose): the
     # value transpose is a vector kernel, then an identity product writes its

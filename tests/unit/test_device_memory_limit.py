@@ -120,12 +120,18 @@ def test_a_limit_already_met_changes_nothing():
     assert roomy.memory["device_memory_limit"] == free.memory["arena_size"]
 
 
-def test_transformer_offloads_and_recomputes_and_matches_onnxruntime():
+def test_transformer_offloads_and_recomputes_and_matches_onnxruntime(tmp_path):
+    """BERT with its attention unfused (its mask kernel is what gets
+    recomputed; fused, the attention kernel reads the mask itself and the
+    limit is met by offloads alone: test_ge_run_reports_the_copies)."""
     model = onnx.load(str(zoo_path("bert")))
     inputs = zoo_inputs("bert")
-    free = compile_module(import_model(model, {}, source="bert"))
+    switch = tmp_path / "switch.cfg"
+    switch.write_text("AttentionFusionPass:off\n")
+    free = compile_module(import_model(model, {}, source="bert"), fusion_switch_file=str(switch))
     limit = int(free.memory["arena_size"]) * 4 // 5
-    fitted = compile_module(import_model(model, {}, source="bert"), device_memory_limit=limit)
+    fitted = compile_module(import_model(model, {}, source="bert"), device_memory_limit=limit,
+                            fusion_switch_file=str(switch))
     assert int(fitted.memory["arena_size"]) <= limit
     assert fitted.memory["offloaded"] >= 1 and fitted.memory["recomputed"] >= 1
     assert fitted.streams > 1  # the arena kept as planned: copies overlap the kernels on other streams
@@ -157,12 +163,13 @@ def test_negative_limit_is_refused(tmp_path, capsys):
 
 
 def test_ge_run_reports_the_copies(capsys):
-    """ge-run compiles under the limit and says what the host link cost."""
+    """ge-run compiles under the limit and says what the host link cost
+    (85% of the arena: the fused attention kernel's own operands are 81%)."""
     from gedialects.tools import ge_run
 
     path = str(zoo_path("bert"))
     free = compile_module(import_model(onnx.load(path), {}, source="bert"))
-    limit = int(free.memory["arena_size"]) * 4 // 5
+    limit = int(free.memory["arena_size"]) * 17 // 20
     rc = ge_run.main([path, "--inputs", str(zoo_path("bert")).replace(".onnx", ".inputs.npz"),
                       "--device-memory-limit", str(limit), "--check"])
     out = capsys.readouterr().out

@@ -72,9 +72,11 @@ class Phase(IntEnum):
     """Rebuild decomposed operators (LayerNorm, GELU, Softmax+Reshape)."""
     FOLD = 1
     """Fold constants into weights (Conv+BN, Conv+Mul/Add)."""
-    EPILOGUE = 2
+    ATTENTION = 2
+    """Recognise scaled dot-product attention (before epilogues take its scale and mask)."""
+    EPILOGUE = 3
     """Attach bias/residual/activation epilogues to heavy ops."""
-    LOOP = 3
+    LOOP = 4
     """Group what is left of elementwise chains (loop fusion)."""
 
 

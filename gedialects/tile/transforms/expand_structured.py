@@ -36,6 +36,7 @@ from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, MAX_STRIDE
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
+from gedialects.tile.transforms.expand_attention import expand_attention
 from gedialects.tile.transforms.map_body import MapBodyEmitter
 from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
 
@@ -76,7 +77,7 @@ class KernelExpansion:
         self.per_core = per_core
         ops = list(kernel.body.block.ops)
         self.ops = [op for op in ops if isinstance(op, st.STRUCTURED_OPS)]
-        self.cube_operands = {v for op in self.ops if isinstance(op, st.BatchMatmulOp) for v in op.operands}
+        self.cube_operands = {v for op in self.ops if isinstance(op, st.CUBE_OPS) for v in op.operands}
         self.cube_bytes: dict[str, int] = {}
         elements = [v.type.element_type for op in self.ops for v in (*op.operands, *op.results)
                     if isinstance(v.type, TensorType)]
@@ -138,6 +139,8 @@ class KernelExpansion:
                     self.gather(op, coords)
                 elif isinstance(op, st.BatchMatmulOp):
                     self.matmul(op, coords)
+                elif isinstance(op, st.AttentionOp):
+                    self.values[op.result] = expand_attention(self, op, coords)
                 elif isinstance(op, st.StoreOp):
                     self.store(op, coords)
                 elif isinstance(op, st.MapOp):
@@ -407,21 +410,26 @@ class KernelExpansion:
     # -- compute -------------------------------------------------------------------
     def reduction(self, op: st.ReductionOp, i: int) -> None:
         src = self.values[op.input]
+        keep = self.last_use.get(op.input, -1) > i or op.input in self.double or not self.varies(op.input)
+        self.values[op.result] = self.row_reduce(op.kind.data, src, keep)
+
+    def row_reduce(self, kind: str, src: Buffer, keep: bool) -> Buffer:
+        """A column buffer of src's row sums or maxima; `keep`: src is read
+        later (a reduce folds its source in place, so it folds a copy)."""
         if src.kind != "row":
             raise TilingError("a reduction reads a row value")
         if src.rows > 1 and src.pitch > self._reduce_pitch_limit(src.element):
-            src_ref = self._fold_long_rows(op.kind.data, src)
-        elif self.last_use.get(op.input, -1) > i or op.input in self.double or not self.varies(op.input):
-            copy = self.new_buffer(src.box, src.element)
-            self.b.vec("adds", copy.ref, [src.ref], [src.count()], [[1], [1]], 0.0)
-            src_ref = copy
+            src_ref = self._fold_long_rows(kind, src)
+        elif keep:
+            src_ref = self.new_buffer(src.box, src.element)
+            self.b.vec("adds", src_ref.ref, [src.ref], [src.count()], [[1], [1]], 0.0)
         else:
             src_ref = src
-        dst = self.new_buffer(self.box_of(op.result), op.result.type.element_type)  # type: ignore[attr-defined]
-        self.b.emit(t.ReduceOp(op.kind.data, dst.ref, src_ref.ref, src.rows, src_ref.box[-1], src_ref.pitch))
+        dst = self.new_buffer(src.box[:-1] + (1,), src.element)
+        self.b.emit(t.ReduceOp(kind, dst.ref, src_ref.ref, src.rows, src_ref.box[-1], src_ref.pitch))
         if src_ref is not src:
             self.pool.release(src_ref)
-        self.values[op.result] = dst
+        return dst
 
     def _reduce_pitch_limit(self, element: Attribute) -> int:
         """The longest row pitch (elements, a multiple of the pitch unit) a

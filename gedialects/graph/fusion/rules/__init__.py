@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .attention import AttentionFusion
 from .conv_fold import ConvBatchnormFusion, ConvScaleFusion, PadConvFusion
 from .epilogue import (
     ConvActivationFusion,
@@ -27,6 +28,8 @@ BUILTIN_RULES = (
     PadConvFusion,
     ConvBatchnormFusion,
     ConvScaleFusion,
+    # Phase.ATTENTION
+    AttentionFusion,
     # Phase.EPILOGUE
     ConvAddFusion,
     ConvActivationFusion,

@@ -1,0 +1,157 @@
+"""Scaled dot-product attention as one op.
+
+Exported transformers spell attention as a chain: the scores q . k^T (a
+matmul whose right operand is the keys transposed), a scale (mul or div by
+a scalar constant), an additive mask or position bias, a softmax over the
+keys and the product with the values. `AttentionFusionPass` anchors on the
+softmax and replaces the chain by one `graph.attention` (the scores never
+need to be stored: graph_to_tile/attention.py runs it as one flash-attention
+kernel). It runs before the epilogue and loop fusions, which would
+otherwise fold the scale and mask into a kernel of their own.
+
+Recognised, from the softmax backwards: any number of scalar muls/divs,
+then adds of tensors that broadcast to the scores (masks, position biases) (BERT,
+DistilBERT, GPT-2, Llama, T5, ViT: the scale after the product; Swin,
+SegFormer: the scale on q before it, which stays where it is). Missed, with
+the reason: a scale applied after a mask, a
+softmax over another axis, intermediates with other users.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FloatAttr, f32
+from xdsl.ir import Operation, SSAValue
+
+from gedialects.graph import ops as g
+from gedialects.graph import shapes
+
+from ..helpers import binary_operands, other_users_miss, scalar_constant, users
+from ..registry import DYNAMIC_SHAPE, UNSUPPORTED_ATTRIBUTE, FusionRule, Match, Miss, Phase, Rewrite
+
+
+def _scaled_input(op: Operation) -> tuple[SSAValue, float] | None:
+    """(x, c) when op multiplies x by the scalar constant c (a mul by c, or
+    a div by 1/c), else None."""
+    pair = binary_operands(op)
+    if pair is None or not isinstance(op, g.MulOp | g.DivOp):
+        return None
+    a, b = pair
+    c = scalar_constant(b)
+    if isinstance(op, g.DivOp):
+        return (a, 1.0 / c) if c else None
+    if c is not None:
+        return a, c
+    c = scalar_constant(a)
+    return (b, c) if c is not None else None
+
+
+def _keys_transpose(kt: SSAValue) -> g.TransposeOp | None:
+    """The transpose that makes k^T, when the scores are its only use."""
+    owner = kt.owner
+    return owner if isinstance(owner, g.TransposeOp) and len(users(kt)) == 1 else None
+
+
+def key_rows(kt: SSAValue, location) -> tuple[list[Operation], SSAValue]:
+    """The keys as rows [.., Sk, d] from k^T [.., d, Sk]: when k^T is a
+    transpose used only by the scores (absorbed by the match), one
+    transpose of its source with the last two entries of its perm swapped;
+    else a transpose of k^T. Returns (new ops, the keys)."""
+    n = len(g.shape_of(kt))
+    transpose = _keys_transpose(kt)
+    if transpose is not None:
+        perm = [p % n for p in transpose.ints("perm", ())] or list(range(n))[::-1]
+        perm[-2], perm[-1] = perm[-1], perm[-2]
+        source = transpose.input
+    else:
+        perm, source = [*range(n - 2), n - 1, n - 2], kt
+    if perm == list(range(n)):
+        return [], source
+    rows = g.TransposeOp.build_inferred([source], {"perm": g.int_array(perm)}, location=location)
+    return [rows], rows.results[0]
+
+
+class AttentionFusion(FusionRule):
+    name = "AttentionFusionPass"
+    summary = "matmul(q, k^T) → scale → mask add → softmax → matmul(·, v): one graph.attention"
+    anchors = (g.SoftmaxOp,)
+    phase = Phase.ATTENTION
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, g.SoftmaxOp)
+        out_users = users(op.output)
+        if len(out_users) != 1 or not isinstance(out_users[0], g.MatMulOp) or out_users[0].operands[0] is not op.output:
+            return None
+        pv = out_users[0]
+        chain: list[Operation] = []  # from the softmax back to the scores
+        scale, masks = 1.0, []
+        x = op.input
+        while not isinstance(x.owner, g.MatMulOp):
+            step = x.owner
+            if not isinstance(step, Operation):
+                return None
+            scaled = _scaled_input(step)
+            if scaled is not None:
+                inner, factor = scaled
+                scale *= factor
+            elif isinstance(step, g.AddOp):
+                a, b = step.operands
+                inner, term = (a, b) if _is_scores(a) else (b, a)
+                if not _is_scores(inner):
+                    return None
+                if scale != 1.0:
+                    return Miss(op, UNSUPPORTED_ATTRIBUTE, "the scores are scaled after the mask is added")
+                masks.insert(0, term)
+            else:
+                return None
+            if (miss := other_users_miss(op, x, [op, *chain])) is not None:
+                return miss
+            chain.append(step)
+            x = inner
+        qk = x.owner
+        if qk.bias is not None or qk.str_("activation", ""):
+            return None
+        if (miss := other_users_miss(op, x, [op, *chain])) is not None:
+            return miss
+        keys = g.shape_of(x)[-1]
+        for term in masks:
+            if not g.shape_of(term) or g.shape_of(term)[-1] != keys:
+                return Miss(op, UNSUPPORTED_ATTRIBUTE,
+                            f"the term {shapes.fmt(g.shape_of(term))} added to the scores is not one value per key")
+        q, kt = qk.operands[0], qk.operands[1]
+        v = pv.operands[1]
+        if any(isinstance(w.owner, g.ConstantOp | g.FillOp) for w in (q, kt, v)):
+            return None  # a product with a weight is a projection, not attention
+        if pv.bias is not None or pv.str_("activation", ""):
+            return Miss(op, UNSUPPORTED_ATTRIBUTE, "the product with the values has an epilogue")
+        s = g.shape_of(op.input)
+        if not all(shapes.is_static(g.shape_of(w)) for w in (q, kt, v, op.input)):
+            return Miss(op, DYNAMIC_SHAPE, "attention needs static shapes")
+        if op.shape is not None or shapes.normalize_axis(op.int_("axis", -1), len(s)) != len(s) - 1:
+            return Miss(op, UNSUPPORTED_ATTRIBUTE, "the softmax is not over the keys (the last axis)")
+        if min(len(g.shape_of(w)) for w in (q, kt, v)) < 2:
+            return Miss(op, UNSUPPORTED_ATTRIBUTE, "a 1-D operand is not attention")
+        transpose = _keys_transpose(kt)
+        absorbed = [transpose] if transpose is not None else []
+        return Match(op, [*absorbed, qk, *reversed(chain), op, pv], (q, kt, v, masks, scale))
+
+    def rewrite(self, match: Match) -> Rewrite:
+        q, kt, v, masks, scale = match.data
+        pv = match.ops[-1]
+        new, keys = key_rows(kt, match.anchor.location)
+        operands = [q, keys, v, list(masks)]
+        props = {} if scale == 1.0 else {"scale": FloatAttr(scale, f32)}
+        fused = g.AttentionOp.build_inferred(operands, props, location=pv.location)
+        return Rewrite([*new, fused], fused)
+
+
+def _is_scores(x: SSAValue, depth: int = 4) -> bool:
+    """x is the scores or comes from them through scalar muls/divs and adds
+    (what the walk from the softmax can follow back to the product)."""
+    owner = x.owner
+    if isinstance(owner, g.MatMulOp):
+        return True
+    if depth == 0 or not isinstance(owner, Operation):
+        return False
+    if (scaled := _scaled_input(owner)) is not None:
+        return _is_scores(scaled[0], depth - 1)
+    return isinstance(owner, g.AddOp) and any(_is_scores(a, depth - 1) for a in owner.operands)
