@@ -32,6 +32,7 @@ from gedialects.graph.memory.attributes import NoPlanError, memory_summary
 from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
+from gedialects.npu.dma import merge_dims, plan_copy
 from gedialects.npu.isa import (
     BLOCK_BYTES,
     BLOCKS_PER_REPEAT,
@@ -39,10 +40,8 @@ from gedialects.npu.isa import (
     MAX_NBURST,
     MAX_REPEAT,
     MAX_STRIDE,
-    PAD_PATHS,
     REPEAT_BYTES,
     MemSpace,
-    padded_burst,
 )
 from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
@@ -303,35 +302,18 @@ class KernelTranslator:
         if dst.space == "gm":
             self.writes.add(dst.base[1])
         cast = op.cast is not None
-        dims = _merge(list(t.ints(op.shape)), [list(t.ints(op.dst_strides)), list(t.ints(op.src_strides))])
-        if dims[-1][1] != [1, 1]:  # the innermost dim had one element: a run of one, the rest are bursts
-            dims.append((1, [1, 1]))
         pipe = DMA_PATHS.get((MemSpace(src.space), MemSpace(dst.space)))
         if pipe is None:
             raise PassFailedException(f"tile.copy: no DMA path {src.space} -> {dst.space}")
-        n_in = dims[-1][0]
-        slen, dlen = n_in * src.es, n_in * dst.es
-        # a run that is not whole blocks on the on-chip side of a copy to or
-        # from GM: a padded DMA, whose on-chip side takes whole blocks per burst
-        path = (MemSpace(src.space), MemSpace(dst.space))
-        chip_len = dlen if dst.space != "gm" else slen
-        pad = path in PAD_PATHS and chip_len % BLOCK_BYTES != 0
-        s_ext = padded_burst(slen) if pad and src.space != "gm" else slen
-        d_ext = padded_burst(dlen) if pad and dst.space != "gm" else dlen
-        outer = dims[:-1]
-        burst = None
-        if outer:
-            cand = outer[-1]
-            dgap = cand[1][0] * dst.es - d_ext
-            sgap = cand[1][1] * src.es - s_ext
-            if dgap >= 0 and sgap >= 0:
-                burst = (cand[0], dgap, sgap, cand[1])
-                outer = outer[:-1]
-            elif pad and (dgap if dst.space != "gm" else sgap) < 0:  # padded bursts would overlap on chip
-                chip = dst if dst.space != "gm" else src
-                raise PassFailedException(
-                    f"tile.copy: rows of {chip_len} bytes {cand[1][0] * dst.es if dst is chip else cand[1][1] * src.es}"
-                    f" bytes apart in {chip.space.upper()} are closer than their whole 32-byte blocks")
+        plan = plan_copy(t.ints(op.shape), t.ints(op.dst_strides), t.ints(op.src_strides), dst.es, src.es,
+                         dst.space, src.space)
+        if plan.overlap is not None:
+            chip = dst if dst.space != "gm" else src
+            stride = plan.overlap[1][0] * dst.es if dst is chip else plan.overlap[1][1] * src.es
+            chip_len = plan.src_len // src.es * chip.es
+            raise PassFailedException(f"tile.copy: rows of {chip_len} bytes {stride} bytes apart in "
+                                      f"{chip.space.upper()} are closer than their whole 32-byte blocks")
+        outer, burst, slen, pad = plan.outer, plan.burst, plan.src_len, plan.pad
         for index in itertools.product(*(range(d[0]) for d in outer)):
             d_off = sum(i * d[1][0] for i, d in zip(index, outer))
             s_off = sum(i * d[1][1] for i, d in zip(index, outer))
@@ -423,21 +405,6 @@ class KernelTranslator:
         self.emit(red(dt, self.ptr(dst), self.ptr(src, base), repeat=1, mask=width))
 
 
-def _merge(shape: list[int], strides: list[list[int]]) -> list[tuple[int, list[int]]]:
-    """Drop unit dims and merge dims that are contiguous for every operand."""
-    dims = [(n, [s[i] for s in strides]) for i, n in enumerate(shape) if n != 1]
-    if not dims:
-        return [(1, [1] * len(strides))]
-    out = [dims[0]]
-    for n, st in dims[1:]:
-        pn, pst = out[-1]
-        if all(a == b * n for a, b in zip(pst, st)):
-            out[-1] = (pn * n, st)
-        else:
-            out.append((n, st))
-    return out
-
-
 def vector_plan(shape, strides, es, config):
     """Instructions for an elementwise op over a strided box: yields
     (per-operand element offsets, repeat, mask, per-operand blk, per-operand rep).
@@ -446,7 +413,7 @@ def vector_plan(shape, strides, es, config):
     one cycle per repeat); the other dims are unrolled."""
     epb, epr = 32 // es, 256 // es
     k = len(strides)
-    dims = _merge(shape, strides)
+    dims = merge_dims(shape, strides)
     if len(dims) == 1 and all(s == 1 for s in dims[0][1]):
         n = dims[0][0]
         for s in range(0, n, epr * MAX_REPEAT):

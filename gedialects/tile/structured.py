@@ -72,6 +72,8 @@ from xdsl.utils.exceptions import PassFailedException, VerifyException
 from gedialects.tile.ops import KernelOp, TileOp
 
 REDUCTIONS = ("sum", "max")
+FRACTAL_NZ = "FRACTAL_NZ"
+"""The blocked layout of a cube operand in GM (tile.load `layout`)."""
 
 
 def shape_of(v: SSAValue) -> tuple[int, ...]:
@@ -228,10 +230,16 @@ class LoadOp(TileOp):
     as the box t[offsets : offsets + shape] of a row-major t of shape
     `source` (a slice), with `steps` every steps[k]-th element along dim k
     (a strided slice; the innermost step is 1: DMA moves rows).
-    `buffers = 2` (tile-pipeline-buffers) double-buffers its tiles."""
+    `buffers = 2` (tile-pipeline-buffers) double-buffers its tiles.
+    With `layout = "FRACTAL_NZ"` (a cube operand only) the GM tensor holds
+    each matrix [R, C] of the result as [ceil(C / c0)][round_up(R, 16)][c0]
+    (c0 = 32 bytes of elements), zero-padded: a column block's rows are one
+    contiguous run, so a tile of them is one DMA burst (weights packed at
+    compile time)."""
 
     name = "tile.load"
     tensor = prop_def(StringAttr)
+    layout = opt_prop_def(StringAttr)
     perm = opt_prop_def(DenseArrayBase)
     source = opt_prop_def(DenseArrayBase)
     offsets = opt_prop_def(DenseArrayBase)
@@ -241,10 +249,13 @@ class LoadOp(TileOp):
     assembly_format = "$tensor attr-dict `:` type($result)"
 
     def __init__(self, tensor: str, type: TensorType, perm: Sequence[int] | None = None,
-                 window: tuple[Sequence[int], Sequence[int]] | None = None, steps: Sequence[int] | None = None):
+                 window: tuple[Sequence[int], Sequence[int]] | None = None, steps: Sequence[int] | None = None,
+                 layout: str | None = None):
         """`window`: (source shape, offsets) of a box load; `steps` its
         strides in elements of the source (None: all 1)."""
         props: dict[str, Attribute] = {"tensor": StringAttr(tensor)}
+        if layout is not None:
+            props["layout"] = StringAttr(layout)
         if perm is not None:
             props["perm"] = DenseArrayBase.from_list(i64, list(perm))
         if window is not None:
@@ -282,9 +293,17 @@ class LoadOp(TileOp):
         """Element offset in GM of the box's first element."""
         return _window_base(self.source, self.offsets)
 
+    def fractal_nz(self) -> bool:
+        return self.layout is not None and self.layout.data == FRACTAL_NZ
+
     def verify_(self) -> None:
         if self.buffers is not None and self.buffers.value.data not in (1, 2):
             raise VerifyException("tile.load: buffers must be 1 or 2")
+        if self.layout is not None:
+            if self.layout.data != FRACTAL_NZ:
+                raise VerifyException(f"tile.load: layout '{self.layout.data}' is not {FRACTAL_NZ}")
+            if len(shape_of(self.result)) < 2 or any(p is not None for p in (self.perm, self.source, self.steps)):
+                raise VerifyException(f"tile.load: a {FRACTAL_NZ} load reads whole matrices (rank >= 2, no perm or box)")
         if self.perm is not None:
             perm = self.permutation()
             if sorted(perm) != list(range(len(shape_of(self.result)))):
@@ -301,6 +320,18 @@ class LoadOp(TileOp):
                 raise VerifyException(f"tile.load: steps {list(steps)} are not one positive step per dim")
             if steps[-1] != 1:
                 raise VerifyException("tile.load: the innermost step is 1 (DMA moves rows)")
+
+
+def pack_fractal_nz(array, c0: int):
+    """A numpy array [.., R, C] in the FRACTAL_NZ layout of a tile.load:
+    [.., ceil(C / c0), round_up(R, 16), c0], zero-padded."""
+    import numpy as np
+
+    *batch, rows, cols = array.shape
+    blocks, padded = -(-cols // c0), -(-rows // 16) * 16
+    out = np.zeros((*batch, padded, blocks * c0), array.dtype)
+    out[..., :rows, :cols] = array
+    return np.ascontiguousarray(out.reshape(*batch, padded, blocks, c0).swapaxes(-2, -3))
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:

@@ -95,6 +95,8 @@ class LoweringContext:
         self.storages: list[GmStorage] = []
         self.values: dict[SSAValue, TensorView] = {}
         self.constants: dict[str, np.ndarray] = {}
+        self.constant_layouts: dict[str, str] = {}
+        """Constants stored in a layout other than ND (by name)."""
         self._identities: dict[int, str] = {}
         self.stats = LoweringStats()
         self.plan = StoragePlan({}, {}, {}, {})
@@ -125,13 +127,16 @@ class LoweringContext:
         self._names.add(name)
         return name
 
-    def add_constant(self, base: str, array: np.ndarray, keep_dtype: bool = False) -> str:
+    def add_constant(self, base: str, array: np.ndarray, keep_dtype: bool = False, layout: str = "ND") -> str:
         """A GM constant; floats in the precision mode's type (unless
-        keep_dtype), others as they are. Returns its name."""
+        keep_dtype), others as they are; `layout` as its tile.tensor
+        declares it (FRACTAL_NZ: a packed cube operand). Returns its name."""
         name = self.fresh_name(base)
         array = np.asarray(array)
         dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" and not keep_dtype else array.dtype
         self.constants[name] = contiguous(array.astype(dt, copy=False))
+        if layout != "ND":
+            self.constant_layouts[name] = layout
         return name
 
     def identity(self, n: int) -> str:

@@ -6,8 +6,9 @@ GM -> L1 -> L0A/L0B as fractals and runs mmad over K), then one tile.map
 epilogue: alpha, the bias (times beta), the fused activation, and in
 force_fp16 the scales of the operands and of the result, before the store.
 
-A constant right operand (a weight) is stored transposed, [.., N, K], so
-its rows are the fractal columns L0B wants in either precision; an
+A constant right operand (a weight) is stored transposed, [.., N, K], in
+FRACTAL_NZ ([.., K/k0, N, k0]: a tile's rows of one K block are one
+contiguous run), its rows the fractal columns L0B wants in either precision; an
 activation is read as it is: row-major [.., K, N] (fp16: load_2d transposes
 its fractals) or, for a gemm with trans_b, [.., N, K]. A transpose only
 products read (attention's head split and keys) makes no kernel: the
@@ -54,8 +55,10 @@ def lower_matmul(ctx, op: Operation) -> None:
     if weight is not None:
         w = np.asarray(weight, dtype=np.float32)
         wt = w if trans_b else np.swapaxes(w, -1, -2)
-        name = ctx.add_constant("weight_t", np.ascontiguousarray(wt))
-        lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape))))
+        # stored as the cube reads it: b^T in FRACTAL_NZ, a tile's column
+        # block one contiguous run (one DMA per K chunk)
+        name = ctx.add_constant("weight_nz", st.pack_fractal_nz(wt, ctx.c0), layout=st.FRACTAL_NZ)
+        lb = k.emit(st.LoadOp(name, TensorType(ctx.elem, list(wt.shape)), layout=st.FRACTAL_NZ))
         transpose_b, b_scale = True, 1.0
     elif b_t is not None:
         sb = g.shape_of(b)

@@ -68,7 +68,7 @@ def place(ctx: LoweringContext) -> None:
         attr = resource_attr(f"ge_{name}", array)
         declare(t.TensorOp(properties={
             "name": StringAttr(name), "kind": StringAttr("constant"), "offset": IntegerAttr(start, i64),
-            "type": attr.type, "layout": StringAttr("ND"), "value": attr}))
+            "type": attr.type, "layout": StringAttr(ctx.constant_layouts.get(name, "ND")), "value": attr}))
     for st in ctx.storages:
         logical = st.kind == "output" and st.ttype is not None
         ttype = _stored_type(ctx, st)

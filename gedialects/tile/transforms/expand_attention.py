@@ -119,9 +119,9 @@ def expand_attention(x: KernelExpansion, op: st.AttentionOp, coords: list[Index]
     if kt % FRACTAL:  # the padding keys of the one block: zero rows of K in L1, written once
         _zero_key_rows(x, l1k, kt, kq1, n1s, k0, element)
 
-    # the query tile: rows -> ZZ fractals (m1, kq1) -> L0A, for every key block
-    x._box_to_fractals(l1q, b.at(gm(op.q), q_base), mt, d, k0, ldq, FRACTAL * k0, kq1 * FRACTAL * k0)
-    b.emit(t.LoadFractalOp(l0q, l1q, m1 * kq1))
+    # the query tile: rows -> L1 in column blocks -> L0A (ZZ), for every key block
+    x._box_to_fractals(l1q, b.at(gm(op.q), q_base), mt, d, k0, ldq, mp * k0, FRACTAL * k0)
+    x.load_left_operand(l0q, l1q, m1, kq1, k0)
 
     lead = (1,) * (n - 2)
     scores_box, column_box, out_box = lead + (mt, kt), lead + (mt, 1), lead + (mt, dv)
@@ -174,7 +174,7 @@ def expand_attention(x: KernelExpansion, op: st.AttentionOp, coords: list[Index]
             x.body.vector("add", l, [l, block_sum])
             x.pool.release(block_sum)
         # P . V_blk
-        b.emit(t.LoadFractalOp(l0p, l1p, m1 * kp1))
+        x.load_left_operand(l0p, l1p, m1, kp1, k0)
         _values_to_l0b(x, op, l1v, l0v, gm(op.v), v_base, ldv, start, kt, dv, k0, element)
         b.emit(t.MatmulOp(l0o, l0p, l0v, mp, dvp, kpp, accumulate=False))
         pv = x.new_buffer(out_box, f32)
@@ -229,15 +229,11 @@ def _add_mask_block(x: KernelExpansion, s: Buffer, mask: SSAValue, factor: float
 
 
 def _rows_to_fractals(x: KernelExpansion, l1: SSAValue, p: Buffer, rows: int, k1: int, k0: int) -> None:
-    """UB rows of p -> ZZ fractals (row blocks, k1 column blocks) in L1, the
-    cube's left operand; a last partial row block copies only its rows."""
-    whole, rest = divmod(rows, FRACTAL)
-    fractal = FRACTAL * k0
-    if whole:
-        x.b.copy(l1, p.ref, [whole, k1, FRACTAL, k0], [k1 * fractal, fractal, k0, 1], [FRACTAL * p.pitch, k0, p.pitch, 1])
-    if rest:
-        x.b.copy(x.b.at(l1, offset=whole * k1 * fractal), x.b.at(p.ref, offset=whole * FRACTAL * p.pitch),
-                 [k1, rest, k0], [fractal, k0, 1], [k0, p.pitch, 1])
+    """UB rows of p -> L1 in column blocks of the padded rows (NZ, the
+    layout load_left_operand reads): row i of column block j at
+    (j * mp + i) * k0; the padding rows are never written."""
+    mp = round_up(rows, FRACTAL)
+    x.b.copy(l1, p.ref, [k1, rows, k0], [mp * k0, k0, 1], [k0, p.pitch, 1])
 
 
 def _values_to_l0b(x: KernelExpansion, op: st.AttentionOp, l1v: SSAValue, l0v: SSAValue, v_gm: SSAValue, v_base: Index,

@@ -296,6 +296,25 @@ class KernelExpansion:
             offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
         return offset
 
+    def packed_offset(self, v: SSAValue, coords, tiled_dim: int, along: int) -> Index:
+        """GM element offset of a FRACTAL_NZ cube operand for this tile: its
+        matrix of the batch plus `along` elements per tile along the
+        iteration's dim `tiled_dim` (a row tile starts `rows * c0` in)."""
+        shape = st.shape_of(v)
+        element = v.type.element_type  # type: ignore[attr-defined]
+        c0 = BLOCK_BYTES // elem_bytes(element)
+        matrix = -(-shape[-1] // c0) * round_up(shape[-2], FRACTAL) * c0
+        strides = [s_ * matrix for s_ in st.row_major_strides(shape[:-2])]
+        n = len(self.shape)
+        offset: Index = 0
+        for k in range(len(shape) - 2):
+            kk = k + (n - len(shape))
+            if shape[k] != 1 and self.grid[kk] > 1:
+                offset = self.b.add(offset, self.b.mul(coords[kk], strides[k]))
+        if self.grid[tiled_dim] > 1:
+            offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
+        return offset
+
     def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> int:
         """The longest run of K (a divisor, whole k0 blocks) whose A and B
         panels fit L0A and L0B."""
@@ -348,12 +367,23 @@ class KernelExpansion:
         lda = a.owner.gm_strides()[-2]  # type: ignore[union-attr]  # row strides in GM
         ldb = b.owner.gm_strides()[-2]  # type: ignore[union-attr]
         a_base = self.operand_offset(a, coords, n - 2, mt * lda)
-        b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
+        packed = b.owner.fractal_nz()  # type: ignore[union-attr]
+        if packed:
+            if not transpose_b:
+                raise TilingError(f"a {st.FRACTAL_NZ} right operand holds b^T")
+            b_base = self.packed_offset(b, coords, n - 1, nt * k0)
+            b_rows = round_up(st.shape_of(b)[-2], FRACTAL)
+        else:
+            b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
         for kc in range(0, kp, kt):
             kv = min(kt, k - kc)  # this chunk's K elements in the tensors (the rest is padding)
-            # A rows -> ZZ fractals (m1, k1): 16 rows of k0 elements each
-            self._box_to_fractals(l1a, self.b.at(a_gm, a_base, kc), mt, kv, k0, lda, FRACTAL * k0, k1 * FRACTAL * k0)
-            if transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
+            # A rows -> L1 in column blocks (NZ): each GM row's k0-element
+            # blocks, and each column block's rows, one DMA burst apart
+            self._box_to_fractals(l1a, self.b.at(a_gm, a_base, kc), mt, kv, k0, lda, mp * k0, FRACTAL * k0)
+            if packed:  # column block j of the tile's rows is one contiguous run in GM
+                self.b.copy(l1b, self.b.at(b_gm, b_base, (kc // k0) * b_rows * k0), [k1, np_ * k0], [np_ * k0, 1],
+                            [b_rows * k0, 1])
+            elif transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
                 self._box_to_fractals(l1b, self.b.at(b_gm, b_base, kc), nt, kv, k0, ldb, n1 * FRACTAL * k0,
                                       FRACTAL * k0)
             else:  # rows of b -> 16x16 fractals (k1, n1), transposed on the way to L0B
@@ -362,13 +392,22 @@ class KernelExpansion:
                                       n1 * fractal)
                 if kv % FRACTAL:
                     self._zero_fractal_rows(l1b, (kv // FRACTAL) * n1 * fractal, kv % FRACTAL, n1, element)
-            self.b.emit(t.LoadFractalOp(l0a, l1a, m1 * k1))
+            self.load_left_operand(l0a, l1a, m1, k1, k0)
             self.b.emit(t.LoadFractalOp(l0b, l1b, k1 * n1, transpose=not transpose_b))
             self.b.emit(t.MatmulOp(l0c, l0a, l0b, mp, np_, kt, accumulate=kc > 0))
         out = self.new_buffer(self.box_of(op.result), f32)
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
         self.values[op.result] = out
+
+    def load_left_operand(self, l0a: SSAValue, l1: SSAValue, m1: int, k1: int, k0: int) -> None:
+        """L1 holding the left operand in column blocks (NZ: fractal (r, j)
+        at j * m1 + r) -> L0A in ZZ order (fractal (r, j) at r * k1 + j):
+        one load_fractal per row block, reading every m1-th fractal."""
+        fractal = FRACTAL * k0
+        for r in range(m1):
+            self.b.emit(t.LoadFractalOp(self.b.at(l0a, offset=r * k1 * fractal), self.b.at(l1, offset=r * fractal), k1,
+                                        src_stride=m1))
 
     def _box_to_fractals(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, c0: int, ld: int,
                          col_step: int, row_block_step: int) -> None:

@@ -8,7 +8,8 @@ divisors of the last dim); a matmul kernel's are [1.., mt, nt] in whole
 for double buffering, fit in UB: the footprint is measured on the expansion
 itself, so a chosen tiling cannot overflow. Among feasible candidates the
 cost model picks the fastest. The cost model is the simulator's: the target
-config's `dma_cycles` and `vector_cycles` of the instructions one tile needs,
+config's `dma_cycles` (per DMA instruction, as gedialects/npu/dma.py plans
+them from the tile's copies) and `vector_cycles` of the instructions one tile needs,
 tiles spread over the cores that share HBM, loads overlapped with compute
 when a core runs more than one tile. The choice is recorded on the kernel as
 `tiling = #tile.tiling<tile = [...], grid = [...], ub_bytes = N, cycles = C>`.
@@ -27,6 +28,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
@@ -57,20 +59,24 @@ def candidate_tiles(shape: Sequence[int], split_last: bool) -> list[tuple[int, .
 
 @dataclass(frozen=True)
 class TileWork:
-    """What one tile costs: bytes in and out of GM, vector and cube cycles, instructions."""
+    """What one tile costs: bytes in and out of GM and the DMA instructions
+    that move them (each pays the GM latency), vector and cube cycles,
+    instructions."""
 
     bytes_in: int
     bytes_out: int
     vector_cycles: int
     cube_cycles: int
     instructions: int
+    dmas_in: int = 1
+    dmas_out: int = 1
 
 
 def tile_work(body: Block, config: TargetConfig) -> TileWork:
     """The work of one iteration of the expansion's tile loop (hoisted loads excluded)."""
     loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
     ops = _weighted(loop.body.block if loop is not None else body, 1)
-    bytes_in = bytes_out = vec = cube = instrs = 0
+    bytes_in = bytes_out = vec = cube = instrs = dmas_in = dmas_out = 0
     for op, times in ops:
         if isinstance(op, t.MatmulOp):
             dtype = "f16" if elem_bytes(op.a.type.element) == 2 else "f32"  # type: ignore[attr-defined]
@@ -79,11 +85,14 @@ def tile_work(body: Block, config: TargetConfig) -> TileWork:
         elif isinstance(op, t.CopyOp) and t.space_of(op.src) != "gm" and t.space_of(op.dst) != "gm":
             instrs += times  # on-chip moves (L0C -> UB) ride on other pipes
         elif isinstance(op, t.CopyOp):
-            n = times * math.prod(t.ints(op.shape)) * elem_bytes(op.src.type.element)  # type: ignore[attr-defined]
+            src_es, dst_es = (elem_bytes(v.type.element) for v in (op.src, op.dst))  # type: ignore[attr-defined]
+            n = times * math.prod(t.ints(op.shape)) * src_es
+            dmas = times * plan_copy(t.ints(op.shape), t.ints(op.dst_strides), t.ints(op.src_strides), dst_es, src_es,
+                                     t.space_of(op.dst), t.space_of(op.src)).instructions
             if t.space_of(op.src) == "gm":
-                bytes_in += n
+                bytes_in, dmas_in = bytes_in + n, dmas_in + dmas
             else:
-                bytes_out += n
+                bytes_out, dmas_out = bytes_out + n, dmas_out + dmas
             instrs += times
         elif isinstance(op, t.LoadIndexOp):
             instrs += times
@@ -103,7 +112,7 @@ def tile_work(body: Block, config: TargetConfig) -> TileWork:
             repeats = -(-elements // epr)
             vec += times * config.vector_cycles(name, repeats)
             instrs += times
-    return TileWork(bytes_in, bytes_out, vec, cube, instrs)
+    return TileWork(bytes_in, bytes_out, vec, cube, instrs, dmas_in, dmas_out)
 
 
 def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
@@ -125,8 +134,9 @@ def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
 def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
     cores = min(tiles, config.vector_cores)
     per_core = -(-tiles // cores)
-    load = config.dma_cycles("gm_ub", work.bytes_in, cores) if work.bytes_in else 0
-    store = config.dma_cycles("ub_gm", work.bytes_out, cores) if work.bytes_out else 0
+    latency = config.latency_cycles["dma_gm"]
+    load = config.dma_cycles("gm_ub", work.bytes_in, cores) + (work.dmas_in - 1) * latency if work.bytes_in else 0
+    store = config.dma_cycles("ub_gm", work.bytes_out, cores) + (work.dmas_out - 1) * latency if work.bytes_out else 0
     issue = work.instructions * config.latency_cycles["issue"]
     if per_core == 1:
         return load + work.cube_cycles + work.vector_cycles + store + issue

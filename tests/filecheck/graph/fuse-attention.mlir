@@ -206,10 +206,10 @@ func.func @scores_returned(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, 
 // -----
 
 // The probabilities (the softmax's result) are also returned, as with
-// output_attentions: the softmax has two users, so the rule does not
-// consider it at all (no remark); the chain stays as it is.
+// output_attentions: a miss naming the other user; the chain stays as it is.
 func.func @probs_returned(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, %v: tensor<1x4x16x8xf32>) -> (tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>) {
   %s = graph.matmul %q, %kt : (tensor<1x4x16x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x16x16xf32> loc("qk")
+  // expected-remark@+1 {{missed AttentionFusionPass at loc("sm"): intermediate has other users (graph.softmax at loc("sm") is also used by func.return)}}
   %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> loc("sm")
   %o = graph.matmul %p, %v : (tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> loc("pv")
   func.return %o, %p : tensor<1x4x16x8xf32>, tensor<1x4x16x16xf32>
@@ -220,6 +220,28 @@ func.func @probs_returned(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, %
 // CHECK-NEXT:    %[[P:.*]] = graph.softmax %[[S]]
 // CHECK-NEXT:    %[[O:.*]] = graph.matmul %[[P]]
 // CHECK-NEXT:    func.return %[[O]], %[[P]]
+
+// -----
+
+// Missed: a "scalar" scale whose shape broadcasts the scores to a larger
+// batch ([2, 1, 1, 1] times [1, 4, 16, 16]): the attention of q, k and v
+// would lose the broadcast.
+func.func @broadcast_scale(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, %v: tensor<1x4x16x8xf32>) -> tensor<2x4x16x8xf32> {
+  %s = graph.matmul %q, %kt : (tensor<1x4x16x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x16x16xf32> loc("qk")
+  %c = graph.fill 0.25 : tensor<2x1x1x1xf32>
+  %sc = graph.mul %s, %c : (tensor<1x4x16x16xf32>, tensor<2x1x1x1xf32>) -> tensor<2x4x16x16xf32> loc("scale")
+  // expected-remark@+1 {{missed AttentionFusionPass at loc("sm"): unsupported attribute (graph.mul broadcasts the scores to 2x4x16x16)}}
+  %p = graph.softmax %sc {axis = -1 : i64} : (tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<2x4x16x16xf32>, tensor<1x4x16x8xf32>) -> tensor<2x4x16x8xf32> loc("pv")
+  func.return %o : tensor<2x4x16x8xf32>
+}
+
+// CHECK-LABEL: func.func @broadcast_scale
+// CHECK-NEXT:    graph.matmul
+// CHECK:         graph.mul
+// CHECK-NEXT:    graph.softmax
+// CHECK-NEXT:    graph.matmul
+// CHECK-NEXT:    func.return
 
 // -----
 

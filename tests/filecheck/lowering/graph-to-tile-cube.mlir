@@ -1,15 +1,17 @@
 // convert-graph-to-tile's cube family: a matmul of row-major tensors becomes
 // one structured kernel: both operands loaded, a tile.batch_matmul, one
 // epilogue map (bias, activation, scales) and the store; a weight is stored
-// transposed ([N, K]) so its rows are the columns of the product.
+// transposed ([N, K]) so its rows are the columns of the product, packed in
+// FRACTAL_NZ ([K / k0, N, k0] = 8x48x8 in fp32: each K block of a tile's
+// rows is one contiguous run, one DMA burst).
 // RUN: ge-opt %s --split-input-file -p 'graph-partition{precision_mode=must_keep_origin_dtype},assign-layouts,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
 // RUN: ge-opt %s --split-input-file -p 'graph-partition,assign-layouts,convert-graph-to-tile' | filecheck %s --check-prefix=FP16
 
 // CHECK-LABEL: tile.program "linear"
-// CHECK:       tile.tensor {name = "weight_t", kind = "constant", {{.*}}type = tensor<48x64xf32>
+// CHECK:       tile.tensor {name = "weight_nz", kind = "constant", {{.*}}type = tensor<8x48x8xf32>, layout = "FRACTAL_NZ"
 // CHECK:       tile.kernel "k0_matmul" attributes {kind = "matmul"
 // CHECK-NEXT:    %[[X:.*]] = tile.load "x" : tensor<2x32x64xf32>
-// CHECK-NEXT:    %[[W:.*]] = tile.load "weight_t" : tensor<48x64xf32>
+// CHECK-NEXT:    %[[W:.*]] = tile.load "weight_nz" {layout = "FRACTAL_NZ"} : tensor<48x64xf32>
 // CHECK-NEXT:    %[[P:.*]] = tile.batch_matmul %[[X]], %[[W]] {transpose_b} : tensor<2x32x64xf32>, tensor<48x64xf32> -> tensor<2x32x48xf32>
 // CHECK-NEXT:    %[[B:.*]] = tile.load "{{.*}}" : tensor<48xf32>
 // CHECK-NEXT:    %[[Y:.*]] = tile.map ins(%[[P]], %[[B]] : tensor<2x32x48xf32>, tensor<48xf32>) -> tensor<2x32x48xf32>

@@ -4,17 +4,24 @@
 
 // A 20x8 product (ViT-like token counts, a narrow head): not whole fractals,
 // so the tile is the whole matrix, padded to 32x16 on chip. A's 20 rows go
-// to L1 as one whole 16-row block and a 4-row remainder; b^T's 8 rows as a
-// remainder only; the mmad runs on the padded sizes; only the 20 real rows
-// (and 8 real columns) leave L0C and UB.
+// to L1 in column blocks (NZ: block j of the 32 padded rows at j * 32 * 8,
+// row i at i * 8, so a column block's rows are one DMA's bursts) as one
+// whole 16-row block and a 4-row remainder; L0A gets them in ZZ order by one
+// load_fractal per row block, every second fractal (src_stride 2); b^T's 8
+// rows go as a remainder only; the mmad runs on the padded sizes; only the
+// 20 real rows (and 8 real columns) leave L0C and UB.
 // CHECK-LABEL: tile.kernel "padded" attributes {tiling = #tile.tiling<tile = [20, 8], grid = [1, 1]
 // CHECK:       %[[L1A:.*]] = tile.alloc {shape = array<i64: 1024>{{.*}}!tile.ref<l1, f32>
 // CHECK:       %[[L1B:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f32>
 // CHECK:       %[[L0C:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l0c, f32>
-// CHECK:       tile.copy %[[L1A]], %{{.*}} {shape = array<i64: 1, 4, 16, 8>, dst_strides = array<i64: 512, 128, 8, 1>, src_strides = array<i64: 512, 8, 32, 1>}
-// CHECK:       %[[REST:.*]] = tile.at %[[L1A]] {offset = 512 : i64}
-// CHECK:       tile.copy %[[REST]], %{{.*}} {shape = array<i64: 4, 4, 8>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 32, 1>}
+// CHECK:       tile.copy %[[L1A]], %{{.*}} {shape = array<i64: 4, 1, 16, 8>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 8, 512, 32, 1>}
+// CHECK:       %[[REST:.*]] = tile.at %[[L1A]] {offset = 128 : i64}
+// CHECK:       tile.copy %[[REST]], %{{.*}} {shape = array<i64: 4, 4, 8>, dst_strides = array<i64: 256, 8, 1>, src_strides = array<i64: 8, 32, 1>}
 // CHECK:       tile.copy %[[L1B]], %{{.*}} {shape = array<i64: 4, 8, 8>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 32, 1>}
+// CHECK:       tile.load_fractal %[[L0A:.*]], %[[L1A]] {count = 4 : i64, src_stride = 2 : i64}
+// CHECK:       %[[L0A1:.*]] = tile.at %[[L0A]] {offset = 512 : i64}
+// CHECK:       %[[L1A1:.*]] = tile.at %[[L1A]] {offset = 128 : i64}
+// CHECK:       tile.load_fractal %[[L0A1]], %[[L1A1]] {count = 4 : i64, src_stride = 2 : i64}
 // CHECK:       tile.matmul %[[L0C]], %{{.*}}, %{{.*}} {m = 32 : i64, n = 16 : i64, k = 32 : i64}
 // CHECK:       tile.copy %[[UB:.*]], %[[L0C]] {shape = array<i64: 1, 20, 16>, dst_strides = array<i64: 16, 16, 1>, src_strides = array<i64: 512, 16, 1>}
 // CHECK:       tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 20, 8>, dst_strides = array<i64: 8, 1>, src_strides = array<i64: 16, 1>}
@@ -57,10 +64,10 @@ tile.program "q" {
 // mmad contracts over the padded 16.
 // CHECK-LABEL: tile.kernel "short_k"
 // CHECK:       %[[L1A:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f32>
-// CHECK:       tile.copy %[[L1A]], %[[GA:.*]] {shape = array<i64: 1, 1, 16, 8>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 208, 8, 13, 1>}
-// CHECK:       %[[TAIL:.*]] = tile.at %[[L1A]] {offset = 128 : i64}
+// CHECK:       tile.copy %[[L1A]], %[[GA:.*]] {shape = array<i64: 1, 1, 16, 8>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 8, 208, 13, 1>}
+// CHECK:       %[[TAIL:.*]] = tile.at %[[L1A]] {offset = 256 : i64}
 // CHECK:       %[[GTAIL:.*]] = tile.at %[[GA]] {offset = 8 : i64}
-// CHECK:       tile.copy %[[TAIL]], %[[GTAIL]] {shape = array<i64: 1, 1, 16, 5>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 208, 8, 13, 1>}
+// CHECK:       tile.copy %[[TAIL]], %[[GTAIL]] {shape = array<i64: 1, 1, 16, 5>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 8, 208, 13, 1>}
 // CHECK:       tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 1, 8, 5>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 13, 1>}
 // CHECK-NOT:   tile.dup
 // CHECK:       tile.matmul {{.*}} {m = 32 : i64, n = 16 : i64, k = 16 : i64}
@@ -102,5 +109,31 @@ tile.program "v" {
     %b = tile.load "v" : tensor<5x20xf16>
     %c = tile.batch_matmul %a, %b : tensor<5x5xf16>, tensor<5x20xf16> -> tensor<5x20xf32>
     tile.store %c, "y" : tensor<5x20xf32>
+  }
+}
+
+// -----
+
+// A weight stored in FRACTAL_NZ (`layout`, as convert-graph-to-tile packs
+// constant right operands): b^T [64, 48] fp16 held as [3][64][16] (K blocks
+// of 16, all 64 rows each). Each K block of a tile's rows is one contiguous
+// run: the whole right operand of a tile is one copy of 3 runs of
+// (tile rows x 16) elements, 64 x 16 apart in GM.
+// CHECK-LABEL: tile.kernel "packed"
+// CHECK:       tile.alloc {{.*}} : !tile.ref<l1, f16>
+// CHECK-NEXT:  %[[L1B:.*]] = tile.alloc {{.*}} : !tile.ref<l1, f16>
+// CHECK:       tile.gm {tensor = "w_nz"}
+// CHECK:       tile.copy %[[L1B]], %{{.*}} {shape = array<i64: 3, [[LEN:[0-9]+]]>, dst_strides = array<i64: [[LEN]], 1>, src_strides = array<i64: 1024, 1>} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
+// CHECK:       tile.load_fractal %{{.*}}, %[[L1B]] {count = {{[0-9]+}} : i64, src_stride = 1 : i64}
+// CHECK:       tile.matmul
+tile.program "p" {
+  tile.tensor {name = "a", kind = "input", offset = 0 : i64, type = tensor<32x48xf16>, layout = "ND"}
+  tile.tensor {name = "w_nz", kind = "input", offset = 4096 : i64, type = tensor<3x64x16xf16>, layout = "FRACTAL_NZ"}
+  tile.tensor {name = "y", kind = "output", offset = 16384 : i64, type = tensor<32x64xf32>, layout = "ND"}
+  tile.kernel "packed" attributes {block_dim = 1 : i64} {
+    %a = tile.load "a" : tensor<32x48xf16>
+    %b = tile.load "w_nz" {layout = "FRACTAL_NZ"} : tensor<64x48xf16>
+    %c = tile.batch_matmul %a, %b {transpose_b} : tensor<32x48xf16>, tensor<64x48xf16> -> tensor<32x64xf32>
+    tile.store %c, "y" : tensor<32x64xf32>
   }
 }

@@ -78,10 +78,12 @@ class AttentionFusion(FusionRule):
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, g.SoftmaxOp)
-        out_users = users(op.output)
-        if len(out_users) != 1 or not isinstance(out_users[0], g.MatMulOp) or out_users[0].operands[0] is not op.output:
+        pv = next((u for u in users(op.output) if isinstance(u, g.MatMulOp) and u.operands[0] is op.output
+                   and u.operands[1] is not op.output), None)
+        if pv is None:
             return None
-        pv = out_users[0]
+        if (miss := other_users_miss(op, op.output, [pv])) is not None:
+            return miss
         chain: list[Operation] = []  # from the softmax back to the scores
         scale, masks = 1.0, []
         x = op.input
@@ -103,6 +105,8 @@ class AttentionFusion(FusionRule):
                 masks.insert(0, term)
             else:
                 return None
+            if g.shape_of(step.results[0]) != g.shape_of(inner):
+                return Miss(op, UNSUPPORTED_ATTRIBUTE, f"{step.name} broadcasts the scores to {shapes.fmt(g.shape_of(x))}")
             if (miss := other_users_miss(op, x, [op, *chain])) is not None:
                 return miss
             chain.append(step)
