@@ -4,7 +4,7 @@ the GM tensor named after it (`finish_outputs`, after every op is lowered).
 A kernel that can write an output in place already did (its storage is
 named after the output). Everything else is copied there by a copy or cast
 kernel (`copy_out`): an fp16 result cast to fp32 (undoing force_fp16 range
-scaling), a row-major view of a graph input or of an AI-CPU result, a
+scaling; a row-major one by a structured kernel over all cores), a row-major view of a graph input or of an AI-CPU result, a
 constant folded at import. assign-layouts has put a transdata before every
 output not already in its logical order."""
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import StringAttr, TensorType, f16, f32
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
@@ -78,6 +79,10 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
     if not cast and src != v.type.element_type:
         raise PassFailedException(f"output '{name}' is stored as {src}, not its type {v.type.element_type} "
                                   "(no conversion kernel)")
+    start = x.origin(ctx.c0) if x.storage.layout == "NC1HWC0" else 0
+    if cast and x.storage.layout == "ND" and len(x.shape) > 1:
+        _cast_rows_out(ctx, name, v, x)
+        return
     words = n if cast else -(-tensor_nbytes(v.type) // WORD_BYTES)
     npad = -(-words // COPY_PAD_ELEMS) * COPY_PAD_ELEMS
     chunk = min(npad, COPY_CHUNK_ELEMS)
@@ -86,7 +91,6 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
     ub16 = kernel.alloc("ub", chunk, "ND", buffers=2) if cast else None
     ub32 = kernel.alloc("ub", chunk, "ND", buffers=2, elem=f32)
     src_gm, out_gm = kernel.gm(x.storage.name, None if cast else f32), kernel.gm(name, f32)
-    start = x.origin(ctx.c0) if x.storage.layout == "NC1HWC0" else 0
     for c in range(0, npad, chunk):
         m = min(chunk, npad - c)
         if ub16 is None:
@@ -97,6 +101,27 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
             if ctx.scale_of(v) != 1.0:  # force_fp16 range scaling undone in fp32
                 kernel.vec("muls", ub32, [ub32], [m], [[1], [1]], ctx.scale_of(v))
         kernel.copy(kernel.at(out_gm, c), ub32, [m], [1], [1])
+
+
+def _cast_rows_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> None:
+    """An fp16 row-major result -> its fp32 output as a structured kernel
+    (the tile passes spread it over the cores): widen, undo the range
+    scaling, store."""
+    from gedialects.tile import structured as st
+
+    from .vector import VectorKernel
+
+    shape = list(x.shape)
+    kernel = VectorKernel(ctx, None, "cast")
+    kernel.builder.op.attributes["source"] = StringAttr(f"output '{name}' f16 -> f32")
+    scale = ctx.scale_of(v)
+    loaded = kernel.emit(st.LoadOp(x.storage.name, TensorType(f16, shape)))
+
+    def widen(sb, y):
+        y = sb.emit(arith.ExtFOp(y, f32))
+        return y if scale == 1.0 else sb.mul(y, sb.const(scale))
+
+    kernel.block.add_op(st.StoreOp(kernel.map([loaded], shape, f32, widen), name))
 
 
 def constant_out(ctx: LoweringContext, name: str, v: SSAValue) -> None:

@@ -244,12 +244,9 @@ def _values_to_l0b(x: KernelExpansion, op: st.AttentionOp, l1v: SSAValue, l0v: S
     dvp = round_up(dv, FRACTAL)
     n1 = dvp // FRACTAL
     if op.transpose_v is None:
-        fractal = FRACTAL * FRACTAL
-        k1 = round_up(kt, FRACTAL) // FRACTAL
-        x._box_to_fractals(l1v, x.b.at(v_gm, v_base, start * ldv), kt, dv, FRACTAL, ldv, fractal, n1 * fractal)
-        if kt % FRACTAL:
-            x._zero_fractal_rows(l1v, (kt // FRACTAL) * n1 * fractal, kt % FRACTAL, n1, element)
-        x.b.emit(t.LoadFractalOp(l0v, l1v, k1 * n1, transpose=True))
+        ktp = round_up(kt, FRACTAL)
+        x.row_major_right_to_l1(l1v, x.b.at(v_gm, v_base, start * ldv), kt, dv, ldv, ktp, element)
+        x.load_right_operand_transposed(l0v, l1v, 0, ktp, n1, ktp)
     else:
         k1 = round_up(kt, k0) // k0
         x._box_to_fractals(l1v, x.b.at(v_gm, v_base, start), dv, kt, k0, ldv, n1 * FRACTAL * k0, FRACTAL * k0)

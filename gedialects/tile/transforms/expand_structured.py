@@ -315,6 +315,18 @@ class KernelExpansion:
             offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
         return offset
 
+    def l1_panel(self, m: int, n: int, k: int, kt: int, es: int) -> int:
+        """The longest run of K (a multiple of the L0 chunk kt dividing k)
+        whose A and B panels fit what L1 has left: each GM copy moves a
+        panel, so a long K is a few large DMAs, not one per chunk."""
+        cap = self.capacities.get("l1")
+        free = None if cap is None else cap - self.cube_bytes.get("l1", 0)
+        best = kt
+        for kl in range(kt, k + 1, kt):
+            if k % kl == 0 and (free is None or (m + n) * kl * es <= free):
+                best = kl
+        return best
+
     def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> int:
         """The longest run of K (a divisor, whole k0 blocks) whose A and B
         panels fit L0A and L0B."""
@@ -354,8 +366,9 @@ class KernelExpansion:
             raise TilingError("a row-major right operand needs fp16 (load_2d transposes 16x16 fp16 fractals)")
         kp = round_up(k, k0)
         kt = self.k_chunk(mp, np_, kp, k0, es)
+        kl = self.l1_panel(mp, np_, kp, kt, es)
         m1, n1, k1 = mp // FRACTAL, np_ // FRACTAL, kt // k0
-        l1a, l1b = self.cube_alloc("l1", element, mp * kt), self.cube_alloc("l1", element, kt * np_)
+        l1a, l1b = self.cube_alloc("l1", element, mp * kl), self.cube_alloc("l1", element, kl * np_)
         l0a, l0b = self.cube_alloc("l0a", element, mp * kt), self.cube_alloc("l0b", element, kt * np_)
         l0c = self.cube_alloc("l0c", f32, mp * np_)
         for space in ("l1", "l0a", "l0b", "l0c"):
@@ -375,26 +388,27 @@ class KernelExpansion:
             b_rows = round_up(st.shape_of(b)[-2], FRACTAL)
         else:
             b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
-        for kc in range(0, kp, kt):
-            kv = min(kt, k - kc)  # this chunk's K elements in the tensors (the rest is padding)
+        for ks in range(0, kp, kl):  # a panel of K in L1: one copy of each operand
+            kv = min(kl, k - ks)  # this panel's K elements in the tensors (the rest is padding)
             # A rows -> L1 in column blocks (NZ): each GM row's k0-element
             # blocks, and each column block's rows, one DMA burst apart
-            self._box_to_fractals(l1a, self.b.at(a_gm, a_base, kc), mt, kv, k0, lda, mp * k0, FRACTAL * k0)
+            self._box_to_fractals(l1a, self.b.at(a_gm, a_base, ks), mt, kv, k0, lda, mp * k0, FRACTAL * k0)
             if packed:  # column block j of the tile's rows is one contiguous run in GM
-                self.b.copy(l1b, self.b.at(b_gm, b_base, (kc // k0) * b_rows * k0), [k1, np_ * k0], [np_ * k0, 1],
-                            [b_rows * k0, 1])
-            elif transpose_b:  # rows of b^T -> ZN fractals (k1, n1): 16 columns of k0 elements
-                self._box_to_fractals(l1b, self.b.at(b_gm, b_base, kc), nt, kv, k0, ldb, n1 * FRACTAL * k0,
+                self.b.copy(l1b, self.b.at(b_gm, b_base, (ks // k0) * b_rows * k0), [kl // k0, np_ * k0],
+                            [np_ * k0, 1], [b_rows * k0, 1])
+            elif transpose_b:  # rows of b^T -> ZN fractals (k blocks, n1): 16 columns of k0 elements
+                self._box_to_fractals(l1b, self.b.at(b_gm, b_base, ks), nt, kv, k0, ldb, n1 * FRACTAL * k0,
                                       FRACTAL * k0)
-            else:  # rows of b -> 16x16 fractals (k1, n1), transposed on the way to L0B
-                fractal = FRACTAL * FRACTAL
-                self._box_to_fractals(l1b, self.b.at(b_gm, b_base, kc * ldb), kv, nt, FRACTAL, ldb, fractal,
-                                      n1 * fractal)
-                if kv % FRACTAL:
-                    self._zero_fractal_rows(l1b, (kv // FRACTAL) * n1 * fractal, kv % FRACTAL, n1, element)
-            self.load_left_operand(l0a, l1a, m1, k1, k0)
-            self.b.emit(t.LoadFractalOp(l0b, l1b, k1 * n1, transpose=not transpose_b))
-            self.b.emit(t.MatmulOp(l0c, l0a, l0b, mp, np_, kt, accumulate=kc > 0))
+            else:  # rows of b -> 16x16 fractals in column blocks, transposed on the way to L0B
+                self.row_major_right_to_l1(l1b, self.b.at(b_gm, b_base, ks * ldb), kv, nt, ldb, kl, element)
+            for kc in range(ks, min(ks + kl, kp), kt):  # K chunks that fit L0A / L0B
+                offset = kc - ks  # a chunk's K blocks are contiguous in each column block
+                self.load_left_operand(l0a, self.b.at(l1a, offset=offset * mp), m1, k1, k0)
+                if transpose_b:
+                    self.b.emit(t.LoadFractalOp(l0b, self.b.at(l1b, offset=offset * np_), k1 * n1))
+                else:
+                    self.load_right_operand_transposed(l0b, l1b, offset, kt, n1, kl)
+                self.b.emit(t.MatmulOp(l0c, l0a, l0b, mp, np_, kt, accumulate=kc > 0))
         out = self.new_buffer(self.box_of(op.result), f32)
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
@@ -408,6 +422,32 @@ class KernelExpansion:
         for r in range(m1):
             self.b.emit(t.LoadFractalOp(self.b.at(l0a, offset=r * k1 * fractal), self.b.at(l1, offset=r * fractal), k1,
                                         src_stride=m1))
+
+    def row_major_right_to_l1(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, ld: int, panel: int,
+                              element: Attribute) -> None:
+        """`rows` x `cols` of a row-major fp16 right operand (K x N) -> L1
+        as 16x16 fractals in column blocks: fractal (k block r, column block
+        j) at j * panel * 16 + r * 256, so a column block's rows are one
+        DMA's bursts; the rows from `rows` to the next 16 are zeros (0 x
+        the garbage of unwritten L1 could be NaN)."""
+        fractal = FRACTAL * FRACTAL
+        self._box_to_fractals(l1, src, rows, cols, FRACTAL, ld, panel * FRACTAL, fractal)
+        if rows % FRACTAL:
+            self._zero_fractal_rows(l1, (rows // FRACTAL) * fractal, rows % FRACTAL, -(-cols // FRACTAL), element,
+                                    panel * FRACTAL)
+
+    def load_right_operand_transposed(self, l0b: SSAValue, l1: SSAValue, first_row: int, rows: int, n1: int,
+                                      panel: int) -> None:
+        """Rows first_row.. (`rows`, whole 16-row blocks) of a right operand
+        in L1 as row_major_right_to_l1 lays it out -> L0B, each 16x16
+        fractal transposed (load_2d), in the (k block, column block) order
+        the cube reads: one load_fractal per k block, every panel/16-th
+        fractal."""
+        fractal = FRACTAL * FRACTAL
+        for r in range(rows // FRACTAL):
+            self.b.emit(t.LoadFractalOp(self.b.at(l0b, offset=r * n1 * fractal),
+                                        self.b.at(l1, offset=first_row * FRACTAL + r * fractal), n1,
+                                        src_stride=panel // FRACTAL, transpose=True))
 
     def _box_to_fractals(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, c0: int, ld: int,
                          col_step: int, row_block_step: int) -> None:
@@ -437,13 +477,14 @@ class KernelExpansion:
             self.b.copy(self.b.at(l1, offset=whole * row_block_step), self.b.at(src, offset=whole * FRACTAL * ld),
                         [blocks, rest, width], [col_step, c0, 1], [c0, ld, 1])
 
-    def _zero_fractal_rows(self, l1: SSAValue, at: int, first: int, count: int, element: Attribute) -> None:
-        """Rows `first`.. of `count` consecutive 16x16 fractals from L1 offset
-        `at`: zeros, copied from UB."""
+    def _zero_fractal_rows(self, l1: SSAValue, at: int, first: int, count: int, element: Attribute,
+                           stride: int = FRACTAL * FRACTAL) -> None:
+        """Rows `first`.. of `count` 16x16 fractals `stride` elements apart
+        from L1 offset `at`: zeros, copied from UB."""
         run = (FRACTAL - first) * FRACTAL
         zeros = self.pool.new("row", (1, run), run, element)
         self.b.emit(t.DupOp(zeros.ref, run, 0.0))
-        self.b.copy(self.b.at(l1, offset=at + first * FRACTAL), zeros.ref, [count, run], [FRACTAL * FRACTAL, 1], [0, 1])
+        self.b.copy(self.b.at(l1, offset=at + first * FRACTAL), zeros.ref, [count, run], [stride, 1], [0, 1])
         self.pool.release(zeros)
 
     # -- compute -------------------------------------------------------------------

@@ -57,7 +57,7 @@
 // FP16:           arith.truncf
 // FP16:         tile.store %[[Y]], "[[OUT:.*]]" : tensor<1x2x32x16xf16>
 // FP16:       tile.kernel "k4_cast" attributes {kind = "cast", source = "output 'y' f16 -> f32"
-// FP16:         tile.gm {tensor = "[[OUT]]"}
+// FP16-NEXT:    tile.load "[[OUT]]" : tensor<1x2x32x16xf16>
 func.func @attention(%q: tensor<1x2x32x16xf32> {ge.name = "q"}, %k: tensor<1x2x32x16xf32> {ge.name = "k"}, %v: tensor<1x2x32x16xf32> {ge.name = "v"}, %m: tensor<1x1x1x32xf32> {ge.name = "m"}) -> (tensor<1x2x32x16xf32> {ge.name = "y"}) {
   %y = graph.attention %q, %k, %v mask(%m : tensor<1x1x1x32xf32>) {scale = 0.25 : f32} : tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32> -> tensor<1x2x32x16xf32>
   func.return %y : tensor<1x2x32x16xf32>

@@ -72,14 +72,13 @@
 // F16-LABEL: tile.kernel "k4_gemm"
 // F16:         tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>
 // F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
+// The fp16 row-major result to the fp32 output: a structured kernel (the
+// tile passes spread a large one over the cores).
 // F16-LABEL: tile.kernel "k5_cast" attributes {kind = "cast", source = "output 'z' f16 -> f32"{{.*}}block_dim = 1 : i64}
-// F16-DAG:     %[[H:.*]] = tile.alloc {{{.*}}layout = "ND", buffers = 2 : i64} : !tile.ref<ub, f16>
-// F16-DAG:     %[[F:.*]] = tile.alloc {{{.*}}layout = "ND", buffers = 2 : i64} : !tile.ref<ub, f32>
-// F16-DAG:     %[[SRC:.*]] = tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>
-// F16-DAG:     %[[DST:.*]] = tile.gm {tensor = "z"} : !tile.ref<gm, f32>
-// F16:         tile.copy %[[H]], %[[SRC]]
-// F16-NEXT:    tile.cast %[[F]], %[[H]] {count = 16 : i64} : !tile.ref<ub, f32>, !tile.ref<ub, f16>
-// F16-NEXT:    tile.copy %[[DST]], %[[F]]
+// F16-NEXT:    %[[H:.*]] = tile.load "[[M]]" : tensor<1x10xf16>
+// F16-NEXT:    %[[F:.*]] = tile.map ins(%[[H]] : tensor<1x10xf16>) -> tensor<1x10xf32> {
+// F16:           arith.extf
+// F16:         tile.store %[[F]], "z" : tensor<1x10xf32>
 // F16-NOT:   tile.kernel
 
 // NPU32-LABEL: npu.program @conv_gemm

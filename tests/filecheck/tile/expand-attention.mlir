@@ -58,7 +58,12 @@
 // CHECK-NEXT:    tile.load_fractal %[[L0P]], %[[L1P]]
 // CHECK-NEXT:    tile.gm {tensor = "v"}
 // CHECK:         tile.copy %[[L1V]], %{{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
-// CHECK-NEXT:    tile.load_fractal %[[L0V]], %[[L1V]] {{{.*}}, transpose}
+// V's 32 rows in L1 as one column block of two 16x16 fractals, loaded to
+// L0B one 16-row block at a time, transposed:
+// CHECK-NEXT:    tile.load_fractal %[[L0V]], %[[L1V]] {count = 1 : i64, src_stride = 2 : i64, transpose}
+// CHECK-NEXT:    %[[L0V1:.*]] = tile.at %[[L0V]] {offset = 256 : i64}
+// CHECK-NEXT:    %[[L1V1:.*]] = tile.at %[[L1V]] {offset = 256 : i64}
+// CHECK-NEXT:    tile.load_fractal %[[L0V1]], %[[L1V1]] {count = 1 : i64, src_stride = 2 : i64, transpose}
 // CHECK-NEXT:    tile.matmul %[[L0O]], %[[L0P]], %[[L0V]] {m = {{[0-9]+}} : i64, n = 16 : i64, k = 32 : i64}
 // CHECK-NEXT:    tile.copy %[[O:.*]], %[[L0O]] {{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
 // CHECK-NEXT:    tile.vec "brcb" %[[SUMB:.*]], %[[SUM]]
@@ -116,8 +121,8 @@ tile.program "bert" {
 // CHECK-NEXT:    tile.reduce "sum" %[[L:.*]], %[[S]]
 // CHECK-NEXT:    tile.load_fractal
 // CHECK:         tile.gm {tensor = "v"}
-// CHECK:         tile.load_fractal {{.*}}, transpose}
-// CHECK-NEXT:    tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 64 : i64, k = 256 : i64}
+// CHECK:         tile.load_fractal {{.*}} {count = 4 : i64, src_stride = 16 : i64, transpose}
+// CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 64 : i64, k = 256 : i64}
 // CHECK-NEXT:    tile.copy %[[O:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
 // The second block.
 // CHECK-NEXT:    %[[K:.*]] = tile.gm {tensor = "k"}
@@ -141,8 +146,8 @@ tile.program "bert" {
 // CHECK-NEXT:    tile.load_fractal
 // CHECK-NEXT:    %[[V:.*]] = tile.gm {tensor = "v"}
 // CHECK-NEXT:    tile.at %[[V]] {offset = 16384 : i64}
-// CHECK:         tile.load_fractal {{.*}}, transpose}
-// CHECK-NEXT:    tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 64 : i64, k = 256 : i64}
+// CHECK:         tile.load_fractal {{.*}} {count = 4 : i64, src_stride = 16 : i64, transpose}
+// CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 64 : i64, k = 256 : i64}
 // CHECK-NEXT:    tile.copy %[[PV:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
 // CHECK-NEXT:    tile.vec "brcb" %[[AB:.*]], %[[ALPHA]]
 // CHECK-NEXT:    tile.vec "mul" %[[O]], %[[O]], %[[AB]]
