@@ -167,12 +167,7 @@ def expand_attention(x: KernelExpansion, op: st.AttentionOp, coords: list[Index]
         if p is not s:
             x.pool.release(p)
         x.pool.release(s)
-        if first:
-            l = block_sum
-        else:
-            x.body.vector("mul", l, [l, alpha])
-            x.body.vector("add", l, [l, block_sum])
-            x.pool.release(block_sum)
+        l = block_sum if first else _rescale_add(x, l, alpha, block_sum)
         # P . V_blk
         x.load_left_operand(l0p, l1p, m1, kp1, k0)
         _values_to_l0b(x, op, l1v, l0v, gm(op.v), v_base, ldv, start, kt, dv, k0, element)
@@ -182,14 +177,21 @@ def expand_attention(x: KernelExpansion, op: st.AttentionOp, coords: list[Index]
         if first:
             o = pv
         else:
-            x.body.vector("mul", o, [o, alpha])
-            x.body.vector("add", o, [o, pv])
-            x.pool.release(pv)
+            o = _rescale_add(x, o, alpha, pv)
             x.pool.release(alpha)
     x.body.vector("div", o, [o, l])
     x.pool.release(l)
     x.pool.release(m)
     return o
+
+
+def _rescale_add(x: KernelExpansion, acc: Buffer, alpha: Buffer, block: Buffer) -> Buffer:
+    """acc * alpha + block (alpha a column: each row's rescale), in acc;
+    block is released."""
+    x.body.vector("mul", acc, [acc, alpha])
+    x.body.vector("add", acc, [acc, block])
+    x.pool.release(block)
+    return acc
 
 
 def _zero_key_rows(x: KernelExpansion, l1k: SSAValue, kt: int, kq1: int, n1s: int, k0: int, element) -> None:

@@ -284,17 +284,8 @@ class KernelExpansion:
         tiled dim (A: rows, b^T: rows, b: columns) at this tile's index along
         the iteration's dim `tiled_dim`. Strides are the load's (a
         transposing load reads rows with gaps)."""
-        shape = st.shape_of(v)
         strides = v.owner.gm_strides()  # type: ignore[union-attr]
-        n = len(self.shape)
-        offset: Index = v.owner.gm_base()  # type: ignore[union-attr]
-        for k in range(len(shape) - 2):
-            kk = k + (n - len(shape))
-            if shape[k] != 1 and self.grid[kk] > 1:
-                offset = self.b.add(offset, self.b.mul(coords[kk], strides[k]))
-        if self.grid[tiled_dim] > 1:
-            offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
-        return offset
+        return self._tile_offset(st.shape_of(v), strides, v.owner.gm_base(), coords, tiled_dim, along)  # type: ignore[union-attr]
 
     def packed_offset(self, v: SSAValue, coords, tiled_dim: int, along: int) -> Index:
         """GM element offset of a FRACTAL_NZ cube operand for this tile: its
@@ -305,12 +296,19 @@ class KernelExpansion:
         c0 = BLOCK_BYTES // elem_bytes(element)
         matrix = -(-shape[-1] // c0) * round_up(shape[-2], FRACTAL) * c0
         strides = [s_ * matrix for s_ in st.row_major_strides(shape[:-2])]
+        return self._tile_offset(shape, strides, 0, coords, tiled_dim, along)
+
+    def _tile_offset(self, shape: Sequence[int], batch_strides: Sequence[int], base: int, coords, tiled_dim: int,
+                     along: int) -> Index:
+        """base + the batch dims of `shape` (aligned to the iteration's rank,
+        broadcast ones read matrix 0) at this tile's coordinates, + `along`
+        per tile along `tiled_dim`."""
         n = len(self.shape)
-        offset: Index = 0
+        offset: Index = base
         for k in range(len(shape) - 2):
             kk = k + (n - len(shape))
             if shape[k] != 1 and self.grid[kk] > 1:
-                offset = self.b.add(offset, self.b.mul(coords[kk], strides[k]))
+                offset = self.b.add(offset, self.b.mul(coords[kk], batch_strides[k]))
         if self.grid[tiled_dim] > 1:
             offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
         return offset
