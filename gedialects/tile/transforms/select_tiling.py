@@ -73,9 +73,18 @@ class TileWork:
 
 
 def tile_work(body: Block, config: TargetConfig) -> TileWork:
-    """The work of one iteration of the expansion's tile loop (hoisted loads excluded)."""
+    """The work of one iteration of the expansion's tile loop."""
     loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
-    ops = _weighted(loop.body.block if loop is not None else body, 1)
+    return _work(_weighted(loop.body.block if loop is not None else body, 1), config)
+
+
+def hoisted_work(body: Block, config: TargetConfig) -> TileWork:
+    """The work the expansion does once, outside its tile loop: the loads
+    that do not move with the tile (all of them when there is one tile)."""
+    return _work([(op, 1) for op in body.ops if not isinstance(op, scf.ForOp)], config)
+
+
+def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
     bytes_in = bytes_out = vec = cube = instrs = dmas_in = dmas_out = 0
     for op, times in ops:
         if isinstance(op, t.MatmulOp):
@@ -144,6 +153,14 @@ def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
     return per_core * (max(load, work.cube_cycles, work.vector_cycles, store) + issue) + load + store
 
 
+def hoisted_cycles(once: TileWork, tiles: int, config: TargetConfig) -> int:
+    """Each core loads the hoisted operands once, before its tiles."""
+    if not once.bytes_in:
+        return 0
+    cores = min(tiles, config.vector_cores)
+    return config.dma_cycles("gm_ub", once.bytes_in, cores) + (once.dmas_in - 1) * config.latency_cycles["dma_gm"]
+
+
 def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
     """The fastest feasible tiling of a structured kernel (raises TilingError if none)."""
     shape = st.iteration_shape(kernel)
@@ -161,12 +178,12 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
         except TilingError as e:
             reasons.append(str(e))
             continue
-        work = tile_work(body, config)
+        work, once = tile_work(body, config), hoisted_work(body, config)
         body.erase(safe_erase=False)
         if ub_bytes > capacity:
             reasons.append(f"tile {list(tile)} needs {ub_bytes} bytes of UB, the target has {capacity}")
             continue
-        cycles = predicted_cycles(work, tiles, config)
+        cycles = predicted_cycles(work, tiles, config) + hoisted_cycles(once, tiles, config)
         key = (cycles, -math.prod(tile))
         if best is None or key < best[:2]:
             grid = [d // k for d, k in zip(shape, tile)]
