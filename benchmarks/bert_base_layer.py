@@ -29,6 +29,10 @@ from onnx import TensorProto, helper, numpy_helper
 
 SEQ, HIDDEN, HEADS, FFN = 128, 768, 12, 3072
 PADDING = 16
+ATTENTION_BLOCK = ("/attention/self/MatMul", "/attention/self/Div", "/attention/self/Add", "/attention/self/Softmax",
+                   "/attention/self/MatMul_1", "/attention/self/Transpose_3")
+"""The nodes from the scores to the heads merged back: the attention block
+whose kernels benchmarks/roofline.py compares fused and unfused."""
 
 
 def build(seq: int = SEQ, hidden: int = HIDDEN, heads: int = HEADS, ffn: int = FFN, seed: int = 0) -> onnx.ModelProto:

@@ -5,7 +5,9 @@
 
 Per model (default: the nine light models, the zoo's transformers and a
 BERT-base-sized encoder layer, benchmarks/bert_base_layer.py, the latter
-with fused attention on and off): the
+with fused attention on and off, then a summary of the two: the attention
+block's cycles, the dense layers' share and the cost model's prediction of
+them against the simulator): the
 simulated cycles, the roofline bound (target/roofline.py: per AI-core
 launch the larger of MACs at the cube's peak and the bytes that must move
 at the GM rates, summed over launches), their ratio, the GM bytes moved
@@ -67,6 +69,49 @@ def measure(name: str, precision: str, target: str):
     return run_bound(compiled.profile, load_target(target), element_bytes)
 
 
+def predicted_cycles(name: str, precision: str, target: str) -> dict[str, int]:
+    """The cycles tile-select-tiling predicts for each structured kernel of
+    the model (its #tile.tiling), by kernel name."""
+    from gedialects.frontend.onnx_import import import_model
+    from gedialects.tile import ops as t
+    from gedialects.tile import structured as st
+    from lowering.pipeline import compile_module
+
+    model, _ = model_path_and_inputs(name)
+    predicted: dict[str, int] = {}
+
+    def record(stage, module):
+        if stage == "tile-select-tiling":
+            for k in module.walk():
+                if isinstance(k, t.KernelOp) and isinstance(tiling := k.attributes.get(st.TILING_ATTR), st.TilingAttr):
+                    predicted[k.sym_name.data] = tiling.cycles.data
+
+    compile_module(import_model(model), precision, target, dump=record)
+    return predicted
+
+
+def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
+    """Fused vs unfused on the BERT-base layer: the whole layer, its
+    attention block, the dense layers' share, and the cost model's
+    prediction of the matmul kernels against the simulator."""
+    from bert_base_layer import ATTENTION_BLOCK  # benchmarks/
+
+    fused, unfused = runs[BERT_BASE_LAYER], runs[BERT_BASE_LAYER + UNFUSED]
+
+    def block(r) -> int:
+        return sum(k.cycles for k in r.kernels if set(k.op_name.split(";")) & set(ATTENTION_BLOCK))
+
+    products = [k for k in fused.kernels if k.name.endswith("_matmul")]  # not the casts of their fp32 inputs
+    dense = sum(k.cycles for k in products)
+    print(f"\n{BERT_BASE_LAYER}: fused attention {unfused.cycles / fused.cycles:.2f}x fewer cycles than unfused; "
+          f"its attention block {block(fused):,} fused vs {block(unfused):,} unfused cycles "
+          f"({block(unfused) / block(fused):.2f}x); its {len(products)} dense layers {dense:,} of {fused.cycles:,}")
+    predicted = predicted_cycles(BERT_BASE_LAYER, precision, target)
+    errors = [predicted[k.name] / k.cycles - 1 for k in products if k.name in predicted]
+    print(f"cost model on the dense layers' kernels: predicted / simulated - 1 from {min(errors):+.1%} "
+          f"to {max(errors):+.1%}")
+
+
 def main(argv: list[str] | None = None) -> int:
     from gedialects.zoo import LIGHT_MODELS
     from target.profile import short_name
@@ -85,19 +130,18 @@ def main(argv: list[str] | None = None) -> int:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
     names = [m for name in args.models for m in ((name, name + UNFUSED) if name == BERT_BASE_LAYER else (name,))]
-    cycles = {}
+    runs = {}
     for name in names:
         r = measure(name, args.precision_mode, args.target)
-        cycles[name] = r.cycles
+        runs[name] = r
         worst = ", ".join(f"{short_name(k.op_name, 30)} ({k.op_type}, {k.limit}) {k.lost:,.0f} ({k.ratio:.1f}x)"
                           for k in r.by_loss()[: args.top])
         cells = [name, f"{r.cycles:,}", f"{r.bound:,.0f}", f"{r.cycles / r.bound:.1f}", f"{r.gm_bytes / 1e6:.2f}",
                  f"{r.min_bytes / 1e6:.2f}", f"{r.gm_bytes / max(1, r.min_bytes):.2f}", f"{r.cube_utilisation:.3f}", worst]
         print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{h}={c}" for h, c in zip(head, cells)),
               flush=True)
-    if BERT_BASE_LAYER in cycles and BERT_BASE_LAYER + UNFUSED in cycles:
-        ratio = cycles[BERT_BASE_LAYER + UNFUSED] / cycles[BERT_BASE_LAYER]
-        print(f"\n{BERT_BASE_LAYER}: fused attention {ratio:.2f}x fewer cycles than unfused")
+    if BERT_BASE_LAYER in runs and BERT_BASE_LAYER + UNFUSED in runs:
+        bert_layer_summary(runs, args.precision_mode, args.target)
     return 0
 
 

@@ -708,9 +708,7 @@ def attention_refusal(op: g.AttentionOp, ctx: Context) -> str | None:
         if not g.shape_of(m) or g.shape_of(m)[-1] != keys:
             return f"mask {shapes.fmt(g.shape_of(m))} broadcasts over the keys"
     if not ctx.fp16:  # fp32 values are read as v^T, written by an identity product first
-        folded = foldable_transpose(op.v) is not None and not (
-            kernel_of(op.v.owner) == VECTOR_KERNEL or engine_of(op.v.owner) == AI_CPU)  # type: ignore[arg-type]
-        if folded:
+        if folded_transpose(op.v) is not None:
             return "fp32 values read through a transpose (load_2d transposes fp16 fractals only)"
         if identity_block(dv) is None:
             return (f"fp32 values with rows of {dv} elements, which have no divisor from 16 to "
@@ -738,9 +736,7 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         return "trans_a not lowered"
     trans_b = gemm and bool(op.int_("trans_b", 0))
     n = sb[-2] if trans_b else sb[-1]
-    perm = foldable_transpose(b)
-    if perm is not None and (kernel_of(b.owner) == VECTOR_KERNEL or engine_of(b.owner) == AI_CPU):  # type: ignore[arg-type]
-        perm = None  # the partition did not fold it: the product reads its result
+    perm = folded_transpose(b)
     if perm is not None and perm[-1] != len(perm) - 1:
         trans_b = True  # the product reads the transpose's source as b^T
     if not is_constant(b) and not trans_b and not ctx.fp16:
@@ -757,6 +753,16 @@ def cube_refusal(op: Operation, ctx: Context) -> str | None:
         if len(sbias) > len(g.shape_of(op.results[0])) or (sbias and sbias[-1] not in (1, n)) or (sbias and sbias[-1] == 1 and n > 1):
             return f"bias {shapes.fmt(sbias)} is not a row of {n}"
     return None
+
+
+def folded_transpose(v: SSAValue) -> tuple[int, ...] | None:
+    """foldable_transpose(v), unless the partition placed that transpose
+    as a kernel of its own (vector family or AI CPU): then its readers read
+    its result, not its source."""
+    perm = foldable_transpose(v)
+    if perm is not None and (kernel_of(v.owner) == VECTOR_KERNEL or engine_of(v.owner) == AI_CPU):  # type: ignore[arg-type]
+        return None
+    return perm
 
 
 def foldable_transpose(v: SSAValue) -> tuple[int, ...] | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.dialects.builtin import StringAttr, TensorType, f16, f32
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
@@ -22,10 +21,12 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import output_names
 from gedialects.graph.tensors import attr_array, numpy_dtype, tensor_nbytes
 from gedialects.tile import ops as t
+from gedialects.tile import structured as st
 
 from .context import LoweringContext
 from .data_movement import COPY_CHUNK_ELEMS
 from .storage import GmStorage, TensorView
+from .vector import VectorKernel
 
 COPY_PAD_ELEMS = 16
 """An output copy moves a multiple of 16 elements (one 32-byte block of
@@ -79,7 +80,6 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
     if not cast and src != v.type.element_type:
         raise PassFailedException(f"output '{name}' is stored as {src}, not its type {v.type.element_type} "
                                   "(no conversion kernel)")
-    start = x.origin(ctx.c0) if x.storage.layout == "NC1HWC0" else 0
     if cast and x.storage.layout == "ND" and len(x.shape) > 1:
         _cast_rows_out(ctx, name, v, x)
         return
@@ -91,6 +91,7 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
     ub16 = kernel.alloc("ub", chunk, "ND", buffers=2) if cast else None
     ub32 = kernel.alloc("ub", chunk, "ND", buffers=2, elem=f32)
     src_gm, out_gm = kernel.gm(x.storage.name, None if cast else f32), kernel.gm(name, f32)
+    start = x.origin(ctx.c0) if x.storage.layout == "NC1HWC0" else 0
     for c in range(0, npad, chunk):
         m = min(chunk, npad - c)
         if ub16 is None:
@@ -105,23 +106,13 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
 
 def _cast_rows_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> None:
     """An fp16 row-major result -> its fp32 output as a structured kernel
-    (the tile passes spread it over the cores): widen, undo the range
-    scaling, store."""
-    from gedialects.tile import structured as st
-
-    from .vector import VectorKernel
-
+    (the tile passes spread it over the cores): widened, times its scale."""
     shape = list(x.shape)
     kernel = VectorKernel(ctx, None, "cast")
     kernel.builder.op.attributes["source"] = StringAttr(f"output '{name}' f16 -> f32")
-    scale = ctx.scale_of(v)
     loaded = kernel.emit(st.LoadOp(x.storage.name, TensorType(f16, shape)))
-
-    def widen(sb, y):
-        y = sb.emit(arith.ExtFOp(y, f32))
-        return y if scale == 1.0 else sb.mul(y, sb.const(scale))
-
-    kernel.block.add_op(st.StoreOp(kernel.map([loaded], shape, f32, widen), name))
+    widened = kernel.map([loaded], shape, f32, lambda sb, y: kernel.widen(sb, y, v))
+    kernel.block.add_op(st.StoreOp(widened, name))
 
 
 def constant_out(ctx: LoweringContext, name: str, v: SSAValue) -> None:

@@ -64,9 +64,9 @@ def key_block(Sk: int, mp: int, dp: int, dvp: int, es: int, capacities: dict[str
         ktp, kpp = round_up(kt, FRACTAL), round_up(kt, k0)
         need = {
             "l0a": (mp * dp + mp * kpp) * es,  # Q, P
-            "l0b": (ktp * dp + round_up(kt, FRACTAL) * dvp) * es,  # K block, V block
+            "l0b": (ktp * dp + ktp * dvp) * es,  # K block, V block
             "l0c": (mp * ktp + mp * dvp) * 4,  # S, P . V
-            "l1": (mp * dp + ktp * dp + mp * kpp + round_up(kt, FRACTAL) * dvp) * es,
+            "l1": (mp * dp + ktp * dp + mp * kpp + ktp * dvp) * es,
         }
         if all(capacities.get(space) is None or n <= capacities[space] for space, n in need.items()):
             return kt
@@ -101,10 +101,7 @@ def expand_attention(x: KernelExpansion, op: st.AttentionOp, coords: list[Index]
     l1p, l0p = x.cube_alloc("l1", element, mp * kpp), x.cube_alloc("l0a", element, mp * kpp)
     l1v, l0v = x.cube_alloc("l1", element, kpp * dvp), x.cube_alloc("l0b", element, kpp * dvp)
     l0s, l0o = x.cube_alloc("l0c", f32, mp * ktp), x.cube_alloc("l0c", f32, mp * dvp)
-    for space in ("l1", "l0a", "l0b", "l0c"):
-        cap = x.capacities.get(space)
-        if cap is not None and x.cube_bytes[space] > cap:
-            raise TilingError(f"attention tile of {mt} rows needs {x.cube_bytes[space]} bytes of {space}, the target has {cap}")
+    x.check_cube_capacity(f"attention tile of {mt} rows")
 
     def gm(v: SSAValue) -> SSAValue:
         return b.gm(v.owner.tensor.data, v.type.element_type)  # type: ignore[union-attr]

@@ -278,6 +278,13 @@ class KernelExpansion:
         self.cube_bytes[space] = self.cube_bytes.get(space, 0) + round_up(count * elem_bytes(element), 512)
         return self.b.alloc(space, element, count)
 
+    def check_cube_capacity(self, what: str) -> None:
+        """The cube buffers allocated so far fit the target's L1/L0 (else a TilingError naming `what`)."""
+        for space in ("l1", "l0a", "l0b", "l0c"):
+            cap = self.capacities.get(space)
+            if cap is not None and self.cube_bytes.get(space, 0) > cap:
+                raise TilingError(f"{what} needs {self.cube_bytes[space]} bytes of {space}, the target has {cap}")
+
     def operand_offset(self, v: SSAValue, coords, tiled_dim: int, along: int) -> Index:
         """GM element offset of cube operand v for this tile: its batch
         (broadcast dims read batch 0) plus `along` elements' worth of its
@@ -369,10 +376,7 @@ class KernelExpansion:
         l1a, l1b = self.cube_alloc("l1", element, mp * kl), self.cube_alloc("l1", element, kl * np_)
         l0a, l0b = self.cube_alloc("l0a", element, mp * kt), self.cube_alloc("l0b", element, kt * np_)
         l0c = self.cube_alloc("l0c", f32, mp * np_)
-        for space in ("l1", "l0a", "l0b", "l0c"):
-            cap = self.capacities.get(space)
-            if cap is not None and self.cube_bytes[space] > cap:
-                raise TilingError(f"matmul tile {mt}x{nt} needs {self.cube_bytes[space]} bytes of {space}, the target has {cap}")
+        self.check_cube_capacity(f"matmul tile {mt}x{nt}")
         a_gm = self.b.gm(a.owner.tensor.data, element)  # type: ignore[union-attr]
         b_gm = self.b.gm(b.owner.tensor.data, element)  # type: ignore[union-attr]
         lda = a.owner.gm_strides()[-2]  # type: ignore[union-attr]  # row strides in GM

@@ -9,12 +9,14 @@ need to be stored: graph_to_tile/attention.py runs it as one flash-attention
 kernel). It runs before the epilogue and loop fusions, which would
 otherwise fold the scale and mask into a kernel of their own.
 
-Recognised, from the softmax backwards: any number of scalar muls/divs,
-then adds of tensors that broadcast to the scores (masks, position biases) (BERT,
-DistilBERT, GPT-2, Llama, T5, ViT: the scale after the product; Swin,
-SegFormer: the scale on q before it, which stays where it is). Missed, with
-the reason: a scale applied after a mask, a
-softmax over another axis, intermediates with other users.
+Recognised, from the softmax backwards: adds of masks or position biases
+(one value per key, broadcast over the rest), then scalar muls/divs (the
+scale) down to the product. BERT, DistilBERT, GPT-2, Llama, T5 and ViT
+scale after the product; Swin and SegFormer scale q before it, and that
+mul stays where it is. Missed, with the reason: a scale applied after a
+mask, an added term that is not one value per key, a step that broadcasts
+the scores to a larger shape, intermediates (or the probabilities) with
+other users, a softmax over another axis, an epilogue on the product with v.
 """
 
 from __future__ import annotations
