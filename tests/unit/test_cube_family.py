@@ -153,6 +153,18 @@ def test_head_split_and_merge_transposes(precision):
 
 
 @pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("m, k, n", [(64, 2048, 96), (48, 1000, 80)])
+def test_long_contractions_in_double_buffered_panels(m, k, n, precision):
+    """A long K goes to L1 in panels and to L0 in chunks, both ping-pong (the
+    next panel's copies and chunk's loads overlap this chunk's mmad), A's
+    rows staged through UB (K = 1000 also leaves a padded tail block): every
+    partial product accumulates into one L0C, with the race detector on."""
+    x, w = _rand(m, k), _rand(k, n, scale=k ** -0.5, seed=9)
+    compiled = _run(_model([helper.make_node("MatMul", ["x", "w"], ["y"])], {"x": x}, {"w": w}), {"x": x}, precision)
+    assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
 @pytest.mark.parametrize("m, k, n", [(10, 24, 20), (3, 5, 7), (65, 65, 16), (4, 4, 4)])
 def test_products_whose_k_and_n_are_not_whole_blocks(m, k, n, precision):
     """K and N of any length: a padded nd2nz load zero-fills the last block

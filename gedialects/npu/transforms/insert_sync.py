@@ -8,10 +8,16 @@ touching the union of what it touches):
 
 * forward dependences (item i before item j in one iteration, on different
   pipes, overlapping bytes, one writing; i not a scalar-unit read
-  (npu.load_index), which precedes everything issued after it): `set_flag P->C; wait_flag P->C`
-  right before j, unless an earlier pair (P, C) placed after i already
-  orders them. Placing the set as late as possible lets one flag cover every
-  earlier producer on P. These pairs use event 0 (sets are counted).
+  (npu.load_index), which precedes everything issued after it): `set_flag P->C`
+  right after i and `wait_flag P->C` right before j, unless an earlier pair
+  (P, C) whose set follows i already orders them (several dependences of j
+  on P share one pair, its set after the latest producer). The set goes
+  as early as the producer allows, so a consumer never waits for P's later,
+  unrelated work (a DMA into one ping-pong buffer does not wait for the
+  scatter of the other); it never moves above a nested loop, whose own
+  pairs would take its set first. These pairs use event 0: sets are
+  counted and a wait takes the oldest, so the k-th set pairs with the k-th
+  wait (sets and waits of a pair are both in program order).
 * loop-carried dependences (item b of iteration t before item a of iteration
   t+1): unless already ordered, a "buffer free" flag: `set_flag` right after
   b, `wait_flag` before a, one set before the loop (so the first wait passes)
@@ -198,21 +204,29 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
                 known: dict[int, list[Access]]) -> None:
     body = _collect(block, known)
     n = len(body.items)
-    forward: dict[tuple[Pipe, Pipe], list[int]] = defaultdict(list)
+    forward: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [set before item s, wait before item w]
+    last_loop = -1  # the latest nested loop before j: no set moves above it
     for j in range(n):
         for a in body.acc[j]:
             for p, i in _latest_conflicts(body, a, j).items():
-                ws = forward[(p, a.pipe)]
-                if not ws or ws[-1] <= i:
-                    ws.append(j)
+                pairs = forward[(p, a.pipe)]
+                if pairs and pairs[-1][0] > i:
+                    continue  # a set after i, its wait before j
+                s = max(i + 1, last_loop + 1)
+                if pairs and pairs[-1][1] == j:
+                    pairs[-1][0] = s
+                else:
+                    pairs.append([s, j])
+        if isinstance(body.items[j], scf.ForOp):
+            last_loop = j
     carried: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [s, w]
     if loop is not None:
         for j in range(n):
             for a in body.acc[j]:
                 for p, pb in _latest_conflicts(body, a, n).items():
                     key = (p, a.pipe)
-                    ws = forward.get(key, [])
-                    if ws and (ws[-1] > pb or ws[0] <= j):
+                    pairs = forward.get(key, [])
+                    if pairs and (pairs[-1][0] > pb or pairs[0][1] <= j):
                         continue
                     if any(s > pb and w <= j for s, w in carried[key]):
                         continue
@@ -227,7 +241,7 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
             stats.merged += 1
         if not free:
             for _, w in flags:
-                forward[key].append(w)
+                forward[key].append([w, w])
             continue
         for (s, w), e in zip(flags, free):
             plan.append((key, s, w, e))
@@ -253,11 +267,18 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
         parent.insert_op_before(npu.SetFlagOp(p, c, e), loop)
         parent.insert_op_after(npu.WaitFlagOp(p, c, e), loop)
         stats.carried += 1
-    for (p, c), ws in forward.items():
-        for w in sorted(set(ws)):
-            before(w, npu.SetFlagOp(p, c, 0))
-            before(w, npu.WaitFlagOp(p, c, 0))
+    sets: dict[int, list[Operation]] = defaultdict(list)
+    waits: dict[int, list[Operation]] = defaultdict(list)
+    for (p, c), pairs in forward.items():
+        latest = 0
+        for s, w in sorted(pairs, key=lambda sw: sw[1]):
+            latest = max(latest, s)  # the k-th set stays before the (k+1)-th
+            sets[latest].append(npu.SetFlagOp(p, c, 0))
+            waits[w].append(npu.WaitFlagOp(p, c, 0))
             stats.forward += 1
+    for pos in sorted(sets.keys() | waits.keys()):
+        for flag in sets[pos] + waits[pos]:  # a set never waits behind a wait at its place
+            before(pos, flag)
     inner_used = defaultdict(set, {k: set(v) for k, v in used.items()})
     for key, _, _, e in plan:
         inner_used[key].add(e)

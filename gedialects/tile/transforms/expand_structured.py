@@ -46,6 +46,17 @@ __all__ = ["KernelExpansion", "TileExpandStructuredPass", "TilingError", "dry_ru
 # ----------------------------------------------------------------- the expansion
 
 
+STAGE_MIN_DMAS = 3
+"""A GM box that would need at least this many DMAs to land in L1 as
+fractals (one per row or per column block) is staged through UB."""
+K_PANELS = 4
+"""At most this many L1 panels of K per matmul tile when they are
+double-buffered (each panel's copies pay the GM latency again)."""
+STAGE_UB_SHARE = 8
+"""Each of the two UB chunk buffers of a staged load takes at most this
+fraction of UB (the rest is the kernel's own buffers)."""
+
+
 @contextmanager
 def _single() -> Iterator[int]:
     """A loop of one iteration, not built: its index is 0."""
@@ -320,29 +331,40 @@ class KernelExpansion:
             offset = self.b.add(offset, self.b.mul(coords[tiled_dim], along))
         return offset
 
-    def l1_panel(self, m: int, n: int, k: int, kt: int, es: int) -> int:
-        """The longest run of K (a multiple of the L0 chunk kt dividing k)
-        whose A and B panels fit what L1 has left: each GM copy moves a
-        panel, so a long K is a few large DMAs, not one per chunk."""
+    def l1_panel(self, m: int, n: int, k: int, kt: int, es: int) -> tuple[int, int]:
+        """(K per L1 panel, panel buffers): the shortest panel (a multiple of
+        the L0 chunk kt dividing k) that keeps at most K_PANELS panels, two of
+        them fitting what L1 has left so the next panel's copies overlap this
+        one's products; failing that, the longest single panel that fits.
+        Every panel's copies pay the GM latency again, so the count is capped."""
         cap = self.capacities.get("l1")
         free = None if cap is None else cap - self.cube_bytes.get("l1", 0)
-        best = kt
-        for kl in range(kt, k + 1, kt):
-            if k % kl == 0 and (free is None or (m + n) * kl * es <= free):
-                best = kl
-        return best
 
-    def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> int:
-        """The longest run of K (a divisor, whole k0 blocks) whose A and B
-        panels fit L0A and L0B."""
+        def fits(kl: int, buffers: int) -> bool:
+            return free is None or buffers * (m + n) * kl * es <= free
+
+        runs = [kl for kl in range(kt, k + 1, kt) if k % kl == 0]
+        if len(runs) > 1:
+            for kl in runs:
+                if k // kl <= K_PANELS and k // kl > 1 and fits(kl, 2):
+                    return kl, 2
+        return max((kl for kl in runs if fits(kl, 1)), default=kt), 1
+
+    def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> tuple[int, int]:
+        """(K per L0 chunk, chunk buffers): the longest run of K (a divisor,
+        whole k0 blocks) whose A and B chunks fit L0A and L0B twice, so the
+        next chunk's loads overlap this chunk's mmad; once if none fits twice."""
         cap_a, cap_b = self.capacities.get("l0a"), self.capacities.get("l0b")
-        best = k0
-        for kt in range(k0, k + 1, k0):
-            if k % kt:
-                continue
-            if (cap_a is None or m * kt * es <= cap_a) and (cap_b is None or kt * n * es <= cap_b):
-                best = kt
-        return best
+        for buffers in (2, 1):
+            best = 0
+            for kt in range(k0, k + 1, k0):
+                if k % kt:
+                    continue
+                if (cap_a is None or buffers * m * kt * es <= cap_a) and (cap_b is None or buffers * kt * n * es <= cap_b):
+                    best = kt
+            if best and (buffers == 1 or best < k):
+                return best, buffers
+        return k0, 1
 
     def matmul(self, op: st.BatchMatmulOp, coords) -> None:
         """One output tile [mt, nt] on the cube: GM -> L1 (fractal order),
@@ -370,11 +392,13 @@ class KernelExpansion:
         if not transpose_b and es != 2:
             raise TilingError("a row-major right operand needs fp16 (load_2d transposes 16x16 fp16 fractals)")
         kp = round_up(k, k0)
-        kt = self.k_chunk(mp, np_, kp, k0, es)
-        kl = self.l1_panel(mp, np_, kp, kt, es)
+        kt, chunk_buffers = self.k_chunk(mp, np_, kp, k0, es)
+        kl, panel_buffers = self.l1_panel(mp, np_, kp, kt, es)
         m1, n1, k1 = mp // FRACTAL, np_ // FRACTAL, kt // k0
-        l1a, l1b = self.cube_alloc("l1", element, mp * kl), self.cube_alloc("l1", element, kl * np_)
-        l0a, l0b = self.cube_alloc("l0a", element, mp * kt), self.cube_alloc("l0b", element, kt * np_)
+        l1a = [self.cube_alloc("l1", element, mp * kl) for _ in range(panel_buffers)]
+        l1b = [self.cube_alloc("l1", element, kl * np_) for _ in range(panel_buffers)]
+        l0a = [self.cube_alloc("l0a", element, mp * kt) for _ in range(chunk_buffers)]
+        l0b = [self.cube_alloc("l0b", element, kt * np_) for _ in range(chunk_buffers)]
         l0c = self.cube_alloc("l0c", f32, mp * np_)
         self.check_cube_capacity(f"matmul tile {mt}x{nt}")
         a_gm = self.b.gm(a.owner.tensor.data, element)  # type: ignore[union-attr]
@@ -390,27 +414,31 @@ class KernelExpansion:
             b_rows = round_up(st.shape_of(b)[-2], FRACTAL)
         else:
             b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
-        for ks in range(0, kp, kl):  # a panel of K in L1: one copy of each operand
+        chunk = 0
+        for panel, ks in enumerate(range(0, kp, kl)):  # a panel of K in L1: one copy of each operand
+            a1, b1 = l1a[panel % panel_buffers], l1b[panel % panel_buffers]
             kv = min(kl, k - ks)  # this panel's K elements in the tensors (the rest is padding)
             # A rows -> L1 in column blocks (NZ): each GM row's k0-element
             # blocks, and each column block's rows, one DMA burst apart
-            self._box_to_fractals(l1a, self.b.at(a_gm, a_base, ks), mt, kv, k0, lda, mp * k0, FRACTAL * k0)
+            self._box_to_fractals(a1, self.b.at(a_gm, a_base, ks), mt, kv, k0, lda, mp * k0, FRACTAL * k0)
             if packed:  # column block j of the tile's rows is one contiguous run in GM
-                self.b.copy(l1b, self.b.at(b_gm, b_base, (ks // k0) * b_rows * k0), [kl // k0, np_ * k0],
+                self.b.copy(b1, self.b.at(b_gm, b_base, (ks // k0) * b_rows * k0), [kl // k0, np_ * k0],
                             [np_ * k0, 1], [b_rows * k0, 1])
             elif transpose_b:  # rows of b^T -> ZN fractals (k blocks, n1): 16 columns of k0 elements
-                self._box_to_fractals(l1b, self.b.at(b_gm, b_base, ks), nt, kv, k0, ldb, n1 * FRACTAL * k0,
+                self._box_to_fractals(b1, self.b.at(b_gm, b_base, ks), nt, kv, k0, ldb, n1 * FRACTAL * k0,
                                       FRACTAL * k0)
             else:  # rows of b -> 16x16 fractals in column blocks, transposed on the way to L0B
-                self.row_major_right_to_l1(l1b, self.b.at(b_gm, b_base, ks * ldb), kv, nt, ldb, kl, element)
+                self.row_major_right_to_l1(b1, self.b.at(b_gm, b_base, ks * ldb), kv, nt, ldb, kl, element)
             for kc in range(ks, min(ks + kl, kp), kt):  # K chunks that fit L0A / L0B
+                a0, b0 = l0a[chunk % chunk_buffers], l0b[chunk % chunk_buffers]
+                chunk += 1
                 offset = kc - ks  # a chunk's K blocks are contiguous in each column block
-                self.load_left_operand(l0a, self.b.at(l1a, offset=offset * mp), m1, k1, k0)
+                self.load_left_operand(a0, self.b.at(a1, offset=offset * mp), m1, k1, k0)
                 if transpose_b:
-                    self.b.emit(t.LoadFractalOp(l0b, self.b.at(l1b, offset=offset * np_), k1 * n1))
+                    self.b.emit(t.LoadFractalOp(b0, self.b.at(b1, offset=offset * np_), k1 * n1))
                 else:
-                    self.load_right_operand_transposed(l0b, l1b, offset, kt, n1, kl)
-                self.b.emit(t.MatmulOp(l0c, l0a, l0b, mp, np_, kt, accumulate=kc > 0))
+                    self.load_right_operand_transposed(b0, b1, offset, kt, n1, kl)
+                self.b.emit(t.MatmulOp(l0c, a0, b0, mp, np_, kt, accumulate=kc > 0))
         out = self.new_buffer(self.box_of(op.result), f32)
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
@@ -426,14 +454,15 @@ class KernelExpansion:
                                         src_stride=m1))
 
     def row_major_right_to_l1(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, ld: int, panel: int,
-                              element: Attribute) -> None:
+                              element: Attribute, stage: bool = True) -> None:
         """`rows` x `cols` of a row-major fp16 right operand (K x N) -> L1
         as 16x16 fractals in column blocks: fractal (k block r, column block
         j) at j * panel * 16 + r * 256, so a column block's rows are one
         DMA's bursts; the rows from `rows` to the next 16 are zeros (0 x
-        the garbage of unwritten L1 could be NaN)."""
+        the garbage of unwritten L1 could be NaN). `stage`: as
+        `_box_to_fractals`."""
         fractal = FRACTAL * FRACTAL
-        self._box_to_fractals(l1, src, rows, cols, FRACTAL, ld, panel * FRACTAL, fractal)
+        self._box_to_fractals(l1, src, rows, cols, FRACTAL, ld, panel * FRACTAL, fractal, stage=stage)
         if rows % FRACTAL:
             self._zero_fractal_rows(l1, (rows // FRACTAL) * fractal, rows % FRACTAL, -(-cols // FRACTAL), element,
                                     panel * FRACTAL)
@@ -452,17 +481,52 @@ class KernelExpansion:
                                         src_stride=panel // FRACTAL, transpose=True))
 
     def _box_to_fractals(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, c0: int, ld: int,
-                         col_step: int, row_block_step: int) -> None:
+                         col_step: int, row_block_step: int, stage: bool = True) -> None:
         """A GM box of `rows` x `cols` (row stride `ld`) -> L1 fractals of 16
         rows x c0: fractal (row block r, column block j) at r * row_block_step
         + j * col_step, its rows c0 apart. A last partial row block copies only
         its rows; a last partial column block moves by padded bursts, which
-        zero-fill the rest of each row's block in L1."""
+        zero-fill the rest of each row's block in L1. Whole column blocks of
+        a box that would take several GM DMAs are staged through UB
+        (`_staged_fractals`) unless `stage` is False (a caller whose MTE3
+        queue is on its critical path)."""
         whole, tail = divmod(cols, c0)
+        staged = stage and min(rows, whole) >= STAGE_MIN_DMAS and "ub" in self.capacities and t.space_of(src) == "gm"
+        if staged:
+            self._staged_fractals(l1, src, rows, whole * c0, c0, ld, col_step, row_block_step)
         for first, blocks, width in ((0, whole, c0), (whole, 1, tail)):
-            if blocks and width:
+            if blocks and width and not (staged and first == 0):
                 self._fractal_rows(self.b.at(l1, offset=first * col_step), self.b.at(src, offset=first * c0),
                                    rows, blocks, width, c0, ld, col_step, row_block_step)
+
+    def _staged_fractals(self, l1: SSAValue, src: SSAValue, rows: int, cols: int, c0: int, ld: int,
+                         col_step: int, row_block_step: int) -> None:
+        """`_box_to_fractals` of whole column blocks through UB: the box in
+        chunks of whole 16-row blocks and column blocks, each one GM -> UB
+        DMA of row-major rows (MTE2) and then UB -> L1 into fractals (MTE3,
+        on-chip, a tenth of a GM DMA's fixed cost), two chunk buffers in
+        turn so the next chunk's load overlaps this one's scatter. Straight
+        from GM, the scatter costs one GM DMA per row or per column block
+        (each burst is one row's 32-byte block)."""
+        element = src.type.element  # type: ignore[attr-defined]
+        es = elem_bytes(element)
+        budget = self.capacities["ub"] // STAGE_UB_SHARE
+        row_unit = min(rows, FRACTAL)
+        chunk_cols = max(c0, min(cols, budget // (row_unit * es) // c0 * c0))
+        chunk_cols = round_up(-(-cols // -(-cols // chunk_cols)), c0)  # balanced column chunks
+        chunk_rows = rows if rows * chunk_cols * es <= budget else max(
+            FRACTAL, budget // (chunk_cols * es) // FRACTAL * FRACTAL)
+        chunks = [(r, c) for r in range(0, rows, chunk_rows) for c in range(0, cols, chunk_cols)]
+        staging = [self.pool.new("row", (chunk_rows, chunk_cols), chunk_cols, element)
+                   for _ in range(min(2, len(chunks)))]
+        for i, (r, c) in enumerate(chunks):
+            ub = staging[i % len(staging)].ref
+            nr, nc = min(chunk_rows, rows - r), min(chunk_cols, cols - c)
+            self.b.copy(ub, self.b.at(src, offset=r * ld + c), [nr, nc], [chunk_cols, 1], [ld, 1])
+            self._fractal_rows(self.b.at(l1, offset=(r // FRACTAL) * row_block_step + (c // c0) * col_step), ub,
+                               nr, nc // c0, c0, c0, chunk_cols, col_step, row_block_step)
+        for buf in staging:
+            self.pool.release(buf)
 
     def _fractal_rows(self, l1: SSAValue, src: SSAValue, rows: int, blocks: int, width: int, c0: int, ld: int,
                       col_step: int, row_block_step: int) -> None:

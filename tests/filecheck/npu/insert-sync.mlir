@@ -1,15 +1,19 @@
 // npu-insert-sync: flags between pipes from the instructions' footprints.
 // RUN: ge-opt %s --split-input-file -p npu-insert-sync | filecheck %s
 
-// GM -> UB (mte2), add (v), UB -> GM (mte3): each consumer waits for its producer.
+// GM -> UB (mte2), add (v), UB -> GM (mte3): each consumer waits for its
+// producer; each set_flag comes right after the producer, each wait_flag
+// right before the consumer.
 // CHECK-LABEL: npu.kernel @chain
 // CHECK:      npu.dma mte2 %[[U:.*]], %{{.*}} len 256
 // CHECK-NEXT: npu.set_flag mte2 -> v event 0
+// CHECK-NEXT: npu.set_flag mte2 -> mte3 event 0
 // CHECK-NEXT: npu.wait_flag mte2 -> v event 0
 // CHECK-NEXT: npu.vadd f32 %[[U]], %[[U]], %[[U]] repeat 1
 // CHECK-NEXT: npu.set_flag v -> mte3 event 0
 // CHECK-NEXT: npu.wait_flag v -> mte3 event 0
-// CHECK:      npu.dma mte3 %{{.*}}, %[[U]] len 256
+// CHECK-NEXT: npu.wait_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.dma mte3 %{{.*}}, %[[U]] len 256
 npu.program @p gm_size 4096 {
   npu.input "x" at 0 : tensor<64xf32>
   npu.output "y" at 1024 : tensor<64xf32>
@@ -198,4 +202,83 @@ npu.program @bursts gm_size 4096 {
   }
   npu.launch @pad_bursts_load block_dim 1 stream 0
   npu.launch @pad_bursts_store block_dim 1 stream 0
+}
+
+// -----
+
+// Two buffers in turn (load A, store A, load B, store B, load A again): the
+// second load into A waits for A's store only. Its set_flag comes right after
+// that store, before B's load and store are issued, so mte2 never waits for
+// B's store (a set placed right before the consumer would cover it too).
+// CHECK-LABEL: npu.kernel @ping_pong
+// CHECK:      npu.dma mte2 %[[A:.*]], %{{.*}} len 256
+// CHECK-NEXT: npu.set_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.dma mte3 %{{.*}}, %[[A]] len 256
+// CHECK-NEXT: npu.set_flag mte3 -> mte2 event 0
+// CHECK-NEXT: npu.dma mte2 %[[B:.*]], %{{.*}} len 256
+// CHECK-NEXT: npu.set_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.dma mte3 %{{.*}}, %[[B]] len 256
+// CHECK-NEXT: npu.wait_flag mte3 -> mte2 event 0
+// CHECK-NEXT: npu.dma mte2 %[[A]], %{{.*}} len 256
+npu.program @pp gm_size 8192 {
+  npu.input "x" at 0 : tensor<192xf32>
+  npu.output "y" at 4096 : tensor<192xf32>
+  npu.kernel @ping_pong {
+    %x0 = npu.ptr gm 0
+    %x1 = npu.ptr gm 256
+    %x2 = npu.ptr gm 512
+    %y0 = npu.ptr gm 4096
+    %y1 = npu.ptr gm 4352
+    %y2 = npu.ptr gm 4608
+    %a = npu.ptr ub 0
+    %b = npu.ptr ub 256
+    npu.dma mte2 %a, %x0 len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.dma mte3 %y0, %a len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    npu.dma mte2 %b, %x1 len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.dma mte3 %y1, %b len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    npu.dma mte2 %a, %x2 len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.dma mte3 %y2, %a len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+  }
+  npu.launch @ping_pong block_dim 1 stream 0
+}
+
+// -----
+
+// A set never moves above a nested loop: the loop's own mte2 -> mte3 pairs
+// (event 0) would take it first. The store of A waits for the load of A
+// through a set placed after the loop.
+// CHECK-LABEL: npu.kernel @set_below_loop
+// CHECK:      npu.dma mte2 %[[A:.*]], %{{.*}} len 256
+// CHECK-NOT:  npu.set_flag mte2 -> mte3
+// CHECK:      scf.for
+// CHECK:        npu.set_flag mte2 -> mte3 event 0
+// CHECK-NEXT:   npu.wait_flag mte2 -> mte3 event 0
+// CHECK:      }
+// CHECK-NEXT: npu.wait_flag mte3 -> mte2 event 1
+// CHECK-NEXT: npu.set_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.wait_flag mte2 -> mte3 event 0
+// CHECK-NEXT: npu.dma mte3 %{{.*}}, %[[A]] len 256
+npu.program @nest gm_size 8192 {
+  npu.input "x" at 0 : tensor<256xf32>
+  npu.output "y" at 4096 : tensor<256xf32>
+  npu.kernel @set_below_loop {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %x0 = npu.ptr gm 0
+    %x1 = npu.ptr gm 256
+    %y0 = npu.ptr gm 4096
+    %y1 = npu.ptr gm 4352
+    %a = npu.ptr ub 0
+    %c = npu.ptr ub 256
+    npu.dma mte2 %a, %x0 len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+    scf.for %i = %c0 to %c2 step %c1 {
+      npu.dma mte2 %c, %x1 len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+      npu.dma mte3 %y1, %c len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    }
+    npu.dma mte3 %y0, %a len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+  }
+  npu.launch @set_below_loop block_dim 1 stream 0
 }

@@ -5,7 +5,8 @@
 // key block S = Q . K_blk^T on the cube (K -> L1 -> L0B, mmad into L0C,
 // L0C -> UB), the scale and mask blocks on the vector unit, the row max,
 // exp(S - max) (later blocks first rescale by exp(m - m')), P back to L1 as
-// the left operand of P . V_blk (V -> L1 -> L0B), the row sums; finally the
+// the left operand of P . V_blk (V -> L1 -> L0B, its copy issued after the
+// mask blocks' loads), the row sums; finally the
 // result divided by the row sums. The scores never reach GM. A tile.attention
 // that does not read tile.loads does not verify.
 // RUN: ge-opt %s --split-input-file --verify-diagnostics -p tile-select-tiling | filecheck %s --check-prefix=TILING
@@ -46,6 +47,10 @@
 // CHECK-NEXT:    tile.copy %[[MH:.*]], %{{.*}} {shape = array<i64: 1, 32>, {{.*}}} : !tile.ref<ub, f16>, !tile.ref<gm, f16>
 // CHECK-NEXT:    tile.cast %[[MF:.*]], %[[MH]] {{.*}} : !tile.ref<ub, f32>, !tile.ref<ub, f16>
 // CHECK-NEXT:    tile.vec "add" %[[S]], %[[S]], %[[MF]]
+// V's copy to L1 is issued here, behind the mask block's load, so it runs
+// while P is computed:
+// CHECK-NEXT:    tile.gm {tensor = "v"}
+// CHECK:         tile.copy %[[L1V]], %{{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
 // CHECK-NEXT:    tile.vec "adds" %[[SC:.*]], %[[S]]
 // CHECK-NEXT:    tile.reduce "max" %[[MAX:.*]], %[[SC]]
 // CHECK-NEXT:    tile.vec "maxs" %[[MAX]], %[[MAX]] {{.*}}scalar = -3.4028234663852886e+38 : f64}
@@ -56,8 +61,6 @@
 // CHECK-NEXT:    tile.copy %[[L1P]], %[[P]] {{.*}} : !tile.ref<l1, f16>, !tile.ref<ub, f16>
 // CHECK-NEXT:    tile.reduce "sum" %[[SUM:.*]], %[[S]]
 // CHECK-NEXT:    tile.load_fractal %[[L0P]], %[[L1P]]
-// CHECK-NEXT:    tile.gm {tensor = "v"}
-// CHECK:         tile.copy %[[L1V]], %{{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
 // V's 32 rows in L1 as one column block of two 16x16 fractals, loaded to
 // L0B one 16-row block at a time, transposed:
 // CHECK-NEXT:    tile.load_fractal %[[L0V]], %[[L1V]] {count = 1 : i64, src_stride = 2 : i64, transpose}
@@ -111,7 +114,8 @@ tile.program "bert" {
 // CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 256 : i64, k = 64 : i64}
 // CHECK-NEXT:    tile.copy %[[S:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
 // CHECK-NEXT:    tile.vec "muls" %[[S]], %[[S]] {{.*}}scalar = 1.250000e-01 : f64}
-// CHECK-NEXT:    tile.vec "adds"
+// CHECK-NEXT:    tile.gm {tensor = "v"}
+// CHECK:         tile.vec "adds"
 // CHECK-NEXT:    tile.reduce "max" %[[M0:.*]], %{{.*}} {rows = {{[0-9]+}} : i64, cols = 256 : i64
 // CHECK-NEXT:    tile.vec "brcb" %{{.*}}, %[[M0]]
 // CHECK-NEXT:    tile.vec "sub" %[[S]], %[[S]]
@@ -120,7 +124,6 @@ tile.program "bert" {
 // CHECK-NEXT:    tile.copy {{.*}} : !tile.ref<l1, f16>, !tile.ref<ub, f16>
 // CHECK-NEXT:    tile.reduce "sum" %[[L:.*]], %[[S]]
 // CHECK-NEXT:    tile.load_fractal
-// CHECK:         tile.gm {tensor = "v"}
 // CHECK:         tile.load_fractal {{.*}} {count = 4 : i64, src_stride = 16 : i64, transpose}
 // CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 64 : i64, k = 256 : i64}
 // CHECK-NEXT:    tile.copy %[[O:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
@@ -130,7 +133,9 @@ tile.program "bert" {
 // CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 256 : i64, k = 64 : i64}
 // CHECK-NEXT:    tile.copy %[[S]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
 // CHECK-NEXT:    tile.vec "muls" %[[S]], %[[S]]
-// CHECK-NEXT:    tile.vec "adds"
+// CHECK-NEXT:    %[[V:.*]] = tile.gm {tensor = "v"}
+// CHECK-NEXT:    tile.at %[[V]] {offset = 16384 : i64}
+// CHECK:         tile.vec "adds"
 // CHECK-NEXT:    tile.reduce "max" %[[BM:.*]], %{{.*}}
 // CHECK-NEXT:    tile.vec "max" %[[M1:.*]], %[[M0]], %[[BM]]
 // CHECK-NEXT:    tile.vec "sub" %[[ALPHA:.*]], %[[M0]], %[[M1]]
@@ -144,8 +149,6 @@ tile.program "bert" {
 // CHECK-NEXT:    tile.vec "mul" %[[L]], %[[L]], %[[ALPHA]]
 // CHECK-NEXT:    tile.vec "add" %[[L]], %[[L]], %[[BS]]
 // CHECK-NEXT:    tile.load_fractal
-// CHECK-NEXT:    %[[V:.*]] = tile.gm {tensor = "v"}
-// CHECK-NEXT:    tile.at %[[V]] {offset = 16384 : i64}
 // CHECK:         tile.load_fractal {{.*}} {count = 4 : i64, src_stride = 16 : i64, transpose}
 // CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 64 : i64, k = 256 : i64}
 // CHECK-NEXT:    tile.copy %[[PV:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
@@ -181,8 +184,9 @@ tile.program "long" {
 
 // fp32 (must_keep_origin_dtype) reads the values as v^T [1, 2, 16, 32]
 // (transpose_v): fp32 fractals are not transposed by load_2d, so V^T's rows
-// go to L1 as the product's b^T and load to L0B as they are. P stays fp32
-// (no cast) on its way from UB to L1.
+// go to L1 as the product's b^T and load to L0B as they are (staged through
+// UB: one GM DMA of the block's rows, then the scatter into fractals, not a
+// GM DMA per column block). P stays fp32 (no cast) on its way from UB to L1.
 // TILING-LABEL: tile.kernel "fp32" attributes {kind = "attention", tiling = #tile.tiling<tile = [1, 1, {{[0-9]+}}, 16], grid = [1, 2, {{[0-9]+}}, 1]
 // TILING:         tile.attention {{.*}} {scale = 2.500000e-01 : f32, transpose_v}
 
@@ -198,12 +202,13 @@ tile.program "long" {
 // CHECK:       scf.for
 // CHECK:         tile.matmul %{{.*}} {m = {{[0-9]+}} : i64, n = 32 : i64, k = 16 : i64} : !tile.ref<l0c, f32>, !tile.ref<l0a, f32>, !tile.ref<l0b, f32>
 // CHECK-NEXT:    tile.copy %[[S:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
+// CHECK:         tile.gm {tensor = "v_t"}
+// CHECK:         tile.copy %[[VT:.*]], %{{.*}} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK-NEXT:    tile.copy %[[L1V]], %[[VT]] {{.*}} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
 // CHECK:         tile.vec "exp" %[[S]], %[[S]]
 // CHECK-NEXT:    tile.copy %[[L1P]], %[[S]] {{.*}} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
 // CHECK-NEXT:    tile.reduce "sum"
 // CHECK-NEXT:    tile.load_fractal %[[L0P]], %[[L1P]]
-// CHECK-NEXT:    tile.gm {tensor = "v_t"}
-// CHECK:         tile.copy %[[L1V]], %{{.*}} : !tile.ref<l1, f32>, !tile.ref<gm, f32>
 // CHECK-NEXT:    tile.load_fractal %[[L0V]], %[[L1V]] {count = {{[0-9]+}} : i64, src_stride = 1 : i64} :
 // CHECK-NEXT:    tile.matmul %{{.*}}, %[[L0P]], %[[L0V]] {m = {{[0-9]+}} : i64, n = 16 : i64, k = 32 : i64}
 // CHECK:         tile.vec "div"

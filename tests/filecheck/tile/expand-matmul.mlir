@@ -5,19 +5,24 @@
 // A 20x8 product (ViT-like token counts, a narrow head): not whole fractals,
 // so the tile is the whole matrix, padded to 32x16 on chip. A's 20 rows go
 // to L1 in column blocks (NZ: block j of the 32 padded rows at j * 32 * 8,
-// row i at i * 8, so a column block's rows are one DMA's bursts) as one
-// whole 16-row block and a 4-row remainder; L0A gets them in ZZ order by one
-// load_fractal per row block, every second fractal (src_stride 2); b^T's 8
-// rows go as a remainder only; the mmad runs on the padded sizes; only the
-// 20 real rows (and 8 real columns) leave L0C and UB.
+// row i at i * 8) as one whole 16-row block and a 4-row remainder. Straight
+// from GM that would be one DMA per column block (each burst one row's
+// 32 bytes), so the rows are staged through UB: one GM -> UB copy of the
+// 20 rows, then UB -> L1 into fractals (on-chip DMAs, a tenth of the fixed
+// cost). L0A gets them in ZZ order by one load_fractal per row block, every
+// second fractal (src_stride 2); b^T's 8 rows go the same way, as a
+// remainder only; the mmad runs on the padded sizes; only the 20 real rows
+// (and 8 real columns) leave L0C and UB.
 // CHECK-LABEL: tile.kernel "padded" attributes {tiling = #tile.tiling<tile = [20, 8], grid = [1, 1]
 // CHECK:       %[[L1A:.*]] = tile.alloc {shape = array<i64: 1024>{{.*}}!tile.ref<l1, f32>
 // CHECK:       %[[L1B:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f32>
 // CHECK:       %[[L0C:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l0c, f32>
-// CHECK:       tile.copy %[[L1A]], %{{.*}} {shape = array<i64: 4, 1, 16, 8>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 8, 512, 32, 1>}
+// CHECK:       tile.copy %[[STAGEA:.*]], %{{.*}} {shape = array<i64: 20, 32>, dst_strides = array<i64: 32, 1>, src_strides = array<i64: 32, 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK-NEXT:  tile.copy %[[L1A]], %[[STAGEA]] {shape = array<i64: 4, 1, 16, 8>, dst_strides = array<i64: 256, 128, 8, 1>, src_strides = array<i64: 8, 512, 32, 1>} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
 // CHECK:       %[[REST:.*]] = tile.at %[[L1A]] {offset = 128 : i64}
-// CHECK:       tile.copy %[[REST]], %{{.*}} {shape = array<i64: 4, 4, 8>, dst_strides = array<i64: 256, 8, 1>, src_strides = array<i64: 8, 32, 1>}
-// CHECK:       tile.copy %[[L1B]], %{{.*}} {shape = array<i64: 4, 8, 8>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 32, 1>}
+// CHECK:       tile.copy %[[REST]], %{{.*}} {shape = array<i64: 4, 4, 8>, dst_strides = array<i64: 256, 8, 1>, src_strides = array<i64: 8, 32, 1>} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
+// CHECK:       tile.copy %[[STAGEB:.*]], %{{.*}} {shape = array<i64: 8, 32>, {{.*}}} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK-NEXT:  tile.copy %[[L1B]], %[[STAGEB]] {shape = array<i64: 4, 8, 8>, dst_strides = array<i64: 128, 8, 1>, src_strides = array<i64: 8, 32, 1>} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
 // CHECK:       tile.load_fractal %[[L0A:.*]], %[[L1A]] {count = 4 : i64, src_stride = 2 : i64}
 // CHECK:       %[[L0A1:.*]] = tile.at %[[L0A]] {offset = 512 : i64}
 // CHECK:       %[[L1A1:.*]] = tile.at %[[L1A]] {offset = 128 : i64}
@@ -135,5 +140,47 @@ tile.program "p" {
     %b = tile.load "w_nz" {layout = "FRACTAL_NZ"} : tensor<64x48xf16>
     %c = tile.batch_matmul %a, %b {transpose_b} : tensor<32x48xf16>, tensor<64x48xf16> -> tensor<32x64xf32>
     tile.store %c, "y" : tensor<32x64xf32>
+  }
+}
+
+// -----
+
+// A long K (2048): K goes to L1 in panels (at most 4, here 2 of 1024) and to
+// L0 in chunks, both double-buffered, so the next panel's copies and the
+// next chunk's load_fractal overlap this chunk's mmad: panel p uses L1
+// buffers p % 2 and L0 buffers p % 2, the mmads accumulate into one L0C.
+// A's rows are staged through UB (one GM -> UB copy of 16 rows x 1024,
+// then UB -> L1 into fractals); the packed weight panel is one GM copy.
+// CHECK-LABEL: tile.kernel "panels"
+// CHECK:       %[[A0:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l1, f16>
+// CHECK-NEXT:  %[[A1:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l1, f16>
+// CHECK-NEXT:  %[[B0:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l1, f16>
+// CHECK-NEXT:  %[[B1:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l1, f16>
+// CHECK-NEXT:  %[[LA0:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l0a, f16>
+// CHECK-NEXT:  %[[LA1:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l0a, f16>
+// CHECK-NEXT:  %[[LB0:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l0b, f16>
+// CHECK-NEXT:  %[[LB1:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<l0b, f16>
+// CHECK-NEXT:  %[[C:.*]] = tile.alloc {shape = array<i64: 256>{{.*}}!tile.ref<l0c, f32>
+// CHECK-NEXT:  %[[STAGE:.*]] = tile.alloc {shape = array<i64: 16384>{{.*}}!tile.ref<ub, f16>
+// CHECK:       tile.copy %[[STAGE]], %{{.*}} {shape = array<i64: 16, 1024>, dst_strides = array<i64: 1024, 1>, src_strides = array<i64: 2048, 1>} : !tile.ref<ub, f16>, !tile.ref<gm, f16>
+// CHECK-NEXT:  tile.copy %[[A0]], %[[STAGE]] {{.*}} : !tile.ref<l1, f16>, !tile.ref<ub, f16>
+// CHECK:       tile.copy %[[B0]], %{{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
+// CHECK-NEXT:  tile.load_fractal %[[LA0]], %[[A0]]
+// CHECK-NEXT:  tile.load_fractal %[[LB0]], %[[B0]]
+// CHECK-NEXT:  tile.matmul %[[C]], %[[LA0]], %[[LB0]] {m = 16 : i64, n = 16 : i64, k = 1024 : i64}
+// CHECK:       tile.copy %[[A1]], %[[STAGE]]
+// CHECK:       tile.copy %[[B1]], %{{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
+// CHECK-NEXT:  tile.load_fractal %[[LA1]], %[[A1]]
+// CHECK-NEXT:  tile.load_fractal %[[LB1]], %[[B1]]
+// CHECK-NEXT:  tile.matmul %[[C]], %[[LA1]], %[[LB1]] {m = 16 : i64, n = 16 : i64, k = 1024 : i64, accumulate}
+tile.program "p" {
+  tile.tensor {name = "a", kind = "input", offset = 0 : i64, type = tensor<32x2048xf16>, layout = "ND"}
+  tile.tensor {name = "w_nz", kind = "input", offset = 131072 : i64, type = tensor<128x32x16xf16>, layout = "FRACTAL_NZ"}
+  tile.tensor {name = "y", kind = "output", offset = 262144 : i64, type = tensor<32x32xf32>, layout = "ND"}
+  tile.kernel "panels" attributes {block_dim = 1 : i64} {
+    %a = tile.load "a" : tensor<32x2048xf16>
+    %b = tile.load "w_nz" {layout = "FRACTAL_NZ"} : tensor<32x2048xf16>
+    %c = tile.batch_matmul %a, %b {transpose_b} : tensor<32x2048xf16>, tensor<32x2048xf16> -> tensor<32x32xf32>
+    tile.store %c, "y" : tensor<32x32xf32>
   }
 }
