@@ -167,7 +167,7 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
     has_reduction = any(isinstance(op, st.ReductionOp) for op in kernel.body.block.ops)
     capacity = config.capacity_bytes["ub"]
     best: tuple[int, int, st.TilingAttr] | None = None
-    reasons: list[str] = []
+    reasons: list[tuple[int, str]] = []  # (tile elements, why it failed)
     has_matmul = any(isinstance(op, st.BatchMatmulOp) for op in kernel.body.block.ops)
     candidates = matmul_tiles(shape) if has_matmul else candidate_tiles(shape, split_last=not has_reduction)
     for tile in candidates:
@@ -176,12 +176,12 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
         try:
             ub_bytes, body = dry_run(kernel, tile, double, dict(config.capacity_bytes))
         except TilingError as e:
-            reasons.append(str(e))
+            reasons.append((math.prod(tile), str(e)))
             continue
         work, once = tile_work(body, config), hoisted_work(body, config)
         body.erase(safe_erase=False)
         if ub_bytes > capacity:
-            reasons.append(f"tile {list(tile)} needs {ub_bytes} bytes of UB, the target has {capacity}")
+            reasons.append((math.prod(tile), f"tile {list(tile)} needs {ub_bytes} bytes of UB, the target has {capacity}"))
             continue
         cycles = predicted_cycles(work, tiles, config) + hoisted_cycles(once, tiles, config)
         key = (cycles, -math.prod(tile))
@@ -189,7 +189,8 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
             grid = [d // k for d, k in zip(shape, tile)]
             best = (cycles, -math.prod(tile), st.TilingAttr(tile, grid, ub_bytes, cycles))
     if best is None:
-        why = reasons[-1] if reasons else "no candidate tile"
+        # the smallest tile's failure is the blocker (a larger one fails for more reasons)
+        why = min(reasons, key=lambda r: r[0])[1] if reasons else "no candidate tile"
         raise TilingError(f"no tiling of {list(shape)} fits: {why}")
     return best[2]
 

@@ -1,5 +1,5 @@
 // tile-select-tiling refuses, with one line naming the kernel, what no tile box can build.
-// RUN: not ge-opt %s -p tile-select-tiling 2>&1 | filecheck %s
+// RUN: not ge-opt %s --split-input-file -p tile-select-tiling 2>&1 | filecheck %s
 
 // A reduction keeps its rows whole in UB: a row of 131072 floats (512 KiB)
 // is more than the target's UB, whatever the tile: a diagnostic with sizes.
@@ -17,5 +17,20 @@ tile.program "long_rows" {
       tile.yield %d : f32
     }
     tile.store %y, "y" : tensor<2x131072xf32>
+  }
+}
+
+// -----
+
+// Of the boxes tried ([4, n], [1, n], [2, n]), the diagnostic names the
+// smallest one's failure: if even it does not fit, that is the blocker.
+// CHECK: error: tile.kernel k4: no tiling of [4, 131072] fits: tile [1, 131072] needs {{[0-9]+}} bytes of UB
+tile.program "four_rows" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<4x131072xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 2097152 : i64, type = tensor<4x1xf32>, layout = "ND"}
+  tile.kernel "k4" attributes {block_dim = 1 : i64} {
+    %x = tile.load "x" : tensor<4x131072xf32>
+    %s = tile.reduction "sum" %x : tensor<4x131072xf32> -> tensor<4x1xf32>
+    tile.store %s, "y" : tensor<4x1xf32>
   }
 }
