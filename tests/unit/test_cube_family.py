@@ -165,6 +165,21 @@ def test_long_contractions_in_double_buffered_panels(m, k, n, precision):
 
 
 @pytest.mark.parametrize("precision", MODES)
+def test_vocabulary_not_in_whole_fractals_spreads_over_cores(precision):
+    """An lm_head over 1,000 tokens: N has no divisor in whole 16-column
+    fractals, so its tiles are divisors of at least a fractal, padded to
+    fractals on chip (the padding columns' results never leave L0C), and the
+    product runs on many cores, not whole on one."""
+    h, w = _rand(16, 64), _rand(64, 1000, scale=0.125, seed=10)
+    model = _model([helper.make_node("MatMul", ["h", "w"], ["y"])], {"h": h}, {"w": w})
+    compiled = compile_module(import_model(model), precision)
+    result = run_compiled(compiled, {"h": h})
+    assert_close(np.asarray(result.outputs["y"]), onnxruntime_outputs(model, {"h": h})["y"], precision)
+    product = [k for k in result.profile.kernels if k.info.get("kind") == "matmul"]
+    assert len(product) == 1 and product[0].block_dim > 1
+
+
+@pytest.mark.parametrize("precision", MODES)
 @pytest.mark.parametrize("m, k, n", [(10, 24, 20), (3, 5, 7), (65, 65, 16), (4, 4, 4)])
 def test_products_whose_k_and_n_are_not_whole_blocks(m, k, n, precision):
     """K and N of any length: a padded nd2nz load zero-fills the last block

@@ -380,8 +380,8 @@ class KernelExpansion:
             raise TilingError("a matmul tile covers one matrix of the batch")
         mt, nt = self.tile[-2], self.tile[-1]
         for size, dim in ((mt, self.shape[-2]), (nt, self.shape[-1])):
-            if size % FRACTAL and size != dim:
-                raise TilingError(f"matmul tile {mt}x{nt} is neither whole 16x16 fractals nor the whole matrix")
+            if size % FRACTAL and dim % FRACTAL == 0:
+                raise TilingError(f"matmul tile {mt}x{nt} splits whole 16x16 fractals")
         mp, np_ = round_up(mt, FRACTAL), round_up(nt, FRACTAL)
         m, _, k = op.contraction()
         a, b = op.a, op.b

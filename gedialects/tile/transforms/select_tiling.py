@@ -3,7 +3,8 @@
 Candidates are row-major boxes of the iteration space: whole inner dims, a
 divisor of one dim, 1 outside it (and, for kernels without a reduction,
 divisors of the last dim); a matmul kernel's are [1.., mt, nt] in whole
-16x16 fractals, its K split so the L0 operands fit. A candidate is feasible when the expansion
+16x16 fractals (any divisor of at least 16 along a dim that is not whole
+fractals), its K split so the L0 operands fit. A candidate is feasible when the expansion
 (tile-expand-structured) can build it and its buffers, loads counted twice
 for double buffering, fit in UB: the footprint is measured on the expansion
 itself, so a chosen tiling cannot overflow. Among feasible candidates the
@@ -38,11 +39,16 @@ from target.config import TargetConfig, load_target
 
 def matmul_tiles(shape: Sequence[int]) -> list[tuple[int, ...]]:
     """Tiles of a matmul kernel: one matrix of the batch, whole 16x16
-    fractals, or a whole dim that is not (padded to fractals on chip)."""
-    m, n = shape[-2], shape[-1]
-    rows = [d for d in range(FRACTAL, m + 1, FRACTAL) if m % d == 0] or [m]
-    cols = [d for d in range(FRACTAL, n + 1, FRACTAL) if n % d == 0] or [n]
-    return [(1,) * (len(shape) - 2) + (r, c) for r in rows for c in cols]
+    fractals; along a dim that is not whole fractals (a vocabulary of 1,000)
+    any divisor of at least a fractal, each tile padded to fractals on chip,
+    so the dim still spreads over cores."""
+    return [(1,) * (len(shape) - 2) + (r, c) for r in _matmul_sizes(shape[-2]) for c in _matmul_sizes(shape[-1])]
+
+
+def _matmul_sizes(d: int) -> list[int]:
+    if d % FRACTAL:
+        return [k for k in range(FRACTAL, d + 1) if d % k == 0] or [d]
+    return [k for k in range(FRACTAL, d + 1, FRACTAL) if d % k == 0]
 
 
 def candidate_tiles(shape: Sequence[int], split_last: bool) -> list[tuple[int, ...]]:

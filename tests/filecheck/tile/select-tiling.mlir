@@ -82,3 +82,25 @@ tile.program "shuffle" {
     tile.store %x, "y" : tensor<1x16x16x2x16x2xf32>
   }
 }
+
+// -----
+
+// A vocabulary of 1,000 (an lm_head) has no divisor in whole 16-column
+// fractals; its tiles are divisors of at least a fractal, each padded to
+// fractals on chip (40 -> 48 columns), so the product spreads over 25 cores
+// instead of running whole on one.
+// CHECK-LABEL: tile.program "vocab"
+// CHECK: tile.kernel "lm_head" attributes {tiling = #tile.tiling<tile = [16, 40], grid = [1, 25]
+// B-LABEL: tile.program "vocab"
+// B: tiling = #tile.tiling<tile = [16, 40], grid = [1, 25]
+tile.program "vocab" {
+  tile.tensor {name = "h", kind = "input", offset = 0 : i64, type = tensor<16x64xf16>, layout = "ND"}
+  tile.tensor {name = "w_nz", kind = "input", offset = 4096 : i64, type = tensor<4x1008x16xf16>, layout = "FRACTAL_NZ"}
+  tile.tensor {name = "y", kind = "output", offset = 262144 : i64, type = tensor<16x1000xf32>, layout = "ND"}
+  tile.kernel "lm_head" attributes {block_dim = 1 : i64} {
+    %a = tile.load "h" : tensor<16x64xf16>
+    %b = tile.load "w_nz" {layout = "FRACTAL_NZ"} : tensor<1000x64xf16>
+    %c = tile.batch_matmul %a, %b {transpose_b} : tensor<16x64xf16>, tensor<1000x64xf16> -> tensor<16x1000xf32>
+    tile.store %c, "y" : tensor<16x1000xf32>
+  }
+}
