@@ -145,7 +145,7 @@ tile.program "p" {
 
 // -----
 
-// A long K (2048): K goes to L1 in panels (at most 4, here 2 of 1024) and to
+// A long K (2048): K goes to L1 in panels (at most 8, here 2 of 1024) and to
 // L0 in chunks, both double-buffered, so the next panel's copies and the
 // next chunk's load_fractal overlap this chunk's mmad: panel p uses L1
 // buffers p % 2 and L0 buffers p % 2, the mmads accumulate into one L0C.
