@@ -245,7 +245,8 @@ def _values_to_l1(x: KernelExpansion, op: st.AttentionOp, l1v: SSAValue, v_gm: S
     n1 = round_up(dv, FRACTAL) // FRACTAL
     if op.transpose_v is None:
         # straight from GM: staged, the scatter would queue on MTE3 behind P's copy to L1, on the
-        # P.V critical path (the BERT-base layer's attention: 5,271 cycles staged, 5,001 not)
+        # P.V critical path (`roofline.py bert_base_layer`'s attention block: 5,271 cycles with
+        # stage=True, 5,001 without)
         x.row_major_right_to_l1(l1v, x.b.at(v_gm, v_base, start * ldv), kt, dv, ldv, round_up(kt, FRACTAL), element,
                                 stage=False)
     else:

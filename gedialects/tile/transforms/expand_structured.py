@@ -52,8 +52,9 @@ fractals (one per row or per column block) is staged through UB."""
 K_PANELS = 8
 """At most this many L1 panels of K per matmul tile when they are
 double-buffered: more panels overlap more of the loads with the mmads, each
-panel's copies pay the GM latency again (the BERT-base layer: 89,389 cycles
-with 2, 85,700 with 4, 83,932 with 8, 84,326 with 16)."""
+panel's copies pay the GM latency again (`python benchmarks/roofline.py
+bert_base_layer` with this set to 2, 4, 8, 16: 89,389, 85,700, 83,932,
+84,326 cycles)."""
 STAGE_UB_SHARE = 8
 """Each of the two UB chunk buffers of a staged load takes at most this
 fraction of UB (the rest is the kernel's own buffers)."""
@@ -346,16 +347,16 @@ class KernelExpansion:
             return free is None or buffers * (m + n) * kl * es <= free
 
         runs = [kl for kl in range(kt, k + 1, kt) if k % kl == 0]
-        if len(runs) > 1:
-            for kl in runs:
-                if k // kl <= K_PANELS and k // kl > 1 and fits(kl, 2):
-                    return kl, 2
+        for kl in runs:
+            if 1 < k // kl <= K_PANELS and fits(kl, 2):
+                return kl, 2
         return max((kl for kl in runs if fits(kl, 1)), default=kt), 1
 
     def k_chunk(self, m: int, n: int, k: int, k0: int, es: int) -> tuple[int, int]:
         """(K per L0 chunk, chunk buffers): the longest run of K (a divisor,
         whole k0 blocks) whose A and B chunks fit L0A and L0B twice, so the
-        next chunk's loads overlap this chunk's mmad; once if none fits twice."""
+        next chunk's loads overlap this chunk's mmad; once if none fits twice
+        or one chunk is the whole K (nothing to overlap)."""
         cap_a, cap_b = self.capacities.get("l0a"), self.capacities.get("l0b")
         for buffers in (2, 1):
             best = 0
@@ -493,11 +494,13 @@ class KernelExpansion:
         (`_staged_fractals`) unless `stage` is False (a caller whose MTE3
         queue is on its critical path)."""
         whole, tail = divmod(cols, c0)
-        staged = stage and min(rows, whole) >= STAGE_MIN_DMAS and "ub" in self.capacities and t.space_of(src) == "gm"
-        if staged:
+        direct = [(whole, 1, tail)]  # (first column block, blocks, width) copied straight from GM
+        if stage and min(rows, whole) >= STAGE_MIN_DMAS and "ub" in self.capacities and t.space_of(src) == "gm":
             self._staged_fractals(l1, src, rows, whole * c0, c0, ld, col_step, row_block_step)
-        for first, blocks, width in ((0, whole, c0), (whole, 1, tail)):
-            if blocks and width and not (staged and first == 0):
+        else:
+            direct.insert(0, (0, whole, c0))
+        for first, blocks, width in direct:
+            if blocks and width:
                 self._fractal_rows(self.b.at(l1, offset=first * col_step), self.b.at(src, offset=first * c0),
                                    rows, blocks, width, c0, ld, col_step, row_block_step)
 
