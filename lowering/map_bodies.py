@@ -107,6 +107,9 @@ class ScalarBuilder:
         return self.max(self.min(self.add(self.mul(a, self.const(alpha)), self.const(beta)), self.const(1.0)),
                         self.const(0.0))
 
+    def hard_swish(self, a):
+        return self.mul(a, self.hard_sigmoid(a, 1 / 6, 0.5))
+
 
 def _gelu(sb: ScalarBuilder, op: g.GeluOp, x):
     return _gelu_of(sb, x, op.str_("approximate", "none"))
@@ -202,7 +205,7 @@ ELEMENTWISE = {
     g.ReciprocalOp: lambda sb, op, a: sb.div(sb.const(1.0), a),
     g.IdentityOp: lambda sb, op, a: a,
     g.HardSigmoidOp: lambda sb, op, a: sb.hard_sigmoid(a, op.float_("alpha", 0.2), op.float_("beta", 0.5)),
-    g.HardSwishOp: lambda sb, op, a: sb.mul(a, sb.hard_sigmoid(a, 1 / 6, 0.5)),
+    g.HardSwishOp: lambda sb, op, a: sb.hard_swish(a),
     g.SoftplusOp: _softplus,
     g.WhereOp: _where,
     g.EqualOp: lambda sb, op, a, b: sb.compare("oeq", a, b),
@@ -249,6 +252,10 @@ def activation_body(sb: ScalarBuilder, kind: str, params, x: SSAValue) -> SSAVal
         return sb.tanh(x)
     if kind == "gelu":
         return _gelu_of(sb, x, "tanh" if params and params[0] else "none")
+    if kind == "hard_sigmoid":
+        return sb.hard_sigmoid(x, *params)
+    if kind == "hard_swish":
+        return sb.hard_swish(x)
     raise ValueError(f"unknown activation {kind}")
 
 

@@ -63,7 +63,7 @@ from gedialects.graph.shapes import DYN, Shape, ShapeError
 from gedialects.graph.tensors import is_float, numpy_dtype
 from gedialects.location import describe_op
 
-ACTIVATIONS = ("relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu")
+ACTIVATIONS = ("relu", "leaky_relu", "clip", "sigmoid", "tanh", "gelu", "hard_sigmoid", "hard_swish")
 """Epilogues a conv/matmul/gemm may apply to its result (see reference.activate)."""
 
 

@@ -253,6 +253,10 @@ def activate(kind: str, params: Sequence[float], x: np.ndarray) -> np.ndarray:
         return np.tanh(x)
     if kind == "gelu":
         return gelu(x, "tanh" if params and params[0] else "none")
+    if kind == "hard_sigmoid":
+        return hard_sigmoid(x, *params)
+    if kind == "hard_swish":
+        return hard_swish(x)
     raise ValueError(f"unknown activation {kind}")
 
 

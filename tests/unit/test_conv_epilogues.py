@@ -31,6 +31,8 @@ def _activation(kind: str, x: str, y: str) -> tuple[list, dict]:
         return [helper.make_node("Clip", [x, "lo", "hi"], [y])], {"lo": np.float32(0), "hi": np.float32(6)}
     if kind == "LeakyRelu":
         return [helper.make_node("LeakyRelu", [x], [y], alpha=0.1)], {}
+    if kind == "HardSigmoid":  # not ONNX's default alpha: the epilogue must carry it
+        return [helper.make_node("HardSigmoid", [x], [y], alpha=0.25, beta=0.4)], {}
     return [helper.make_node(kind, [x], [y])], {}
 
 
@@ -69,7 +71,7 @@ def _check(model, feeds, precision, calibration=None):
 
 
 @pytest.mark.parametrize("precision", MODES)
-@pytest.mark.parametrize("kind", ["Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu"])
+@pytest.mark.parametrize("kind", ["Relu", "Clip", "Sigmoid", "Tanh", "LeakyRelu", "HardSigmoid", "HardSwish"])
 def test_conv_activation_runs_in_the_conv_kernel(kind, precision):
     model, feeds = _conv_model(kind, 0.2, residual=False)
     compiled = _check(model, feeds, precision)
@@ -84,7 +86,7 @@ def test_conv_residual_then_clip(precision):
     assert compiled.aicpu == 0 and compiled.kernel_kinds.get("conv") == 2  # the add and clip are in the epilogue
 
 
-@pytest.mark.parametrize("kind", ["Sigmoid", "Clip", "Tanh"])
+@pytest.mark.parametrize("kind", ["Sigmoid", "Clip", "Tanh", "HardSwish"])
 def test_force_fp16_scaled_output_under_a_bounded_activation(kind):
     """One residual channel of magnitude ~1e3 puts the conv's output class at
     a scale 2^k (the residual joins it): the epilogue must apply f to the

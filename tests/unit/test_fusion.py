@@ -131,6 +131,8 @@ def test_conv_batchnorm_relu(with_bias):
         ("LeakyRelu", {"alpha": 0.2}, "leaky_relu"),
         ("Tanh", {}, "tanh"),
         ("Clip", {}, "clip"),
+        ("HardSigmoid", {"alpha": 0.25, "beta": 0.4}, "hard_sigmoid"),
+        ("HardSwish", {}, "hard_swish"),
     ],
 )
 def test_conv_activation(act, attrs, kind):

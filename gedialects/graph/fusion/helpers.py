@@ -134,7 +134,7 @@ def absorbed_attr(ops: Iterable[Operation]) -> ArrayAttr:
 
 # --------------------------------------------------------------- activations
 
-ACTIVATION_OPS = (g.ReluOp, g.LeakyReluOp, g.ClipOp, g.SigmoidOp, g.TanhOp, g.GeluOp)
+ACTIVATION_OPS = (g.ReluOp, g.LeakyReluOp, g.ClipOp, g.SigmoidOp, g.TanhOp, g.GeluOp, g.HardSigmoidOp, g.HardSwishOp)
 """Ops that become an `activation` epilogue of conv/matmul/gemm."""
 
 _NOT_ACTIVATIONS = (g.IdentityOp, g.CastOp)
@@ -171,6 +171,10 @@ def activation_of(op: Operation) -> tuple[str, list[float]] | str:
         return "tanh", []
     if isinstance(op, g.GeluOp):
         return "gelu", [1.0] if op.str_("approximate", "none") == "tanh" else []
+    if isinstance(op, g.HardSigmoidOp):
+        return "hard_sigmoid", [_param(op, "alpha", 0.2), _param(op, "beta", 0.5)]
+    if isinstance(op, g.HardSwishOp):
+        return "hard_swish", []
     return f"{op.name} is not an activation"
 
 

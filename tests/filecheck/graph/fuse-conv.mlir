@@ -92,8 +92,9 @@ func.func @conv_residual(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> te
 
 // -----
 
-// Clip(ReLU6), Sigmoid and LeakyRelu epilogues; a broadcast residual.
-func.func @activations(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: tensor<2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+// Clip(ReLU6), Sigmoid, LeakyRelu, HardSigmoid (its alpha and beta) and
+// HardSwish (MobileNetV3) epilogues; a broadcast residual.
+func.func @activations(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: tensor<2x1x1xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
   // expected-remark@+1 {{applied ConvActivationFusionPass at loc("c1"): absorbed [c1, relu6]}}
   %c1 = graph.conv %x, %w : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32> loc("c1")
   %y1 = graph.clip %c1 {min = 0.0 : f32, max = 6.0 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("relu6")
@@ -105,7 +106,13 @@ func.func @activations(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: ten
   %c3 = graph.conv %x, %w : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32> loc("c3")
   %a3 = graph.add %c3, %r : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32> loc("add")
   %y3 = graph.leaky_relu %a3 {alpha = 0.2 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("leaky")
-  func.return %y1, %y2, %y3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+  // expected-remark@+1 {{applied ConvActivationFusionPass at loc("c4"): absorbed [c4, hsig]}}
+  %c4 = graph.conv %x, %w : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32> loc("c4")
+  %y4 = graph.hard_sigmoid %c4 {alpha = 0.25 : f32, beta = 0.4 : f32} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("hsig")
+  // expected-remark@+1 {{applied ConvActivationFusionPass at loc("c5"): absorbed [c5, hswish]}}
+  %c5 = graph.conv %x, %w : tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32> -> tensor<1x2x4x4xf32> loc("c5")
+  %y5 = graph.hard_swish %c5 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("hswish")
+  func.return %y1, %y2, %y3, %y4, %y5 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
 
 // CHECK-LABEL: func.func @activations
@@ -113,6 +120,8 @@ func.func @activations(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %r: ten
 // CHECK-NEXT:    graph.conv %[[X]], %[[W]] {absorbed = ["c1", "relu6"], activation = "clip", activation_params = array<f64: 0.000000e+00, 6.000000e+00>}
 // CHECK-NEXT:    graph.conv %[[X]], %[[W]] {absorbed = ["c2", "sig"], activation = "sigmoid"}
 // CHECK-NEXT:    graph.conv %[[X]], %[[W]] residual(%[[R]] : tensor<2x1x1xf32>) {absorbed = ["c3", "add", "leaky"], activation = "leaky_relu", activation_params = array<f64: 2.000000e-01>}
+// CHECK-NEXT:    graph.conv %[[X]], %[[W]] {absorbed = ["c4", "hsig"], activation = "hard_sigmoid", activation_params = array<f64: 2.500000e-01, 4.000000e-01>}
+// CHECK-NEXT:    graph.conv %[[X]], %[[W]] {absorbed = ["c5", "hswish"], activation = "hard_swish"}
 
 // -----
 

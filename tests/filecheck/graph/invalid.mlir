@@ -105,7 +105,7 @@ func.func @f(%x: tensor<1x3x3x3xf32>, %w: tensor<4x3x3x3xf32>, %r: tensor<1x4x2x
 
 // Only the known activation epilogues.
 func.func @f(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
-  // expected-error@+1 {{graph.conv: unknown activation 'swish' (expected one of relu, leaky_relu, clip, sigmoid, tanh, gelu)}}
+  // expected-error@+1 {{graph.conv: unknown activation 'swish' (expected one of relu, leaky_relu, clip, sigmoid, tanh, gelu, hard_sigmoid, hard_swish)}}
   %y = graph.conv %x, %w {activation = "swish"} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   func.return
 }

@@ -4,8 +4,9 @@
   to the conv result (graph.sum of two tensors counts as an add: ResNet's
   residuals are ONNX Sum);
 - `ConvActivationFusionPass`, `MatMulActivationFusionPass`,
-  `GemmActivationFusionPass`: relu / leaky_relu / clip (ReLU6) / sigmoid /
-  tanh / gelu after the op → its `activation` epilogue (after any residual);
+  `GemmActivationFusionPass`: an activation after the op (graph.ops.ACTIVATIONS:
+  relu, leaky_relu, clip (ReLU6), sigmoid, tanh, gelu, hard_sigmoid,
+  hard_swish) → its `activation` epilogue (after any residual);
 - `MatMulBiasAddFusionPass`: add(matmul(a, b), c) with c on either side and
   broadcasting to the product → gemm(a, b, c) for 2-d operands, else
   matmul(a, b) with bias c; also fills in the bias of a gemm that has none.
@@ -72,19 +73,19 @@ class ActivationEpilogue(FusionRule):
 
 class ConvActivationFusion(ActivationEpilogue):
     name = "ConvActivationFusionPass"
-    summary = "conv (+bias, +residual) → relu/leaky_relu/clip/sigmoid/tanh/gelu: activation epilogue"
+    summary = f"conv (+bias, +residual) → {'/'.join(g.ACTIVATIONS)}: activation epilogue"
     anchors = (g.ConvOp,)
 
 
 class MatMulActivationFusion(ActivationEpilogue):
     name = "MatMulActivationFusionPass"
-    summary = "matmul (+bias) → relu/leaky_relu/clip/sigmoid/tanh/gelu: activation epilogue"
+    summary = f"matmul (+bias) → {'/'.join(g.ACTIVATIONS)}: activation epilogue"
     anchors = (g.MatMulOp,)
 
 
 class GemmActivationFusion(ActivationEpilogue):
     name = "GemmActivationFusionPass"
-    summary = "gemm → relu/leaky_relu/clip/sigmoid/tanh/gelu: activation epilogue"
+    summary = f"gemm → {'/'.join(g.ACTIVATIONS)}: activation epilogue"
     anchors = (g.GemmOp,)
 
 
