@@ -9,12 +9,18 @@ Counted in the `transdata` statistics.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import math
+
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
+from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.ub_buffers import elem_bytes
@@ -29,9 +35,7 @@ from .storage import GmStorage, TensorView
 MAX_IN_CHUNK = 128
 """Largest chunk of pixels transdata_in puts through the cube at once."""
 MAX_OUT_CHUNK = 256
-"""Largest chunk of pixels transdata_out takes when one divides the map."""
-OUT_CHUNK = 128
-"""transdata_out's chunk of pixels when none up to MAX_OUT_CHUNK divides the map."""
+"""Largest chunk of pixels transdata_out puts through the cube at once."""
 
 
 @lowers(g.TransDataOp)
@@ -62,14 +66,44 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
     es = elem_bytes(elem)
     k0 = BLOCK_BYTES // es  # pixels per block of a fractal's row
     cap = ctx.config.capacity_bytes
-    # kc x kc identity in one L0A half
-    fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * es <= cap["l0a"] // 2]
-    divisors = [kc for kc in fits if w % kc == 0]
-    kc = max(divisors) if divisors else min(max(fits), -(-w // 16) * 16)
-    nfull = w // kc
     dst = ctx.storage_for(op.output, "NC1HWC0", "input_5hd")
+    plane = h * w  # a channel's pixels in the source
+    blocks = channel_runs(c)
+    out_es = ctx.elem_bytes
+    fp = "f16" if es == 2 else "f32"
+
+    def boxes(npx: int, cn: int, kc: int) -> tuple[Box, Box, Box]:
+        """A piece's copies: its channels' runs GM -> UB (one DMA), UB -> L1
+        into ZN fractals (on chip: short latency), the product's rows UB ->
+        the map's C0 slices in GM."""
+        return (([cn, npx], [kc, 1], [plane, 1]), ([cn, -(-npx // k0), k0], [k0, 16 * k0, 1], [kc, k0, 1]),
+                ([-(-cn // c0), npx, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1]))
+
+    def cycles(geometry: tuple[int, int, int]) -> int:
+        rows, width, kc = geometry
+        runs = row_runs(rows, width, kc)
+        cores = ctx.cores_for(pieces(runs, blocks))
+
+        def piece(npx: int, cn: int) -> int:
+            stage, scatter, store = boxes(npx, cn, kc)
+            return (copy_cycles(ctx, "gm", "ub", stage, es, es, cores) + copy_cycles(ctx, "ub", "l1", scatter, es, es)
+                    + ctx.config.dma_cycles("l1_l0b", 16 * kc * es) + ctx.config.mmad_cycles(fp, kc, 16, kc)
+                    + ctx.config.dma_cycles("l0c_ub", 16 * kc * 4) + copy_cycles(ctx, "ub", "gm", store, out_es, out_es, cores))
+
+        once = ctx.config.dma_cycles("gm_l1", kc * kc * es, cores) + ctx.config.dma_cycles("l1_l0a", kc * kc * es)
+        return once + sum(-(-a.count * b.count // cores) * piece(a.size, b.size) for a in runs for b in blocks)
+
+    # the map in rows of w pixels, or (no side halo: its pixel runs are
+    # contiguous, as the source's) as one row; chunks of kc pixels, a kc x
+    # kc identity in one L0A half. Larger chunks: fewer pieces, but each
+    # core loads the larger identity and does fewer pieces in parallel.
+    layouts = [(h, w)] + ([(1, h * w)] if dst.storage.padded_w == w and h > 1 else [])
+    fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * es <= cap["l0a"] // 2]
+    h, w, kc = min(((rows, width, kc) for rows, width in layouts for kc in fits
+                    if kc < width + 16), key=lambda geometry: (cycles(geometry), -geometry[2]))
     ctx.stats.transdata += 1
-    block_dim = ctx.cores_for(h * max(nfull, 1))
+    pixels = row_runs(h, w, kc)
+    block_dim = ctx.cores_for(pieces(pixels, blocks))
     kernel = ctx.new_kernel(op, "transdata", block_dim)
     identity = np.eye(kc, dtype=np.float32).reshape(kc // 16, 16, kc // k0, k0).transpose(0, 2, 1, 3)  # ZZ
     ident = ctx.add_constant("identity", identity)
@@ -80,6 +114,7 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
     l0b = kernel.alloc("l0b", kc * 16, "ZN", elem=elem)
     l0c = kernel.alloc("l0c", kc * 16, "NZ", elem=f32)
     ub = kernel.alloc("ub", kc * 16, "NZ")
+    staged = kernel.alloc("ub", kc * 16, "ND", elem=elem)
     zero = kernel.alloc("ub", kc * 16, "ND", elem=elem)
     kernel.copy(l1a, kernel.gm(ident, elem), [kc * kc], [1], [1])
     kernel.emit(t.LoadFractalOp(l0a, l1a, kc * kc * es // FRACTAL_BYTES))
@@ -87,26 +122,24 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
     kernel.copy(l1b, zero, [kc * 16], [1], [1])
     x = kernel.gm(src.storage.name, elem)
     out = kernel.gm(dst.storage.name)
-    blocks = [(b, min(16, c - b)) for b in range(0, c, 16)]  # (first channel, channels) of 16-channel blocks
-    # whole k0-pixel blocks: a short chunk reads up to k0 - 1 pixels past
-    # its row (never written back; past the last row, the tensor's slack)
-    src.storage.overread = max(src.storage.overread, (k0 - 1) * es)
 
-    def chunk(row: Index, col: Index, npx: int) -> None:
+    def piece(at: tuple[Index, Index], npx: int, block: Index, cn: int) -> None:
+        row, col = at
         p0 = kernel.add(kernel.mul(row, w), col)
         pix = kernel.add(kernel.mul(row, dst.storage.padded_w), col)
-        for c_start, cn in blocks:
-            if cn < 16 and len(blocks) > 1:  # stale channels of the previous block
-                kernel.copy(l1b, zero, [kc * 16], [1], [1])
-            kernel.copy(l1b, kernel.at(x, c_start * h * w, p0), [cn, -(-npx // k0), k0],
-                        [k0, 16 * k0, 1], [h * w, k0, 1])
-            kernel.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * es // FRACTAL_BYTES))
-            kernel.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
-            kernel.copy(ub, l0c, [kc * 16], [1], [1], cast=ctx.fp16)
-            base = kernel.at(out, dst.origin(c0) + c_start // c0 * dst.slice_stride(c0), kernel.mul(pix, c0))
-            kernel.copy(base, ub, [-(-cn // c0), npx, c0], [dst.slice_stride(c0), c0, 1], [c0, 16, 1])
+        stage, scatter, store = boxes(npx, cn, kc)
+        if cn < 16 and c > 16:  # stale channels of a previous block
+            kernel.copy(l1b, zero, [kc * 16], [1], [1])
+        # (a run that is not whole blocks is a padded DMA: the rest of its last block in UB is zero)
+        kernel.copy(staged, kernel.at(x, 0, kernel.add(kernel.mul(block, 16 * plane), p0)), *stage)
+        kernel.copy(l1b, staged, *scatter)
+        kernel.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * es // FRACTAL_BYTES))
+        kernel.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))
+        kernel.copy(ub, l0c, [kc * 16], [1], [1], cast=ctx.fp16)
+        slices = kernel.mul(block, 16 // c0 * dst.slice_stride(c0))
+        kernel.copy(kernel.at(out, dst.origin(c0), kernel.add(slices, kernel.mul(pix, c0))), ub, *store)
 
-    row_chunks(kernel, h, w, kc, block_dim, chunk)
+    for_pieces(kernel, block_dim, pixels, blocks, piece)
 
 
 @lowers(g.SpaceToDepthOp)
@@ -192,17 +225,67 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
     row_chunks(kernel, rows, cols, mc, block_dim, chunk)
 
 
+@dataclass(frozen=True)
+class Run:
+    """`count` pieces of `size` (pixels or channels) along one dim of a
+    transdata; `at(kernel, i)`: where the i-th begins (its row and column,
+    or its 16-channel block)."""
+
+    count: int
+    size: int
+    at: Callable
+
+
+def row_runs(rows: int, width: int, size: int) -> list[Run]:
+    """Every row of `width` columns in chunks of `size` ((row, first column)
+    each): the whole chunks, then each row's shorter last one."""
+    nfull, tail = divmod(width, size)
+    runs = [Run(rows * nfull, size, lambda k, i: (k.div(i, nfull), k.mul(k.rem(i, nfull), size)))] if nfull else []
+    return runs + ([Run(rows, tail, lambda k, i: (i, nfull * size))] if tail else [])
+
+
+def channel_runs(channels: int) -> list[Run]:
+    """The 16-channel blocks of `channels` (block index each): the whole
+    blocks, then the shorter last one."""
+    whole, part = divmod(channels, 16)
+    return ([Run(whole, 16, lambda k, i: i)] if whole else []) + ([Run(1, part, lambda k, i: whole)] if part else [])
+
+
+def pieces(outer: list[Run], inner: list[Run]) -> int:
+    return sum(a.count for a in outer) * sum(b.count for b in inner)
+
+
+Box = tuple[list[int], list[int], list[int]]
+"""A box copy: shape, destination and source element strides."""
+
+
+def copy_cycles(ctx: LoweringContext, src: str, dst: str, box: Box, src_es: int, dst_es: int, cores: int = 1) -> int:
+    """The target's cycles for one box copy: each of its DMAs pays the
+    path's latency (gedialects/npu/dma.py plans them), the bytes move at
+    the path's rate (a GM one shared by `cores`)."""
+    shape, dst_strides, src_strides = box
+    dmas = plan_copy(shape, dst_strides, src_strides, dst_es, src_es, dst, src).instructions
+    path = f"{src}_{dst}"
+    return ctx.config.dma_cycles(path, math.prod(shape) * src_es, cores) + (dmas - 1) * ctx.config.dma_cycles(path, 0, cores)
+
+
+def for_pieces(kernel, block_dim: int, outer: list[Run], inner: list[Run], body, pipeline: bool = False) -> None:
+    """body(at, size, at, size) for every pair of an outer and an inner piece,
+    the pairs spread over the blocks (so a small map's channel blocks go to
+    several cores instead of one after another on one); one loop per pair
+    of runs, as their sizes are static."""
+    for a in outer:
+        for b in inner:
+            with kernel.tiles(a.count * b.count, block_dim, pipeline) as tile:
+                body(a.at(kernel, kernel.div(tile, b.count)), a.size, b.at(kernel, kernel.rem(tile, b.count)), b.size)
+
+
 def row_chunks(kernel, rows: int, width: int, size: int, block_dim: int, chunk) -> None:
     """chunk(row, first column, columns) over every row of `width` columns
-    in chunks of `size`, spread over the blocks: the whole chunks, then each
-    row's shorter last one."""
-    nfull, tail = divmod(width, size)
-    if nfull:
-        with kernel.tiles(rows * nfull, block_dim) as tile:
-            chunk(kernel.div(tile, nfull), kernel.mul(kernel.rem(tile, nfull), size), size)
-    if tail:
-        with kernel.tiles(rows, block_dim) as row:
-            chunk(row, nfull * size, tail)
+    in chunks of `size`, spread over the blocks."""
+    for run in row_runs(rows, width, size):
+        with kernel.tiles(run.count, block_dim) as tile:
+            chunk(*run.at(kernel, tile), run.size)
 
 
 def transdata_out(ctx: LoweringContext, op: g.TransDataOp, x: TensorView) -> None:
@@ -229,16 +312,43 @@ def transdata_out(ctx: LoweringContext, op: g.TransDataOp, x: TensorView) -> Non
     ctx.storages.append(st)
     ctx.values[v] = TensorView(st, 0, "ND", tuple(g.shape_of(v)))
     ctx.stats.transdata += 1
-    divisors = [d for d in range(16, MAX_OUT_CHUNK + 1, 16) if P % d == 0]
-    if divisors:
-        kn = max(divisors)
-        full, tail = P // kn, 0
-    else:
-        kn = min(OUT_CHUNK, -(-P // 16) * 16)
-        full, tail = divmod(P, kn)
+    blocks = channel_runs(C)
+    out_es = elem_bytes(out_elem)
+    slices_per_fractal = 16 // c0
+
+    def boxes(n: int, rows: int) -> list[tuple[str, str, Box]]:
+        """A piece's copies: its C0 slices' pixel runs GM -> L1 (whole
+        16-pixel fractals: the ZN layout of B), then the product's rows UB ->
+        GM, the pixels of whole fractals in one copy and the rest in one
+        padded copy (its UB side whole blocks)."""
+        npad, whole = -(-n // 16) * 16, n // 16 * 16
+        copies = [("gm", "l1", ([slices_per_fractal, npad * c0], [npad * c0, 1], [x.slice_stride(c0), 1]))]
+        if whole:
+            copies.append(("ub", "gm", ([rows, whole // 16, 16], [P, 16, 1], [16, FRACTAL_ELEMS, 1])))
+        if n > whole:
+            copies.append(("ub", "gm", ([rows, n - whole], [P, 1], [16, 1])))
+        return copies
+
+    def cycles(kn: int) -> int:
+        runs = [Run(count, size, None) for count, size in ((P // kn, kn), (1, P % kn)) if count and size]
+        cores = ctx.cores_for(pieces(runs, blocks))
+
+        def piece(n: int, rows: int) -> int:
+            npad = -(-n // 16) * 16
+            return (sum(copy_cycles(ctx, a, b, box, out_es if a == "ub" else es, out_es if b == "gm" else es, cores)
+                        for a, b, box in boxes(n, rows))
+                    + ctx.config.dma_cycles("l1_l0b", 16 * npad * es) + ctx.config.mmad_cycles(fp, 16, npad, 16)
+                    + ctx.config.dma_cycles("l0c_ub", 16 * npad * 4))
+
+        return sum(-(-a.count * b.count // cores) * piece(a.size, b.size) for a in runs for b in blocks)
+
+    fp = "f16" if es == 2 else "f32"
+    # chunks of kn pixels: larger ones are fewer pieces, smaller ones more in parallel
+    kn = min((kn for kn in range(16, MAX_OUT_CHUNK + 1, 16) if kn < P + 16), key=lambda kn: (cycles(kn), -kn))
+    full, tail = divmod(P, kn)
     ident = ctx.add_constant("identity16", np.eye(16, dtype=np.float32).reshape(16, 16 // c0, c0).transpose(1, 0, 2))
-    channel_blocks = -(-C // 16)
-    block_dim = 1 if tail else ctx.cores_for(full)
+    chunks = ([Run(full, kn, lambda k, i: k.mul(i, kn))] if full else []) + ([Run(1, tail, lambda k, i: full * kn)] if tail else [])
+    block_dim = ctx.cores_for(pieces(chunks, blocks))
     kernel = ctx.new_kernel(op, "transdata", block_dim)
     l1a = kernel.alloc("l1", FRACTAL_ELEMS, "ZZ")
     l0a = kernel.alloc("l0a", FRACTAL_ELEMS, "ZZ")
@@ -249,31 +359,21 @@ def transdata_out(ctx: LoweringContext, op: g.TransDataOp, x: TensorView) -> Non
     kernel.copy(l1a, kernel.gm(ident), [FRACTAL_ELEMS], [1], [1])
     kernel.emit(t.LoadFractalOp(l0a, l1a, FRACTAL_ELEMS * es // FRACTAL_BYTES))
     x_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(st.name, out_elem)
-    slices_per_fractal = 16 // c0
 
-    def chunk(p0: Index, n: int) -> None:
-        npad = -(-n // 16) * 16
+    def piece(p0: Index, n: int, block: Index, rows: int) -> None:
+        npad, whole = -(-n // 16) * 16, n // 16 * 16
         # the last slice's run is read up to whole 16-pixel fractals
         x.storage.overread = max(x.storage.overread, (npad - n) * c0 * es)
-        for cb in range(channel_blocks):
-            rows = min(16, C - cb * 16)
-            run = kernel.at(x_gm, x.origin(c0) + cb * slices_per_fractal * x.slice_stride(c0), kernel.mul(p0, c0))
-            kernel.copy(l1b, run, [slices_per_fractal, npad * c0], [npad * c0, 1], [x.slice_stride(c0), 1])
-            kernel.emit(t.LoadFractalOp(l0b, l1b, 16 * npad * es // FRACTAL_BYTES))
-            kernel.emit(t.MatmulOp(l0c, l0a, l0b, 16, npad, 16, False))
-            kernel.copy(ub, l0c, [16 * npad], [1], [1], cast=out_elem != f32)
-            if name and ctx.scale_of(v) != 1.0:  # force_fp16 range scaling undone in fp32
-                kernel.vec("muls", ub, [ub], [16 * npad], [[1], [1]], ctx.scale_of(v))
-            if n == npad:
-                kernel.copy(kernel.at(out_gm, cb * 16 * P, p0), ub, [rows, npad // 16, 16], [P, 16, 1],
-                            [16, FRACTAL_ELEMS, 1])
-            else:  # a partial chunk (run first, so later full chunks overwrite its overhang)
-                for r in range(rows):
-                    kernel.copy(kernel.at(out_gm, cb * 16 * P + r * P, p0), kernel.at(ub, r * 16),
-                                [npad // 16, 16], [16, 1], [FRACTAL_ELEMS, 1])
+        load, *stores = boxes(n, rows)
+        slices = kernel.mul(block, slices_per_fractal * x.slice_stride(c0))
+        kernel.copy(l1b, kernel.at(x_gm, x.origin(c0), kernel.add(slices, kernel.mul(p0, c0))), *load[2])
+        kernel.emit(t.LoadFractalOp(l0b, l1b, 16 * npad * es // FRACTAL_BYTES))
+        kernel.emit(t.MatmulOp(l0c, l0a, l0b, 16, npad, 16, False))
+        kernel.copy(ub, l0c, [16 * npad], [1], [1], cast=out_elem != f32)
+        if name and ctx.scale_of(v) != 1.0:  # force_fp16 range scaling undone in fp32
+            kernel.vec("muls", ub, [ub], [16 * npad], [[1], [1]], ctx.scale_of(v))
+        rows_out = kernel.at(out_gm, 0, kernel.add(kernel.mul(block, 16 * P), p0))
+        for (_, _, box), first in zip(stores, (0, whole) if whole else (whole,)):
+            kernel.copy(kernel.at(rows_out, first), kernel.at(ub, first // 16 * FRACTAL_ELEMS), *box)
 
-    if tail:
-        chunk(full * kn, tail)
-    if full:
-        with kernel.tiles(full, block_dim, pipeline=True) as tile:
-            chunk(kernel.mul(tile, kn), kn)
+    for_pieces(kernel, block_dim, chunks, blocks, piece, pipeline=True)

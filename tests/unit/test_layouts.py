@@ -89,3 +89,34 @@ def test_row_major_fp16_result_read_as_a_map(c, h, w):
     got = np.asarray(run_compiled(compiled, {"x": x}).outputs["y"])
     want = onnxruntime_outputs(model, {"x": x})["y"]
     assert_close(got.reshape(want.shape), want, "force_fp16")
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+@pytest.mark.parametrize("c, h, w", [(40, 2, 3), (128, 2, 2), (20, 3, 40), (3, 64, 64), (16, 17, 17), (1, 8, 4), (256, 10, 41)])
+def test_transdata_in_and_out_of_odd_maps(c, h, w, precision):
+    """A graph input read by a map kernel and its result as a graph output:
+    both transdata kernels, on maps whose channels are not whole 16-channel
+    blocks (the last block's stale rows), whose rows are shorter than a
+    fractal (staged runs, padded DMAs), whose pixels are one row when the
+    map has no side halo, whose pixel count is not whole fractals (the
+    padded store of the last chunk, after its whole fractals: 256x10x41);
+    relu is exact, so any misplaced
+    element shows."""
+    from onnx import TensorProto, helper
+
+    from gedialects.frontend.onnx_import import import_model
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "relu",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, h, w])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, h, w])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = np.random.default_rng(c * h * w).standard_normal((1, c, h, w)).astype(np.float32)
+    compiled = compile_module(import_model(model), precision=precision)
+    assert compiled.kernel_kinds.get("transdata") == 2 and "aicpu" not in compiled.kernel_kinds
+    got = np.asarray(run_compiled(compiled, {"x": x}).outputs["y"]).reshape(x.shape)
+    want = np.maximum(x, 0)
+    if precision == "must_keep_origin_dtype":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_array_equal(got, want.astype(np.float16).astype(np.float32))

@@ -38,7 +38,7 @@
 // CHECK:         tile.gm {tensor = "[[P]]"}
 // CHECK-COUNT-8: tile.vec "max"
 // CHECK:         } {tile.pipeline = "ping-pong"}
-// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22pool1_transdata_nchw\22)"{{.*}}block_dim = 1 : i64}
+// CHECK:       tile.kernel "k3_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22pool1_transdata_nchw\22)"{{.*}}block_dim = 4 : i64}
 // CHECK-NOT:   tile.kernel
 func.func @conv_relu_pool(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x8x8xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>
@@ -257,4 +257,38 @@ func.func @depthwise(%x: tensor<1x24x8x8xf32> {ge.name = "x"}) -> (tensor<1x24x8
   %w = graph.fill 0.1 : tensor<24x1x3x3xf32>
   %y = graph.conv %x, %w {group = 24 : i64, pads = array<i64: 1, 1, 1, 1>} : tensor<1x24x8x8xf32>, tensor<24x1x3x3xf32> -> tensor<1x24x8x8xf32> loc("dw")
   func.return %y : tensor<1x24x8x8xf32>
+}
+
+// -----
+
+// Transdata of a small map (40 channels of 2x3 pixels, fp32): the pieces
+// (a row of pixels x 16 channels) spread over cores, 6 here; each piece's
+// channel runs come in by one DMA into UB (3-pixel rows: padded, the rest of
+// the block zero), then into ZN fractals in L1 on chip; the last 8-channel
+// block, after the whole ones, clears the stale rows of L1 first. Out: 16-
+// pixel chunks by 16 channels, 3 pieces; the product's rows leave UB in one
+// padded copy of 6-pixel rows.
+
+// CHECK-LABEL: tile.program "small_map"
+// CHECK:       tile.kernel "k0_transdata" attributes {{{.*}}in_formats = "NCHW", {{.*}}out_formats = "NC1HWC0", block_dim = 6 : i64}
+// CHECK:         %[[STAGED:.*]] = tile.alloc {shape = array<i64: 256>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
+// CHECK-NEXT:    %[[ZERO:.*]] = tile.alloc {shape = array<i64: 256>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
+// CHECK:         scf.for
+// CHECK:           tile.copy %[[STAGED]], %{{.*}} {shape = array<i64: 16, 3>, dst_strides = array<i64: 16, 1>, src_strides = array<i64: 6, 1>}
+// CHECK-NEXT:      tile.copy %[[L1B:.*]], %[[STAGED]] {shape = array<i64: 16, 1, 8>, dst_strides = array<i64: 8, 128, 1>, src_strides = array<i64: 16, 8, 1>}
+// CHECK:           tile.matmul
+// CHECK:           tile.copy %{{.*}} {shape = array<i64: 2, 3, 8>, dst_strides = array<i64: 48, 8, 1>, src_strides = array<i64: 8, 16, 1>}
+// CHECK:         scf.for
+// CHECK:           tile.copy %[[L1B]], %[[ZERO]]
+// CHECK:           tile.copy %[[STAGED]], %{{.*}} {shape = array<i64: 8, 3>,
+// CHECK:           tile.copy %{{.*}} {shape = array<i64: 1, 3, 8>,
+// CHECK:       tile.kernel "k2_transdata" attributes {{{.*}}in_formats = "NC1HWC0", {{.*}}out_formats = "NCHW", block_dim = 3 : i64}
+// CHECK:         scf.for
+// CHECK:           tile.copy %{{.*}} {shape = array<i64: 16, 6>, dst_strides = array<i64: 6, 1>, src_strides = array<i64: 16, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+// CHECK:         } {tile.pipeline = "ping-pong"}
+// CHECK:         scf.for
+// CHECK:           tile.copy %{{.*}} {shape = array<i64: 8, 6>, dst_strides = array<i64: 6, 1>, src_strides = array<i64: 16, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+func.func @small_map(%x: tensor<1x40x2x3xf32> {ge.name = "x"}) -> (tensor<1x40x2x3xf32> {ge.name = "y"}) {
+  %r = graph.relu %x : (tensor<1x40x2x3xf32>) -> tensor<1x40x2x3xf32> loc("relu")
+  func.return %r : tensor<1x40x2x3xf32>
 }
