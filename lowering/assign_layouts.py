@@ -41,7 +41,7 @@ from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, name_loc, node_name
-from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, engine_of, kernel_of
+from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, engine_of, kernel_of, map_transpose
 
 log = logging.getLogger("gedialects.layouts")
 
@@ -126,7 +126,9 @@ class LayoutAssigner:
         if isinstance(op, g.SoftmaxOp) and _spatial_one(v):
             return ("NCHW", "NC1HWC0")  # [1,C,1,1] in NC1HWC0 is C contiguous values
         if isinstance(op, g.TransposeOp):
-            return (origin(v), "FLAT_NC1HWC0")  # a channel shuffle of a map's view
+            if map_transpose(op) == "to_rows":
+                return ("NC1HWC0",)
+            return (origin(v), "FLAT_NC1HWC0")  # rows to a map, or a channel shuffle of a map's view
         return (origin(v),)
 
     def produced(self, op: Operation, res: SSAValue) -> str:
@@ -139,6 +141,8 @@ class LayoutAssigner:
         if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return "NC1HWC0"
         if isinstance(op, ELEMENTWISE_OPS) and len(g.shape_of(res)) == 4:
+            return "NC1HWC0"
+        if map_transpose(op) == "to_map":
             return "NC1HWC0"
         if isinstance(op, g.TransposeOp) and self.fmt.get(op.input) == "FLAT_NC1HWC0":
             self.flat_map[res] = self.flat_map[op.input]

@@ -249,9 +249,41 @@ def channel_permutation(view_shape: tuple, perm, C: int, H: int, W: int):
     return np.arange(C).reshape(ish[1:-2]).transpose([q - 1 for q in perm[1:-2]]).reshape(-1)
 
 
+MAP_TRANSPOSES = {(0, 2, 3, 1): "to_rows", (0, 3, 1, 2): "to_map"}
+"""A 4-D batch-1 map's transposes to its NHWC rows and back (ConvNeXt's,
+SegFormer's around a layer_norm over channels): box copies between the
+map's NC1HWC0 and the rows (graph_to_tile/map_transpose.py)."""
+MAP_WRITERS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp, g.ConcatOp, *MAP_ELEMENTWISE)
+"""Ops whose 4-D results the CNN patterns write in NC1HWC0."""
+
+
+def map_transpose(op: Operation) -> str | None:
+    """"to_rows" / "to_map" for a transpose between a 4-D batch-1 map and
+    its NHWC rows, else None."""
+    if not isinstance(op, g.TransposeOp) or _rank(op.input) != 4 or g.shape_of(op.input)[0] != 1:
+        return None
+    return MAP_TRANSPOSES.get(tuple(op.ints("perm", ())))
+
+
+def _map_transpose_refusal(op: g.TransposeOp, kind: str, ctx: Context) -> str | None:
+    """The CNN patterns take a map transpose where it saves a transdata: to
+    rows of a map a CNN kernel writes; to a map every reader reads as one."""
+    if kind == "to_rows":
+        x = op.input.owner
+        if not (isinstance(x, MAP_WRITERS) and engine_of(x) == AI_CORE and kernel_of(x) is None):
+            return "a transpose to rows of a tensor that is not a map a CNN kernel writes"
+        return None
+    users = [u.operation for u in op.output.uses]
+    if not users or not all(_reads_as_map(u, op.output, ctx.fp16) for u in users):
+        return "a transpose to a map that not every reader reads as one"
+    return None
+
+
 @rule(g.TransposeOp)
 def _transpose(op: g.TransposeOp, ctx: Context) -> str | None:
-    # Only shufflenet's reshape -> transpose -> reshape of a map's channels
+    if (kind := map_transpose(op)) is not None:
+        return _map_transpose_refusal(op, kind, ctx)
+    # shufflenet's reshape -> transpose -> reshape of a map's channels
     x = op.input
     while isinstance(x.owner, g.VIEW_OPS):
         x = x.owner.operands[0]

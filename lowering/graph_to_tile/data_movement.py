@@ -7,8 +7,9 @@ operands.
   rows permuted at compile time).
 * A channel concat is a view when planning.py let its producers write their
   slices in place; otherwise `concat_copy` builds it with two copy kernels.
-* A transpose is lowered only as a channel permutation of a 4-D map (a
-  1x1 conv with a 0/1 matrix on the cube)."""
+* A transpose is a channel permutation of a 4-D map (a 1x1 conv with a
+  0/1 matrix on the cube), or a map's transpose to its NHWC rows or back
+  (map_transpose.py)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,11 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
-from lowering.legality import channel_permutation, copy_boxes
+from lowering.legality import channel_permutation, copy_boxes, map_transpose
 
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .conv import emit_conv
+from .map_transpose import lower_map_transpose
 from .registry import lowers
 from .storage import GmStorage, TensorView
 
@@ -154,7 +156,10 @@ def lower_transpose(ctx: LoweringContext, op: g.TransposeOp) -> None:
     (shufflenet's reshape -> transpose -> reshape channel shuffle): a 1x1
     convolution with a 0/1 permutation matrix on the cube (exact: one
     product by 1.0 and sums of zeros per output). The result is a map
-    (with the halo its consumers need) seen through the transposed view."""
+    (with the halo its consumers need) seen through the transposed view.
+    A map's transpose to its NHWC rows or back: box copies (map_transpose.py)."""
+    if map_transpose(op) is not None:
+        return lower_map_transpose(ctx, op)
     x = ctx.values[op.input]
     perm = op.ints("perm", ())
     src = x.flat_src

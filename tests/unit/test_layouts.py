@@ -5,6 +5,7 @@ precision modes. The cases are the FileCheck test's functions."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,22 @@ def test_transdata_in_and_out_of_odd_maps(c, h, w, precision):
         np.testing.assert_array_equal(got, want)
     else:
         np.testing.assert_array_equal(got, want.astype(np.float16).astype(np.float32))
+
+
+MAP_TRANSPOSE_CHUNKS = [c for c in (CASES.parent / "map-transpose.mlir").read_text().split("// -----") if "func.func" in c]
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+@pytest.mark.parametrize("chunk", MAP_TRANSPOSE_CHUNKS, ids=lambda c: re.search(r"^func\.func @(\w+)", c, re.M).group(1))
+def test_map_transposes_match_interpreter(chunk, precision):
+    """The map <-> NHWC rows transposes (box copies, map-transpose.mlir's
+    cases) against the graph interpreter: the rows output checks the copy
+    to rows directly, the conv after the copy back reads every channel."""
+    module = parse_module(chunk)
+    fn = _entry(module)
+    inputs = _inputs(fn)
+    want = run(parse_module(chunk), inputs, fn.sym_name.data)
+    got = run_compiled(compile_module(module, precision=precision), inputs).outputs
+    for name, value in want.items():
+        assert np.std(value) > 1e-2, "a constant output proves nothing"
+        assert_close(np.asarray(got[name]).reshape(value.shape), value, precision, err_msg=name)
