@@ -126,8 +126,8 @@ class LayoutAssigner:
         if isinstance(op, g.SoftmaxOp) and _spatial_one(v):
             return ("NCHW", "NC1HWC0")  # [1,C,1,1] in NC1HWC0 is C contiguous values
         if isinstance(op, g.TransposeOp):
-            if map_transpose(op) == "to_rows":
-                return ("NC1HWC0",)
+            if (mt := map_transpose(op)) is not None and mt.kind == "to_rows":
+                return ("NC1HWC0", "FLAT_NC1HWC0")  # the map, or its [1, C, H*W] view
             return (origin(v), "FLAT_NC1HWC0")  # rows to a map, or a channel shuffle of a map's view
         return (origin(v),)
 
@@ -142,8 +142,13 @@ class LayoutAssigner:
             return "NC1HWC0"
         if isinstance(op, ELEMENTWISE_OPS) and len(g.shape_of(res)) == 4:
             return "NC1HWC0"
-        if map_transpose(op) == "to_map":
-            return "NC1HWC0"
+        if (mt := map_transpose(op)) is not None:
+            if mt.kind == "to_rows":
+                return origin(res)
+            if len(g.shape_of(res)) == 4:
+                return "NC1HWC0"
+            self.flat_map[res] = mt.map_shape  # [1, C, H*W]: its views read the map
+            return "FLAT_NC1HWC0"
         if isinstance(op, g.TransposeOp) and self.fmt.get(op.input) == "FLAT_NC1HWC0":
             self.flat_map[res] = self.flat_map[op.input]
             return "FLAT_NC1HWC0"

@@ -13,7 +13,7 @@ channel shuffle of a 4-D map)`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,38 +251,90 @@ def channel_permutation(view_shape: tuple, perm, C: int, H: int, W: int):
 
 MAP_TRANSPOSES = {(0, 2, 3, 1): "to_rows", (0, 3, 1, 2): "to_map"}
 """A 4-D batch-1 map's transposes to its NHWC rows and back (ConvNeXt's,
-SegFormer's around a layer_norm over channels): box copies between the
-map's NC1HWC0 and the rows (graph_to_tile/map_transpose.py)."""
+around a layer_norm over channels): box copies between the map's NC1HWC0
+and the rows (graph_to_tile/map_transpose.py). SegFormer's are the same on
+a [1, C, H*W] view of the map: transpose (0, 2, 1) of the view to rows, and
+of rows to a [1, C, H*W] tensor that views read as the map."""
 MAP_WRITERS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp, g.ConcatOp, *MAP_ELEMENTWISE)
 """Ops whose 4-D results the CNN patterns write in NC1HWC0."""
 
 
-def map_transpose(op: Operation) -> str | None:
-    """"to_rows" / "to_map" for a transpose between a 4-D batch-1 map and
-    its NHWC rows, else None."""
-    if not isinstance(op, g.TransposeOp) or _rank(op.input) != 4 or g.shape_of(op.input)[0] != 1:
+@dataclass(frozen=True)
+class MapTranspose:
+    kind: str
+    """"to_rows" (the map to its [H*W, C] rows) or "to_map"."""
+    map_shape: tuple[int, ...]
+    """(1, C, H, W) of the map."""
+
+
+def map_transpose(op: Operation) -> MapTranspose | None:
+    """A transpose between a batch-1 map and its NHWC rows (of the map
+    itself or of its [1, C, H*W] view), else None."""
+    if not isinstance(op, g.TransposeOp) or g.shape_of(op.input)[:1] != (1,):
         return None
-    return MAP_TRANSPOSES.get(tuple(op.ints("perm", ())))
+    perm, src, dst = tuple(op.ints("perm", ())), tuple(g.shape_of(op.input)), tuple(g.shape_of(op.output))
+    if len(src) == 4 and perm in MAP_TRANSPOSES:
+        kind = MAP_TRANSPOSES[perm]
+        return MapTranspose(kind, src if kind == "to_rows" else dst)
+    if perm != (0, 2, 1):
+        return None
+    view = op.input.owner
+    if isinstance(view, g.VIEW_OPS) and _flat_view(g.shape_of(view.operands[0]), src):
+        return MapTranspose("to_rows", tuple(g.shape_of(view.operands[0])))
+    views = [u.operation for u in op.output.uses]
+    shapes = {tuple(g.shape_of(v.results[0])) for v in views}
+    if views and all(isinstance(v, g.VIEW_OPS) for v in views) and len(shapes) == 1 and _flat_view(next(iter(shapes)), dst):
+        return MapTranspose("to_map", next(iter(shapes)))
+    return None
 
 
-def _map_transpose_refusal(op: g.TransposeOp, kind: str, ctx: Context) -> str | None:
+def _flat_view(map_shape: Sequence[int], flat: Sequence[int]) -> bool:
+    """flat is [1, C, H*W] of the batch-1 map [1, C, H, W]."""
+    return len(map_shape) == 4 and tuple(map_shape[:2]) == tuple(flat[:2]) == (1, map_shape[1]) \
+        and len(flat) == 3 and map_shape[2] * map_shape[3] == flat[2]
+
+
+def _map_transpose_refusal(op: g.TransposeOp, mt: MapTranspose, ctx: Context) -> str | None:
     """The CNN patterns take a map transpose where it saves a transdata: to
     rows of a map a CNN kernel writes; to a map every reader reads as one."""
-    if kind == "to_rows":
-        x = op.input.owner
-        if not (isinstance(x, MAP_WRITERS) and engine_of(x) == AI_CORE and kernel_of(x) is None):
+    if mt.kind == "to_rows":
+        x = op.input if _rank(op.input) == 4 else op.input.owner.operands[0]  # type: ignore[union-attr]
+        if not _writes_map(x.owner):
             return "a transpose to rows of a tensor that is not a map a CNN kernel writes"
         return None
-    users = [u.operation for u in op.output.uses]
-    if not users or not all(_reads_as_map(u, op.output, ctx.fp16) for u in users):
+    maps = [op.output] if _rank(op.output) == 4 else [u.operation.results[0] for u in op.output.uses]
+    reads = [(u.operation, v) for v in maps for u in v.uses]
+    if not any(_reads_as_map(user, v, ctx.fp16) for user, v in reads) or not all(
+            _reads_as_map(user, v, ctx.fp16) or _viewed_as_rows(user) for user, v in reads):
         return "a transpose to a map that not every reader reads as one"
     return None
 
 
+def _writes_map(op) -> bool:
+    """op is a CNN kernel that writes its 4-D result in NC1HWC0 (a map
+    transpose to a map is one)."""
+    if not isinstance(op, Operation) or engine_of(op) != AI_CORE or kernel_of(op) is not None:
+        return False
+    if isinstance(op, g.TransposeOp):
+        mt = map_transpose(op)
+        return mt is not None and mt.kind == "to_map" and _rank(op.output) == 4
+    return isinstance(op, MAP_WRITERS) and _rank(op.results[0]) == 4
+
+
+def _viewed_as_rows(op: Operation) -> bool:
+    """op is a view of a map whose every reader transposes it to rows
+    (SegFormer's hidden states: a map for the next conv and, viewed as
+    [1, C, H*W], rows for the next layer_norm)."""
+    if not isinstance(op, g.VIEW_OPS):
+        return False
+    readers = [u.operation for u in op.results[0].uses]
+    return bool(readers) and all((mt := map_transpose(r)) is not None and mt.kind == "to_rows" for r in readers)
+
+
 @rule(g.TransposeOp)
 def _transpose(op: g.TransposeOp, ctx: Context) -> str | None:
-    if (kind := map_transpose(op)) is not None:
-        return _map_transpose_refusal(op, kind, ctx)
+    if (mt := map_transpose(op)) is not None:
+        return _map_transpose_refusal(op, mt, ctx)
     # shufflenet's reshape -> transpose -> reshape of a map's channels
     x = op.input
     while isinstance(x.owner, g.VIEW_OPS):
@@ -301,6 +353,9 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
     out = op.results[0]
     if (why := _map(out)) is not None:
         return f"elementwise on {shapes.fmt(g.shape_of(out))}: {why}"
+    computed = [v for v in op.operands if not is_constant(v)]
+    if computed and all(_written_as_rows(v) for v in computed):  # (a map kernel would need a transdata each way)
+        return "every operand is rows a structured kernel writes (a vector kernel reads them in place)"
     channels = g.shape_of(out)[1]
     fp16 = ctx is not None and ctx.fp16  # _reads_as_map asks without a context
     if isinstance(op, g.BatchNormOp):
@@ -341,6 +396,13 @@ def _elementwise(op: Operation, ctx: Context) -> str | None:
                 return f"constant-first {op.name} not lowered"
         first = False
     return None
+
+
+def _written_as_rows(v: SSAValue) -> bool:
+    """v (or what it views) is the result of a structured kernel: row-major."""
+    while isinstance(v.owner, g.VIEW_OPS):
+        v = v.owner.operands[0]
+    return isinstance(v.owner, Operation) and kernel_of(v.owner) in STRUCTURED_FAMILIES
 
 
 def _gate_use_refusal(op: g.FusionOp, channels: int, fp16: bool) -> str | None:

@@ -158,8 +158,8 @@ def lower_transpose(ctx: LoweringContext, op: g.TransposeOp) -> None:
     product by 1.0 and sums of zeros per output). The result is a map
     (with the halo its consumers need) seen through the transposed view.
     A map's transpose to its NHWC rows or back: box copies (map_transpose.py)."""
-    if map_transpose(op) is not None:
-        return lower_map_transpose(ctx, op)
+    if (mt := map_transpose(op)) is not None:
+        return lower_map_transpose(ctx, op, mt)
     x = ctx.values[op.input]
     perm = op.ints("perm", ())
     src = x.flat_src

@@ -19,24 +19,28 @@ Per chunk of pixels (spread over the cores, double-buffered):
 
 from __future__ import annotations
 
-from lowering.legality import map_transpose
+from gedialects.graph import ops as g
+from lowering.legality import MapTranspose
 
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .storage import TensorView
 from .transdata import row_runs
 
 
-def lower_map_transpose(ctx: LoweringContext, op) -> None:
-    kind = map_transpose(op)
+def lower_map_transpose(ctx: LoweringContext, op, mt: MapTranspose) -> None:
+    _, C, H, W = mt.map_shape
     x = ctx.values[op.input]
-    if kind == "to_rows":
-        _, C, H, W = x.shape
-        rows = ctx.storage_for(op.output, "ND", "map_rows")
-        _copy(ctx, op, kind, x, rows, C, H, W)
-    else:
-        _, H, W, C = x.shape
-        out = ctx.storage_for(op.output, "NC1HWC0", "rows_map")
-        _copy(ctx, op, kind, out, x, C, H, W)
+    if mt.kind == "to_rows":
+        fmap = x if len(x.shape) == 4 else x.flat_src  # the map, or its [1, C, H*W] view's
+        assert fmap is not None and fmap.layout == "NC1HWC0", f"{op.name}: the map is {fmap}"
+        _copy(ctx, op, mt.kind, fmap, ctx.storage_for(op.output, "ND", "map_rows"), C, H, W)
+    elif len(g.shape_of(op.output)) == 4:
+        _copy(ctx, op, mt.kind, ctx.storage_for(op.output, "NC1HWC0", "rows_map"), x, C, H, W)
+    else:  # [1, C, H*W], which views read as the map
+        fmap = ctx.temp_map(mt.map_shape, "rows_map")
+        fmap.storage.halo = list(ctx.plan.halos.get(op.output, [0, 0, 0, 0]))
+        ctx.values[op.output] = TensorView(fmap.storage, 0, "FLAT_NC1HWC0", tuple(g.shape_of(op.output)), flat_src=fmap)
+        _copy(ctx, op, mt.kind, fmap, x, C, H, W)
 
 
 def _copy(ctx: LoweringContext, op, kind: str, fmap: TensorView, rows: TensorView, C: int, H: int, W: int) -> None:
