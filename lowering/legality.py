@@ -282,8 +282,10 @@ def map_transpose(op: Operation) -> MapTranspose | None:
     if isinstance(view, g.VIEW_OPS) and _flat_view(g.shape_of(view.operands[0]), src):
         return MapTranspose("to_rows", tuple(g.shape_of(view.operands[0])))
     views = [u.operation for u in op.output.uses]
+    if not views or not all(isinstance(v, g.VIEW_OPS) for v in views):
+        return None
     shapes = {tuple(g.shape_of(v.results[0])) for v in views}
-    if views and all(isinstance(v, g.VIEW_OPS) for v in views) and len(shapes) == 1 and _flat_view(next(iter(shapes)), dst):
+    if len(shapes) == 1 and _flat_view(next(iter(shapes)), dst):
         return MapTranspose("to_map", next(iter(shapes)))
     return None
 
@@ -455,6 +457,8 @@ def _concat(op: g.ConcatOp, ctx: Context) -> str | None:
         return why
     if any(is_constant(x) for x in op.inputs):
         return "concat of a constant operand is not lowered"
+    if all(_written_as_rows(x) for x in op.inputs):  # (a map concat would need a transdata each way)
+        return "every operand is rows a structured kernel writes (a vector copy reads them in place)"
     return None
 
 
@@ -676,7 +680,7 @@ def copy_boxes(op: Operation) -> list[CopyBox] | str:
     if isinstance(op, g.ConcatOp):
         rank = len(g.shape_of(op.output))
         axis = op.int_("axis", 0) % rank
-        if rank == 4 and axis == 1:
+        if rank == 4 and axis == 1 and not all(_written_as_rows(x) for x in op.inputs):
             return "a channel concat of maps is written in place by its producers (the CNN patterns)"
         boxes, at = [], 0
         for x in op.inputs:

@@ -77,7 +77,7 @@ def _plan_concats(ops: list[Operation], c0: int):
     aliases: dict[SSAValue, tuple[SSAValue, int]] = {}
     concat_copies: dict[Operation, list[tuple[SSAValue, int]]] = {}
     for op in reversed(ops):
-        if engine_of(op) == AI_CPU:
+        if engine_of(op) == AI_CPU or kernel_of(op) is not None:  # the AI CPU's, or a structured copy of rows
             continue
         if not (isinstance(op, g.ConcatOp) and op.int_("axis", 0) % 4 == 1 and len(g.shape_of(op.output)) == 4):
             continue

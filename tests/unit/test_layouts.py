@@ -123,15 +123,17 @@ def test_transdata_in_and_out_of_odd_maps(c, h, w, precision):
         np.testing.assert_array_equal(got, want.astype(np.float16).astype(np.float32))
 
 
-MAP_TRANSPOSE_CHUNKS = [c for c in (CASES.parent / "map-transpose.mlir").read_text().split("// -----") if "func.func" in c]
+MAP_TRANSPOSE_CHUNKS = [c for f in ("map-transpose.mlir", "rows-stay-rows.mlir")
+                        for c in (CASES.parent / f).read_text().split("// -----") if "func.func" in c]
 
 
 @pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
 @pytest.mark.parametrize("chunk", MAP_TRANSPOSE_CHUNKS, ids=lambda c: re.search(r"^func\.func @(\w+)", c, re.M).group(1))
 def test_map_transposes_match_interpreter(chunk, precision):
     """The map <-> NHWC rows transposes (box copies, map-transpose.mlir's
-    cases) against the graph interpreter: the rows output checks the copy
-    to rows directly, the conv after the copy back reads every channel."""
+    cases) and the 4-D ops of rows that stay structured (rows-stay-rows.mlir)
+    against the graph interpreter: the rows output checks the copy to rows
+    directly, the conv after the copy back reads every channel."""
     module = parse_module(chunk)
     fn = _entry(module)
     inputs = _inputs(fn)

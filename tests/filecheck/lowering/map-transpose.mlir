@@ -97,19 +97,3 @@ func.func @segformer_block(%x: tensor<1x16x4x6xf32> {ge.name = "x"}) -> (tensor<
   func.return %s, %o : tensor<1x16x4x6xf32>, tensor<1x24x16xf32>
 }
 
-// -----
-
-// A 4-D elementwise op whose operands are all rows a structured kernel
-// writes (attention's heads) is a vector kernel, not a map kernel between
-// two transdata.
-
-// CHECK-LABEL: func.func @rows_elementwise
-// CHECK:         graph.mul %{{.*}} {ge.kernel = "vector", ge.format = "NCHW"}
-// CHECK-NOT:     graph.transdata
-// TILE-LABEL: tile.program "rows_elementwise" attributes {{{.*}}ge.transdata = 0 : i64}
-func.func @rows_elementwise(%x: tensor<1x2x8x16xf32> {ge.name = "x"}) -> (tensor<1x2x8x16xf32> {ge.name = "y"}) {
-  %k = graph.constant dense<0.5> : tensor<f32>
-  %e = graph.exp %x : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> loc("exp")
-  %y = graph.mul %e, %k : (tensor<1x2x8x16xf32>, tensor<f32>) -> tensor<1x2x8x16xf32> loc("scale")
-  func.return %y : tensor<1x2x8x16xf32>
-}
