@@ -149,6 +149,7 @@ GE_UNIVERSE = Universe(
         "graph-fuse": _graph_fuse,
         "graph-plan-memory": _graph_plan_memory,
         "conv-space-to-depth": _conv_space_to_depth,
+        "map-unbatch": _lazy("lowering.unbatch", "MapUnbatchPass"),
         "graph-partition": _graph_partition,
         "assign-layouts": _assign_layouts,
         "convert-graph-to-tile": _convert_graph_to_tile,

@@ -41,7 +41,7 @@ from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, name_loc, node_name
-from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, engine_of, kernel_of, map_transpose
+from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, batch_slice, engine_of, kernel_of, map_transpose
 
 log = logging.getLogger("gedialects.layouts")
 
@@ -111,6 +111,8 @@ class LayoutAssigner:
             return (op.src_format.data,)
         if isinstance(op, g.SpaceToDepthOp):
             return ("NCHW",)  # the input transdata's job, folding cells into channels on the way
+        if batch_slice(op) is not None:
+            return (origin(v),)  # one image of a batch, read in its logical order by its input transdata
         if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return ("NC1HWC0",)  # (a slice or split here is a channel view: structured ones returned above)
         if isinstance(op, ELEMENTWISE_OPS):

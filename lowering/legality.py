@@ -182,8 +182,25 @@ def _map_op(op: Operation, ctx: Context) -> str | None:
 @rule(g.SliceOp, g.SplitOp)
 def _channel_view(op: Operation, ctx: Context) -> str | None:
     """A slice or split of a map along whole C0 slices of its channels is a
-    view of the source's storage: no kernel (planning aliases it)."""
+    view of the source's storage: no kernel (planning aliases it). One image
+    of a batch of row-major images, read as a map, is its input transdata."""
+    if batch_slice(op) is not None:
+        readers = [u.operation for u in op.results[0].uses]
+        if readers and all(_reads_as_map(r, op.results[0], ctx.fp16) for r in readers):
+            return None
+        return "one image of a batch that not every reader reads as a map"
     return _channel_view_refusal(op, ctx.fp16)
+
+
+def batch_slice(op: Operation) -> int | None:
+    """The image a slice takes from a batch of 4-D tensors (map-unbatch's
+    slices), else None."""
+    if not isinstance(op, g.SliceOp) or _rank(op.input) != 4 or op.ints("steps") or g.shape_of(op.output)[0] != 1:
+        return None
+    boxes = copy_boxes(op)
+    if isinstance(boxes, str) or boxes[0].shape[1:] != tuple(g.shape_of(op.input))[1:]:
+        return None
+    return boxes[0].src_offsets[0]  # type: ignore[index]
 
 
 def _channel_view_refusal(op: Operation, fp16: bool) -> str | None:
@@ -512,7 +529,7 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
     if any(v in ctx.fp32_inputs for v in op.operands):
         return "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"
     # (space_to_depth, as a transdata, reads whatever type its input is stored in)
-    if not isinstance(op, g.VIEW_OPS + (g.SpaceToDepthOp,)) and any(
+    if not isinstance(op, g.VIEW_OPS + (g.SpaceToDepthOp,)) and batch_slice(op) is None and any(
             v in ctx.fp32_maps and not _reads_as_map(op, v, ctx.fp16) for v in op.operands):
         return "force_fp16: reads a 4-D fp32 graph input in its logical order (only map kernels get an input transdata)"
     for v in (*op.operands, *op.results):

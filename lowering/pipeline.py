@@ -2,7 +2,7 @@
 
 `compile_module(module, ...)` runs the stages of `graph_stages`
 (graph-canonicalize, graph-decompose, graph-fuse unless `fuse=False`, graph-plan-memory unless
-`plan_memory=False`) and `lower_stages` (graph-partition, assign-layouts,
+`plan_memory=False`) and `lower_stages` (map-unbatch, conv-space-to-depth, graph-partition, assign-layouts,
 convert-graph-to-tile, the tile passes, convert-tile-to-npu, npu-insert-sync)
 on one module and returns a `Compiled` record (the npu module and what each
 stage reported): the one definition of the pipeline, which the named passes
@@ -155,7 +155,7 @@ def graph_stages(fuse: bool = True, plan_memory: bool = True, fusion_switch_file
 def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910", aicpu_fallback: bool = True,
                  calibration=None, record: dict | None = None, max_streams: int = 0,
                  device_memory_limit: int = 0, slice_in_place_convs: bool = False) -> list[Stage]:
-    """graph -> npu (the `ge-lower` pipeline): static-shape check, conv-space-to-depth,
+    """graph -> npu (the `ge-lower` pipeline): static-shape check, map-unbatch, conv-space-to-depth,
     graph-partition, assign-layouts, convert-graph-to-tile, the tile passes (tile-assign-streams
     last: its GM arena summary goes to `record` with the lowering's statistics),
     convert-tile-to-npu, npu-insert-sync."""
@@ -164,6 +164,7 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
     from lowering.graph_to_tile import convert
     from lowering.partition import GraphPartitionPass
     from lowering.space_to_depth import ConvSpaceToDepthPass
+    from lowering.unbatch import MapUnbatchPass
     from lowering.tile_to_npu import ConvertTileToNpuPass
 
     record = {} if record is None else record
@@ -178,6 +179,7 @@ def lower_stages(precision: str = DEFAULT_PRECISION, target: str = "davinci-910"
 
     return [
         (None, lambda ctx, module: check_static_inputs(module)),
+        ("map-unbatch", MapUnbatchPass(precision).apply),
         ("space-to-depth", ConvSpaceToDepthPass(precision).apply),
         ("partition", GraphPartitionPass(precision, aicpu_fallback).apply),
         ("assign-layouts", AssignLayoutsPass().apply),
@@ -296,7 +298,7 @@ class GeGraphOptPass(ModulePass):
 
 @_dataclass(frozen=True)
 class GeLowerPass(ModulePass):
-    """graph-partition, assign-layouts, convert-graph-to-tile, ge-tile-opt, convert-tile-to-npu, npu-insert-sync (graph -> npu program)."""
+    """map-unbatch, conv-space-to-depth, graph-partition, assign-layouts, convert-graph-to-tile, ge-tile-opt, convert-tile-to-npu, npu-insert-sync (graph -> npu program)."""
 
     name = "ge-lower"
     precision_mode: str = DEFAULT_PRECISION

@@ -10,7 +10,7 @@
     ge-compile --mode=1 --om=MODEL.om --json=MODEL.json    (an offline model as JSON)
 
 Stages: import, graph-canonicalize, graph-decompose, graph-fuse, graph-plan-memory,
-graph-partition, assign-layouts, convert-graph-to-tile, the tile passes
+map-unbatch, conv-space-to-depth, graph-partition, assign-layouts, convert-graph-to-tile, the tile passes
 (ge-tile-opt), convert-tile-to-npu, npu-insert-sync, assemble, save
 (`lowering.pipeline.compile_module`; the same stages as `ge-opt -p ge-compile`).
 `--dump-ir DIR` writes the IR after each stage as `NN-<stage>.mlir`.

@@ -24,11 +24,12 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
-from lowering.legality import channel_permutation, copy_boxes, map_transpose
+from lowering.legality import batch_slice, channel_permutation, copy_boxes, map_transpose
 
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .conv import emit_conv
 from .map_transpose import lower_map_transpose
+from .transdata import transdata_in
 from .registry import lowers
 from .storage import GmStorage, TensorView
 
@@ -203,8 +204,11 @@ def row_copy(ctx: LoweringContext, op: Operation, x: TensorView) -> TensorView:
 @lowers(g.SliceOp, g.SplitOp)
 def lower_channel_view(ctx: LoweringContext, op: Operation) -> None:
     """No kernel: each result is its C0 slices of the source map's storage
-    (planning aliased them to the source's root: legality._channel_view)."""
+    (planning aliased them to the source's root: legality._channel_view).
+    One image of a batch of row-major images: its input transdata."""
     src = ctx.values[op.operands[0]]
+    if (image := batch_slice(op)) is not None:
+        return transdata_in(ctx, op, src, first=image * math.prod(src.shape[1:]))
     if src.layout != "NC1HWC0":
         raise PassFailedException(f"{describe_op(op)}: a channel view of a {src.layout} tensor is not lowered")
     boxes = copy_boxes(op)

@@ -24,7 +24,7 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import output_names
 from gedialects.location import describe_op
 from gedialects.npu.isa import FRACTAL
-from lowering.legality import AI_CORE, AI_CPU, copy_boxes, engine_of, kernel_of
+from lowering.legality import AI_CORE, AI_CPU, batch_slice, copy_boxes, engine_of, kernel_of
 
 CUBE_CHANNELS = FRACTAL
 """Output channels the cube writes per fractal column (N0)."""
@@ -68,7 +68,8 @@ def plan_storage(fn: func.FuncOp, c0: int) -> StoragePlan:
 
 def _channel_view(op: Operation) -> bool:
     """A slice or split the CNN patterns take: a view of C0 slices of its source."""
-    return isinstance(op, g.SliceOp | g.SplitOp) and engine_of(op) == AI_CORE and kernel_of(op) is None
+    return (isinstance(op, g.SliceOp | g.SplitOp) and engine_of(op) == AI_CORE and kernel_of(op) is None
+            and batch_slice(op) is None)
 
 
 def _plan_concats(ops: list[Operation], c0: int):

@@ -16,6 +16,7 @@ import math
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
@@ -50,19 +51,18 @@ def lower_transdata(ctx: LoweringContext, op: g.TransDataOp) -> None:
                               "(NCHW -> NC1HWC0 and NC1HWC0 -> NCHW are)")
 
 
-def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> None:
+def transdata_in(ctx: LoweringContext, op: Operation, src: TensorView, first: int = 0) -> None:
     """NCHW -> NC1HWC0 on the cube, in the source's stored type (an fp32
     graph input in either mode; an fp16 intermediate in force_fp16, the
     result of a row-major kernel): C = I x B, B = 16 channels x kc pixels of
     one row gathered as ZN fractals (channel-major, k0 pixels a block).
-    Rows are cut into chunks of kc pixels (a divisor of the width when
-    there is one; else the last chunk of each row is shorter); more than 16
-    channels go in blocks of 16."""
+    Pieces of 16 channels by a chunk of pixels (below). `first`: the
+    image's element offset in a batch of them (map-unbatch's batch slice)."""
     n, c, h, w = src.shape
-    if n != 1:
+    if n != 1 and not first and not isinstance(op, g.SliceOp):
         raise PassFailedException(f"{describe_op(op)}: batch {n}: only batch 1 is lowered")
     c0 = ctx.c0
-    elem = ctx.stored_element(src.storage, op.input)
+    elem = ctx.stored_element(src.storage, op.operands[0])
     es = elem_bytes(elem)
     k0 = BLOCK_BYTES // es  # pixels per block of a fractal's row
     cap = ctx.config.capacity_bytes
@@ -131,7 +131,7 @@ def transdata_in(ctx: LoweringContext, op: g.TransDataOp, src: TensorView) -> No
         if cn < 16 and c > 16:  # stale channels of a previous block
             kernel.copy(l1b, zero, [kc * 16], [1], [1])
         # (a run that is not whole blocks is a padded DMA: the rest of its last block in UB is zero)
-        kernel.copy(staged, kernel.at(x, 0, kernel.add(kernel.mul(block, 16 * plane), p0)), *stage)
+        kernel.copy(staged, kernel.at(x, first, kernel.add(kernel.mul(block, 16 * plane), p0)), *stage)
         kernel.copy(l1b, staged, *scatter)
         kernel.emit(t.LoadFractalOp(l0b, l1b, kc * 16 * es // FRACTAL_BYTES))
         kernel.emit(t.MatmulOp(l0c, l0a, l0b, kc, 16, kc, False))

@@ -31,10 +31,10 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
     assert "kernels          35" in out and "GM arena" in out  # force_fp16: + the output's cast kernel, 2 memsets
     assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == [
         "00-import.mlir", "01-canonicalize.mlir", "02-decompose.mlir", "03-fuse.mlir",
-        "04-plan-memory.mlir", "05-space-to-depth.mlir", "06-partition.mlir", "07-assign-layouts.mlir",
-        "08-graph-to-tile.mlir", "09-tile-legalize-math.mlir", "10-tile-select-tiling.mlir", "11-tile-distribute.mlir",
-        "12-tile-pipeline-buffers.mlir", "13-tile-expand-structured.mlir", "14-tile-allocate.mlir", "15-tile-assign-streams.mlir",
-        "16-tile-to-npu.mlir", "17-npu-insert-sync.mlir",
+        "04-plan-memory.mlir", "05-map-unbatch.mlir", "06-space-to-depth.mlir", "07-partition.mlir",
+        "08-assign-layouts.mlir", "09-graph-to-tile.mlir", "10-tile-legalize-math.mlir", "11-tile-select-tiling.mlir",
+        "12-tile-distribute.mlir", "13-tile-pipeline-buffers.mlir", "14-tile-expand-structured.mlir", "15-tile-allocate.mlir",
+        "16-tile-assign-streams.mlir", "17-tile-to-npu.mlir", "18-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0

@@ -34,7 +34,9 @@ func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // LOWER:       ge-compile
 // LOWER:         ge-lower
-// LOWER-NEXT:      graph-partition
+// LOWER-NEXT:      map-unbatch
+// LOWER-NEXT:        (S) 0 ops-unbatched - batched map ops rewritten as one op per image
+// LOWER:           graph-partition
 // LOWER-NEXT:        (S) {{[0-9]+}} ops-on-ai-core - ops placed on the AI core (views included)
 // LOWER-NEXT:        (S) 0 ops-on-ai-cpu - ops without an AI-core kernel (AI-CPU tasks)
 // LOWER-NEXT:      assign-layouts
