@@ -18,10 +18,7 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zoo"))
 from zoo import zoo_inputs, zoo_path  # noqa: E402
 
-from gedialects.frontend.onnx_import import import_model  # noqa: E402
-from gedialects.numerics import assert_close  # noqa: E402
-from gedialects.zoo import onnxruntime_outputs  # noqa: E402
-from lowering.pipeline import compile_module, run_compiled  # noqa: E402
+from oracle import matches_onnxruntime  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -60,21 +57,11 @@ def _cnn(n: int) -> onnx.ModelProto:
     return model
 
 
-def _check(model: onnx.ModelProto, feeds: dict, precision: str):
-    compiled = compile_module(import_model(model), precision)
-    got = run_compiled(compiled, feeds).outputs
-    want = onnxruntime_outputs(model, feeds)
-    for name, value in want.items():
-        assert np.std(value) > 1e-2, "a constant output proves nothing"
-        assert_close(np.asarray(got[name]).reshape(value.shape), value, precision, err_msg=name)
-    return compiled
-
-
 @pytest.mark.parametrize("precision", MODES)
 @pytest.mark.parametrize("n", [2, 3])
 def test_batched_cnn_runs_per_image_on_the_ai_core(n, precision):
     x = np.random.default_rng(n).standard_normal((n, 3, 16, 16)).astype(np.float32)
-    compiled = _check(_cnn(n), {"x": x}, precision)
+    compiled = matches_onnxruntime(_cnn(n), {"x": x}, precision)
     assert compiled.aicpu == 0
     assert compiled.kernel_kinds.get("conv") == 3 * n and compiled.kernel_kinds.get("max_pool") == n
 
@@ -88,5 +75,5 @@ def test_zoo_cnn_with_a_batch_of_two(name, precision):
         value.type.tensor_type.shape.dim[0].dim_value = 2
     del model.graph.value_info[:]
     batch = np.concatenate([image, image[..., ::-1]]).astype(np.float32)
-    compiled = _check(model, {image_name: batch}, precision)
+    compiled = matches_onnxruntime(model, {image_name: batch}, precision)
     assert compiled.aicpu == 0
