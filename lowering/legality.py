@@ -189,7 +189,9 @@ def _channel_view(op: Operation, ctx: Context) -> str | None:
         if readers and all(_reads_as_map(r, op.results[0], ctx.fp16) for r in readers):
             return None
         return "one image of a batch that not every reader reads as a map"
-    return _channel_view_refusal(op, ctx.fp16)
+    if _written_as_rows(op.operands[0]):  # (a map kernel would need a transdata each way)
+        return "a slice of rows a structured kernel writes (a vector copy reads them in place)"
+    return channel_boxes_refusal(op)  # whole C0 slices: a view; others: a 0/1 1x1 conv selects them
 
 
 def batch_slice(op: Operation) -> int | None:
@@ -203,21 +205,31 @@ def batch_slice(op: Operation) -> int | None:
     return boxes[0].src_offsets[0]  # type: ignore[index]
 
 
-def _channel_view_refusal(op: Operation, fp16: bool) -> str | None:
+def channel_boxes_refusal(op: Operation) -> str | None:
+    """None when each result of the slice or split is a run of the map's
+    channels (all its pixels), else why not."""
     x = op.operands[0]
     if (why := _map(x)) is not None:
         return why
     boxes = copy_boxes(op)
     if isinstance(boxes, str):
         return boxes
-    c0 = 32 // _compute_bytes(fp16)
     for box in boxes:
         assert box.src_offsets is not None
         if (any(o for k, o in enumerate(box.src_offsets) if k != 1) or box.shape[2:] != tuple(g.shape_of(x))[2:]
                 or box.src_steps is not None):
-            return "only a channel slice of a map is a view"
-        if box.src_offsets[1] % c0 or box.shape[1] % c0:
-            return f"channels [{box.src_offsets[1]}, {box.src_offsets[1] + box.shape[1]}) are not whole C0 = {c0} slices"
+            return "only a channel slice of a map is lowered on maps"
+    return None
+
+
+def channel_view_refusal(op: Operation, fp16: bool) -> str | None:
+    """None when each result is whole C0 slices of the map: a view of its storage."""
+    if (why := channel_boxes_refusal(op)) is not None:
+        return why
+    c0 = 32 // _compute_bytes(fp16)
+    for box in copy_boxes(op):  # type: ignore[union-attr]
+        if box.src_offsets[1] % c0 or box.shape[1] % c0:  # type: ignore[index]
+            return f"channels [{box.src_offsets[1]}, {box.src_offsets[1] + box.shape[1]}) are not whole C0 = {c0} slices"  # type: ignore[index]
     return None
 
 
@@ -513,7 +525,7 @@ def _reads_as_map(op: Operation, v: SSAValue, fp16: bool) -> bool:
     if isinstance(op, g.ConcatOp):
         return _rank(op.output) == 4 and op.int_("axis", 0) % 4 == 1
     if isinstance(op, g.SliceOp | g.SplitOp):
-        return _channel_view_refusal(op, fp16) is None
+        return channel_boxes_refusal(op) is None and not _written_as_rows(op.operands[0])
     if isinstance(op, MAP_ELEMENTWISE):
         # only if the map kernels take it: otherwise a vector kernel reads the logical order
         return (_rank(op.results[0]) == 4 and g.shape_of(v) == g.shape_of(op.results[0])

@@ -24,7 +24,7 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
-from lowering.legality import batch_slice, channel_permutation, copy_boxes, map_transpose
+from lowering.legality import batch_slice, channel_permutation, channel_view_refusal, copy_boxes, map_transpose
 
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .conv import emit_conv
@@ -204,7 +204,8 @@ def row_copy(ctx: LoweringContext, op: Operation, x: TensorView) -> TensorView:
 @lowers(g.SliceOp, g.SplitOp)
 def lower_channel_view(ctx: LoweringContext, op: Operation) -> None:
     """No kernel: each result is its C0 slices of the source map's storage
-    (planning aliased them to the source's root: legality._channel_view).
+    (planning aliased them to the source's root: legality._channel_view);
+    channels that are not whole C0 slices: a selection conv each.
     One image of a batch of row-major images: its input transdata."""
     src = ctx.values[op.operands[0]]
     if (image := batch_slice(op)) is not None:
@@ -213,7 +214,17 @@ def lower_channel_view(ctx: LoweringContext, op: Operation) -> None:
         raise PassFailedException(f"{describe_op(op)}: a channel view of a {src.layout} tensor is not lowered")
     boxes = copy_boxes(op)
     assert not isinstance(boxes, str)
+    view = channel_view_refusal(op, ctx.fp16) is None
     for box in boxes:
         assert box.src_offsets is not None
-        ctx.values[box.dst] = TensorView(src.storage, src.first_slice + box.src_offsets[1] // ctx.c0, "NC1HWC0",
-                                         box.shape)
+        first = box.src_offsets[1]
+        if view:
+            ctx.values[box.dst] = TensorView(src.storage, src.first_slice + first // ctx.c0, "NC1HWC0", box.shape)
+            continue
+        # channels that are not whole C0 slices: a 1x1 conv with a 0/1
+        # selection matrix on the cube (exact, as the channel shuffle)
+        C, cn = src.shape[1], box.shape[1]
+        select = np.zeros((cn, C, 1, 1), np.float32)
+        select[np.arange(cn), first + np.arange(cn), 0, 0] = 1.0
+        out = ctx.storage_for(box.dst, "NC1HWC0", "channels")
+        emit_conv(ctx, op, src, select, None, None, ("", (), 1.0), 1, 1, (0, 0, 0, 0), out, "select")

@@ -24,7 +24,7 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import output_names
 from gedialects.location import describe_op
 from gedialects.npu.isa import FRACTAL
-from lowering.legality import AI_CORE, AI_CPU, batch_slice, copy_boxes, engine_of, kernel_of
+from lowering.legality import AI_CORE, AI_CPU, batch_slice, channel_view_refusal, copy_boxes, engine_of, kernel_of
 
 CUBE_CHANNELS = FRACTAL
 """Output channels the cube writes per fractal column (N0)."""
@@ -51,7 +51,7 @@ def plan_storage(fn: func.FuncOp, c0: int) -> StoragePlan:
         if isinstance(op, g.VIEW_OPS) and engine_of(op) == AI_CORE:
             src = op.operands[0]
             aliases[op.results[0]] = aliases.get(src, (src, 0))
-        elif _channel_view(op):
+        elif _channel_view(op, c0):
             boxes = copy_boxes(op)  # a channel view (legality._channel_view): its C0 slices of the source
             assert not isinstance(boxes, str)
             root, base = aliases.get(op.operands[0], (op.operands[0], 0))
@@ -66,10 +66,11 @@ def plan_storage(fn: func.FuncOp, c0: int) -> StoragePlan:
     return StoragePlan(aliases, concat_copies, halos, outputs)
 
 
-def _channel_view(op: Operation) -> bool:
-    """A slice or split the CNN patterns take: a view of C0 slices of its source."""
+def _channel_view(op: Operation, c0: int) -> bool:
+    """A slice or split the CNN patterns take as a view of C0 slices of its
+    source (not a batch slice, nor channels a selection conv copies)."""
     return (isinstance(op, g.SliceOp | g.SplitOp) and engine_of(op) == AI_CORE and kernel_of(op) is None
-            and batch_slice(op) is None)
+            and batch_slice(op) is None and channel_view_refusal(op, c0 == 16) is None)
 
 
 def _plan_concats(ops: list[Operation], c0: int):
@@ -94,7 +95,7 @@ def _plan_concats(ops: list[Operation], c0: int):
             ragged = g.shape_of(x)[1] % CUBE_CHANNELS != 0 and i < len(op.inputs) - 1
             in_place &= channel % c0 == 0 and not ragged and not (
                 x in aliases or x.owner is None or isinstance(x.owner, Block)
-                or not isinstance(x.owner, Operation) or isinstance(x.owner, g.VIEW_OPS) or _channel_view(x.owner)
+                or not isinstance(x.owner, Operation) or isinstance(x.owner, g.VIEW_OPS) or _channel_view(x.owner, c0)
                 or any(x is y for y, _ in offsets)
             )
             offsets.append((x, channel))

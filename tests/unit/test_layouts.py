@@ -142,3 +142,31 @@ def test_map_transposes_match_interpreter(chunk, precision):
     for name, value in want.items():
         assert np.std(value) > 1e-2, "a constant output proves nothing"
         assert_close(np.asarray(got[name]).reshape(value.shape), value, precision, err_msg=name)
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+@pytest.mark.parametrize("split", [(24, 24), (12, 36), (5, 40, 3)])
+def test_channel_split_off_c0_slices_stays_a_map(split, precision):
+    """A channel split of a map (ShuffleNetV2's) into parts that are not
+    whole C0 slices: a 0/1 selection conv per part on the cube (exact), the
+    parts stay maps for the map kernels after them; no transdata but the
+    graph's input and outputs'."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from oracle import matches_onnxruntime
+
+    rng = np.random.default_rng(sum(split))
+    c = sum(split)
+    w = (rng.standard_normal((c, 8, 1, 1)) / 3).astype(np.float32)
+    parts = [f"s{i}" for i in range(len(split))]
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]),
+             helper.make_node("Split", ["c", "sizes"], parts, axis=1),
+             *[helper.make_node("Relu", [p], [f"y{i}"]) for i, p in enumerate(parts)]]
+    graph = helper.make_graph(nodes, "split", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+                              [helper.make_empty_tensor_value_info(f"y{i}") for i in range(len(split))],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(split, np.int64), "sizes")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = rng.standard_normal((1, 8, 6, 6)).astype(np.float32)
+    compiled = matches_onnxruntime(model, {"x": x}, precision)
+    assert compiled.aicpu == 0 and compiled.kernel_kinds.get("transdata") == 1 + len(split)

@@ -292,3 +292,26 @@ func.func @small_map(%x: tensor<1x40x2x3xf32> {ge.name = "x"}) -> (tensor<1x40x2
   %r = graph.relu %x : (tensor<1x40x2x3xf32>) -> tensor<1x40x2x3xf32> loc("relu")
   func.return %r : tensor<1x40x2x3xf32>
 }
+
+// -----
+
+// A channel split of a map at 12 of 24 fp32 channels (C0 = 8: not whole
+// slices, ShuffleNetV2's in fp16): each part a 1x1 conv with a 0/1
+// selection matrix on the cube (packed weights [1][C1 = 3][1][N1 = 1][16][8]),
+// into a map of its own that the relu after reads; transdata only at the
+// input and the outputs.
+
+// CHECK-LABEL: tile.program "unaligned_split" attributes {{{.*}}ge.transdata = 3 : i64}
+// CHECK-DAG:   tile.tensor {name = "select_w", kind = "constant", {{.*}}type = tensor<1x3x1x1x16x8xf32>
+// CHECK-DAG:   tile.tensor {name = "channels", kind = "internal", {{.*}}type = tensor<1x2x4x4x8xf32>, layout = "NC1HWC0"}
+// CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.split at loc(\22split\22)"
+// CHECK:       tile.kernel "k3_conv" attributes {kind = "conv", source = "graph.split at loc(\22split\22)"
+// CHECK:       tile.kernel "k4_elementwise" {{.*}}in_formats = "NC1HWC0"
+func.func @unaligned_split(%x: tensor<1x8x4x4xf32> {ge.name = "x"}) -> (tensor<1x12x4x4xf32> {ge.name = "a"}, tensor<1x12x4x4xf32> {ge.name = "b"}) {
+  %w = graph.fill 0.5 : tensor<24x8x1x1xf32>
+  %c = graph.conv %x, %w : tensor<1x8x4x4xf32>, tensor<24x8x1x1xf32> -> tensor<1x24x4x4xf32> loc("conv")
+  %s:2 = graph.split %c {axis = 1 : i64, split = array<i64: 12, 12>} : (tensor<1x24x4x4xf32>) -> (tensor<1x12x4x4xf32>, tensor<1x12x4x4xf32>) loc("split")
+  %a = graph.relu %s#0 : (tensor<1x12x4x4xf32>) -> tensor<1x12x4x4xf32> loc("relu_a")
+  %b = graph.relu %s#1 : (tensor<1x12x4x4xf32>) -> tensor<1x12x4x4xf32> loc("relu_b")
+  func.return %a, %b : tensor<1x12x4x4xf32>, tensor<1x12x4x4xf32>
+}
