@@ -181,9 +181,10 @@ def _map_op(op: Operation, ctx: Context) -> str | None:
 
 @rule(g.SliceOp, g.SplitOp)
 def _channel_view(op: Operation, ctx: Context) -> str | None:
-    """A slice or split of a map along whole C0 slices of its channels is a
-    view of the source's storage: no kernel (planning aliases it). One image
-    of a batch of row-major images, read as a map, is its input transdata."""
+    """A slice or split of a map's channels: along whole C0 slices a view of
+    the source's storage, no kernel (planning aliases it); other runs of
+    channels a 0/1 selection conv each. One image of a batch of row-major
+    images, read as a map, is its input transdata."""
     if batch_slice(op) is not None:
         readers = [u.operation for u in op.results[0].uses]
         if readers and all(_reads_as_map(r, op.results[0], ctx.fp16) for r in readers):
