@@ -41,15 +41,13 @@ from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, name_loc, node_name
-from lowering.legality import AI_CORE, AI_CPU, STRUCTURED_FAMILIES, batch_slice, engine_of, kernel_of, map_transpose
+from lowering.legality import (AI_CORE, AI_CPU, MAP_ELEMENTWISE, MAP_OPS, STRUCTURED_FAMILIES, batch_slice, engine_of,
+                               kernel_of, map_transpose)
 
 log = logging.getLogger("gedialects.layouts")
 
 FORMAT_ATTR = "ge.format"
 
-MAP_OPS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp)
-"""Ops that read and write 4-D feature maps in NC1HWC0."""
-ELEMENTWISE_OPS = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
 CUBE_WEIGHT = {g.ConvOp: 1, g.GemmOp: 1, g.MatMulOp: 1}
 """Operand index of the constant weight the cube reads in FRACTAL_Z."""
 
@@ -115,7 +113,7 @@ class LayoutAssigner:
             return (origin(v),)  # one image of a batch, read in its logical order by its input transdata
         if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return ("NC1HWC0",)  # (a slice or split here is a channel view: structured ones returned above)
-        if isinstance(op, ELEMENTWISE_OPS):
+        if isinstance(op, MAP_ELEMENTWISE):
             out = op.results[0]
             if len(g.shape_of(out)) == 4:
                 # per-channel and scalar operands are broadcast by the kernel;
@@ -142,7 +140,7 @@ class LayoutAssigner:
             return "NC1HWC0"
         if isinstance(op, MAP_OPS) or _channel_concat(op) or isinstance(op, g.SliceOp | g.SplitOp):
             return "NC1HWC0"
-        if isinstance(op, ELEMENTWISE_OPS) and len(g.shape_of(res)) == 4:
+        if isinstance(op, MAP_ELEMENTWISE) and len(g.shape_of(res)) == 4:
             return "NC1HWC0"
         if (mt := map_transpose(op)) is not None:
             if mt.kind == "to_rows":

@@ -33,6 +33,8 @@ REASON_ATTR = "ge.reason"
 CUBE_ACTIVATIONS = ("", *g.ACTIVATIONS)
 """Epilogues the conv and gemm kernels apply (every fused activation: its map
 body runs on the output buffer, graph_to_tile/activation.py)."""
+MAP_OPS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp)
+"""Ops only the map kernels run: they read and write 4-D feature maps in NC1HWC0."""
 MAP_ELEMENTWISE = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
 """Elementwise ops the vector kernels run on 4-D maps."""
 FUSION_BODY_OPS = (g.ReluOp, g.IdentityOp, g.AddOp, g.SubOp, g.MulOp, g.DivOp, g.MaxOp, g.MinOp, g.SumOp)
@@ -285,7 +287,7 @@ around a layer_norm over channels): box copies between the map's NC1HWC0
 and the rows (graph_to_tile/map_transpose.py). SegFormer's are the same on
 a [1, C, H*W] view of the map: transpose (0, 2, 1) of the view to rows, and
 of rows to a [1, C, H*W] tensor that views read as the map."""
-MAP_WRITERS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp, g.ConcatOp, *MAP_ELEMENTWISE)
+MAP_WRITERS = (*MAP_OPS, g.ConcatOp, *MAP_ELEMENTWISE)
 """Ops whose 4-D results the CNN patterns write in NC1HWC0."""
 
 
@@ -521,7 +523,7 @@ def _reads_as_map(op: Operation, v: SSAValue, fp16: bool) -> bool:
     on operands of the result's shape (as LayoutAssigner.accepted)."""
     if _rank(v) != 4:
         return False
-    if isinstance(op, g.ConvOp | g.MaxPoolOp | g.AvgPoolOp | g.GlobalAvgPoolOp | g.LrnOp):
+    if isinstance(op, MAP_OPS):
         return True
     if isinstance(op, g.ConcatOp):
         return _rank(op.output) == 4 and op.int_("axis", 0) % 4 == 1

@@ -35,10 +35,8 @@ from xdsl.passes import ModulePass
 from gedialects.graph import ops as g
 from gedialects.instrumentation import statistic
 from lowering.graph_to_tile.precision import DEFAULT_PRECISION, check_precision_mode
-from lowering.legality import MAP_ELEMENTWISE, Context as LegalityContext, ai_core_refusal, is_constant, nonnegative_values
+from lowering.legality import MAP_ELEMENTWISE, MAP_OPS, Context as LegalityContext, ai_core_refusal, is_constant, nonnegative_values
 
-MAP_ONLY = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp)
-"""Ops only the map kernels run: rewritten whenever their batch is above 1."""
 
 
 def _batch(op: Operation) -> int:
@@ -49,7 +47,7 @@ def _batch(op: Operation) -> int:
 def _candidate(op: Operation, items: dict[SSAValue, list[SSAValue]]) -> bool:
     if _batch(op) <= 1:
         return False
-    if isinstance(op, MAP_ONLY):
+    if isinstance(op, MAP_OPS):  # only the map kernels run them: rewritten whenever their batch is above 1
         return True
     if isinstance(op, g.ConcatOp) and op.int_("axis", 0) % 4 == 1:
         return True

@@ -29,9 +29,9 @@ from lowering.legality import batch_slice, channel_permutation, channel_view_ref
 from .context import UB_RESERVE_BYTES, LoweringContext
 from .conv import emit_conv
 from .map_transpose import lower_map_transpose
-from .transdata import transdata_in
 from .registry import lowers
 from .storage import GmStorage, TensorView
+from .transdata import transdata_in
 
 COPY_CHUNK_ELEMS = 8192
 """Elements per UB buffer of a contiguous copy kernel (double-buffered)."""

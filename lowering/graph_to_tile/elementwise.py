@@ -16,7 +16,7 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 
-from lowering.legality import MAP_UNARY_OPS
+from lowering.legality import MAP_ELEMENTWISE, MAP_UNARY_OPS
 from lowering.map_bodies import unary_block
 
 from .activation import BufferBody
@@ -114,7 +114,7 @@ def _body_of(ctx: LoweringContext, op: Operation):
     return args, env, body, results
 
 
-@lowers(g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
+@lowers(*MAP_ELEMENTWISE)
 def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
     out_v = op.results[0]
     shape = g.shape_of(out_v)

@@ -9,10 +9,9 @@ Counted in the `transdata` statistics.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-
-import math
 
 import numpy as np
 from xdsl.dialects.builtin import TensorType, f32
@@ -59,7 +58,7 @@ def transdata_in(ctx: LoweringContext, op: Operation, src: TensorView, first: in
     Pieces of 16 channels by a chunk of pixels (below). `first`: the
     image's element offset in a batch of them (map-unbatch's batch slice)."""
     n, c, h, w = src.shape
-    if n != 1 and not first and not isinstance(op, g.SliceOp):
+    if n != 1 and not isinstance(op, g.SliceOp):  # (a batch slice reads one image of n)
         raise PassFailedException(f"{describe_op(op)}: batch {n}: only batch 1 is lowered")
     c0 = ctx.c0
     elem = ctx.stored_element(src.storage, op.operands[0])
