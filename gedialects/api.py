@@ -155,7 +155,6 @@ class CompiledModel:
         from xdsl.utils.exceptions import DiagnosticException
 
         from lowering.pipeline import compile_module
-        from target.assembler import assemble
         from target.config import load_target
         from target.errors import TargetError
 
@@ -167,7 +166,7 @@ class CompiledModel:
                     calibration=dict(calibration) if calibration is not None else None,
                     fusion_switch_file=fusion_switch_file,
                 )
-            self.program = assemble(self.compiled.module)
+            self.program = self.compiled.program()
         except (DiagnosticException, TargetError) as e:
             raise CompileError(str(e).strip().splitlines()[0]) from None
 

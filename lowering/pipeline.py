@@ -44,6 +44,16 @@ class Compiled:
     events: int = 0
     """Events between streams."""
 
+    def program(self, verify: bool = False):
+        """The assembled program (target.program.Program). The module is
+        this pipeline's own output, built by its passes, so it is not
+        verified again unless asked (verifying densenet121's 105k npu ops
+        took longer than assembling them four times over; the tests assemble
+        with verification)."""
+        from target.assembler import assemble
+
+        return assemble(self.module, verify=verify)
+
 
 def compile_module(
     module: ModuleOp,
@@ -269,11 +279,9 @@ def compile_onnx(path: str, precision: str = DEFAULT_PRECISION, target: str = "d
 
 
 def run_compiled(compiled: Compiled, inputs: dict, target: str = "davinci-910", races: str = "error"):
-    from target.assembler import assemble
     from target.simulator import simulate
 
-    program = assemble(compiled.module)
-    return simulate(program, inputs, target, races=races)
+    return simulate(compiled.program(verify=True), inputs, target, races=races)  # the tests' helper: verified
 
 
 # ------------------------------------------------------- named pipelines (ge-opt)

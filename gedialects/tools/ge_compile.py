@@ -245,7 +245,6 @@ def aicpu_op_summary(module) -> str:
 
 def compile_model(args) -> int:
     from lowering.pipeline import compile_module
-    from target.assembler import assemble
     from target.config import load_target
 
     check_precision_mode(args.precision_mode)
@@ -290,7 +289,7 @@ def compile_model(args) -> int:
         )
     if args.memory_report:
         write_memory_report(args.memory_report, plans, compiled.memory)
-    program = assemble(compiled.module)
+    program = compiled.program()
     try:
         program.save(args.output)
     except OSError as e:

@@ -269,7 +269,6 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
     """Compile a graph-level model all the way to npu instructions and simulate it."""
     from gedialects.graph.interpreter import main_function
     from lowering.pipeline import compile_module
-    from target.assembler import assemble
     from target.errors import AssemblyError
 
     module = load_module(args.model, args.input_shape)
@@ -285,7 +284,7 @@ def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict
         f"{compiled.streams} stream(s), {compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
     )
     try:
-        program = assemble(compiled.module)
+        program = compiled.program()
     except AssemblyError as e:
         raise UserError(str(e)) from None
     return inputs, simulate_and_report(args, program, inputs)

@@ -131,7 +131,6 @@ def _run(cell: Cell, row: Row) -> None:
     from gedialects.tools.ge_run import make_inputs
     from lowering.graph_to_tile import DEFAULT_PRECISION
     from lowering.pipeline import compile_module
-    from target.assembler import assemble
     from target.config import load_target
     from target.profile import AI_CORE, gm_bytes
     from target.simulator import simulate
@@ -146,7 +145,7 @@ def _run(cell: Cell, row: Row) -> None:
                               aicpu_fallback=cell.option("aicpu_fallback", True),
                               max_streams=cell.option("max_streams", 0),
                               device_memory_limit=cell.option("device_memory_limit", 0))
-    program = assemble(compiled.module)
+    program = compiled.program()
     row.compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     result = simulate(program, inputs, config, races="off")  # as ge-run: lock-step, no race detector
