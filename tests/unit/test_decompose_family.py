@@ -1,7 +1,8 @@
 """Ops the compiler rewrites into ops the simulated AI core runs, on the npu
 backend against onnxruntime in both precision modes: resize as products
-with constant interpolation matrices and stride-equals-kernel conv_transpose
-as a product (graph-decompose), strided slices as box copies with steps
+with constant interpolation matrices, stride-equals-kernel conv_transpose
+as a product and the other conv_transposes as a zero insertion and a conv
+(graph-decompose), strided slices as box copies with steps
 (lowering/legality.py copy_boxes), and no-op pads, whole-map average pools
 and global pools of rows (graph-canonicalize). Each case asserts where its
 ops ran: the rewritten forms need no AI-CPU task, the ones left alone do."""
@@ -135,12 +136,29 @@ def test_conv_transpose_with_kernel_equal_to_stride_runs_as_a_product(case, prec
     assert "aicpu" not in compiled.kernel_kinds
 
 
+OVERLAPPING_CONV_TRANSPOSES = {
+    # name: (input shape, weight shape, bias, attributes)
+    "dcgan-4x4-stride2-pads1": ((1, 8, 6, 6), (8, 8, 4, 4), False, dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+    "3x3-stride2-output-padding-bias": ((1, 16, 5, 7), (16, 8, 3, 3), True,
+                                        dict(strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1])),
+    "groups2-dilation2-stride1": ((1, 8, 6, 5), (8, 4, 3, 3), True, dict(group=2, dilations=[2, 2], pads=[1, 0, 2, 1])),
+    "cropping-pads-past-the-kernel": ((1, 4, 9, 9), (4, 4, 3, 3), False, dict(strides=[2, 2], pads=[3, 3, 3, 2])),
+    "batch2-uneven-strides": ((2, 4, 5, 4), (4, 8, 3, 4), True, dict(strides=[2, 3], pads=[1, 0, 1, 1])),
+}
+
+
 @pytest.mark.parametrize("precision", MODES)
-def test_conv_transpose_with_overlapping_windows_stays_on_the_aicpu(precision):
-    """A DCGAN-style 4x4 up-convolution of stride 2, pads 1: windows overlap, not rewritten."""
-    compiled = _conv_transpose((1, 4, 4, 4), _rand(4, 4, 4, 4, seed=3), None, precision,
-                               kernel_shape=[4, 4], strides=[2, 2], pads=[1, 1, 1, 1])
-    assert compiled.kernel_kinds.get("aicpu", 0) >= 1
+@pytest.mark.parametrize("case", list(OVERLAPPING_CONV_TRANSPOSES))
+def test_conv_transpose_with_overlapping_windows_runs_as_a_conv(case, precision):
+    """DCGAN's 4x4 up-convolution of stride 2 and the rest of ConvTranspose's
+    attributes: the input's zeros inserted by 0/1 products, then a conv, on
+    the AI core."""
+    shape, wshape, has_bias, attrs = OVERLAPPING_CONV_TRANSPOSES[case]
+    weight = _rand(*wshape, seed=3)
+    bias = _rand(wshape[1] * attrs.get("group", 1), seed=4) if has_bias else None
+    compiled = _conv_transpose(shape, weight, bias, precision, kernel_shape=list(wshape[2:]), **attrs)
+    assert "aicpu" not in compiled.kernel_kinds
+    assert compiled.kernel_kinds.get("conv", 0) >= 1
 
 
 # --- strided slices ----------------------------------------------------------------------------------------------

@@ -363,6 +363,27 @@ def build_unet(rng):
     return UNet(), image_inputs(rng, 64, name="input"), ["logits"]
 
 
+# ------------------------------------------------------------------- DCGAN
+
+
+class DCGANGenerator(nn.Sequential):
+    """The PyTorch examples' DCGAN generator (netG) at 32x32: a 4x4
+    up-convolution of the 1x1 latent, then 4x4 up-convolutions of stride 2,
+    pads 1 (overlapping windows), BatchNorm and ReLU between, Tanh last."""
+
+    def __init__(self, nz: int = 16, ngf: int = 8, nc: int = 3):
+        super().__init__(
+            nn.ConvTranspose2d(nz, ngf * 4, 4, 1, 0, bias=False), nn.BatchNorm2d(ngf * 4), nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 4, ngf * 2, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf * 2), nn.ReLU(True),
+            nn.ConvTranspose2d(ngf * 2, ngf, 4, 2, 1, bias=False), nn.BatchNorm2d(ngf), nn.ReLU(True),
+            nn.ConvTranspose2d(ngf, nc, 4, 2, 1, bias=False), nn.Tanh(),
+        )
+
+
+def build_dcgan(rng):
+    return Plain(DCGANGenerator()), image_inputs(rng, 1, channels=16, name="latent"), ["image"]
+
+
 # ------------------------------------------------------------------ registry
 
 # name: (family, source, builder)
@@ -385,6 +406,8 @@ MODELS = {
     "tv_squeezenet1_1": ("SqueezeNet", "torchvision squeezenet1_1 (widths / 4)", build_tv_squeezenet1_1),
     "tv_shufflenet_v2_x0_5": ("ShuffleNetV2", "torchvision shufflenet_v2_x0_5 (last conv 256)", build_tv_shufflenet_v2_x0_5),
     "unet": ("UNet", "custom torch UNet (4 levels, ConvTranspose2d)", build_unet),
+    "dcgan": ("DCGAN", "PyTorch examples' DCGAN generator (nz 16, ngf 8, 32x32; ConvTranspose2d 4x4 stride 2)",
+              build_dcgan),
 }
 
 

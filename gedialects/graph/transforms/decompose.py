@@ -14,6 +14,16 @@ rounding of the sums):
   a product in NHWC order, [N, H, W, C] . [C, O*kh*kw] (its bias each
   channel's, repeated over the taps), then a transpose that interleaves the kernel taps with the
   rows and columns (its innermost dim stays innermost).
+* any other 2-D conv_transpose with a constant weight (overlapping windows:
+  DCGAN's 4x4 of stride 2, a 3x3 of stride 2 with output padding) -> a conv
+  of stride 1 over the input with s - 1 zeros inserted between its pixels,
+  as XLA writes it (a conv with lhs dilation) and as GE runs
+  Conv2DBackpropInput on the cube:
+      y = conv(z, w', pads P), w'[o, c, a, b] = w[c, o, kh-1-a, kw-1-b] (per group),
+      z[n, c, s*i, s*j] = x[n, c, i, j] and 0 elsewhere, P = d*(k-1) - pad (+ output padding at the end).
+  z is two products with constant 0/1 matrices (E_h . x . E_w, exact: each
+  output is one input or 0), which also crop where P < 0; the conv pads the
+  rest on the fly. Extents up to RESIZE_PRODUCT_LIMIT only.
 
 Each rewrite logs one line; what is left stays for the partition to place.
 """
@@ -102,11 +112,10 @@ class StridedConvTransposeToProduct(RewritePattern):
         window = constant_2d_window(op)
         if window is None:
             return
+        if not _is_tap_product(op, window):
+            return
         (n, c, h, w), out, weight, strides, pads, dilations = window
         _, o, kh, kw = weight.shape
-        if (tuple(strides) != (kh, kw) or any(pads) or any(d != 1 for d in dilations) or op.int_("group", 1) != 1
-                or any(op.ints("output_padding", (0, 0)))):
-            return
         bias = constant_value(op.bias) if op.bias is not None else None
         if op.bias is not None and bias is None:
             return
@@ -133,12 +142,90 @@ class StridedConvTransposeToProduct(RewritePattern):
         rewriter.replace(op, new, [result.results[0]])
 
 
+def zero_insertion_matrix(length: int, stride: int, before: int, after: int) -> tuple[np.ndarray, int, int]:
+    """(E, conv pad before, conv pad after) for one spatial dim: E [length, z]
+    puts input i at z position s*i + min(before, 0) (stride - 1 zeros between
+    inputs; a negative pad crops), and the conv pads what is left, P >= 0."""
+    dilated = (length - 1) * stride + 1
+    crop_before, crop_after = max(0, -before), max(0, -after)
+    z = dilated - crop_before - crop_after
+    e = np.zeros((length, max(z, 0)), np.float32)
+    for i in range(length):
+        at = stride * i - crop_before
+        if 0 <= at < z:
+            e[i, at] = 1.0
+    return e, max(0, before), max(0, after)
+
+
+class ConvTransposeToConv(RewritePattern):
+    """Any 2-D conv_transpose with a constant weight that the product rewrite
+    does not take (overlapping windows, pads, output padding, dilation,
+    groups): the input with its zeros inserted (products with constant 0/1
+    matrices along W, then H, where the stride or a crop needs them), then a
+    conv of stride 1 with the weight flipped and its channel axes swapped."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ConvTransposeOp) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        window = constant_2d_window(op)
+        if window is None or _is_tap_product(op, window):
+            return
+        (n, c, h, w), out, weight, strides, pads, dilations = window
+        group = op.int_("group", 1)
+        _, og, kh, kw = weight.shape
+        bias = constant_value(op.bias) if op.bias is not None else None
+        if (op.bias is not None and bias is None) or c % group:
+            return
+        extra = op.ints("output_padding", (0, 0))
+        (sh, sw), (dh, dw) = strides, dilations
+        e_h, top, bottom = zero_insertion_matrix(h, sh, dh * (kh - 1) - pads[0], dh * (kh - 1) - pads[2] + extra[0])
+        e_w, left, right = zero_insertion_matrix(w, sw, dw * (kw - 1) - pads[1], dw * (kw - 1) - pads[3] + extra[1])
+        if max(h, w, *e_h.shape, *e_w.shape) > RESIZE_PRODUCT_LIMIT or 0 in e_h.shape or 0 in e_w.shape:
+            return
+        name, loc = node_name(op), op.location
+        new: list[Operation] = []
+        value: SSAValue = op.input
+        if e_w.shape != (w, w) or sw != 1:
+            matrix = materialize(e_w, f"{name}_zero_insert_w", loc)
+            product = g.MatMulOp.build_inferred([value, matrix.results[0], []], {}, location=loc)
+            new += [matrix, product]
+            value = product.results[0]
+        if e_h.shape != (h, h) or sh != 1:
+            matrix = materialize(np.ascontiguousarray(e_h.T), f"{name}_zero_insert_h", loc)
+            product = g.MatMulOp.build_inferred([matrix.results[0], value, []], {}, location=loc)
+            new += [matrix, product]
+            value = product.results[0]
+        cg = c // group  # w [C, O/g, kh, kw] -> w' [O, C/g, kh, kw], flipped
+        flipped = weight[:, :, ::-1, ::-1].reshape(group, cg, og, kh, kw).transpose(0, 2, 1, 3, 4)
+        new_weight = materialize(np.ascontiguousarray(flipped.reshape(group * og, cg, kh, kw)), f"{name}_flipped", loc)
+        properties = {"pads": g.int_array([top, left, bottom, right])}
+        if (dh, dw) != (1, 1):
+            properties["dilations"] = g.int_array([dh, dw])
+        if group != 1:
+            properties["group"] = op.properties["group"]
+        conv = g.ConvOp.build_inferred([value, new_weight.results[0], [op.bias] if op.bias is not None else [], []],
+                                       properties, dict(op.attributes), location=loc)
+        if g.shape_of(conv.output) != tuple(out):
+            return  # not the shape ONNX gives: leave it to the AI CPU's reference kernel
+        new += [new_weight, conv]
+        log.info("rewrote %s: a %dx%d up-convolution of stride %dx%d as a zero insertion and a %dx%d conv",
+                 describe_op(op), kh, kw, sh, sw, kh, kw)
+        rewriter.replace(op, new, [conv.output])
+
+
+def _is_tap_product(op: g.ConvTransposeOp, window) -> bool:
+    """What StridedConvTransposeToProduct rewrites (kernel == stride, no pads, ...)."""
+    _, _, weight, strides, pads, dilations = window
+    return (tuple(strides) == tuple(weight.shape[2:]) and not any(pads) and all(d == 1 for d in dilations)
+            and op.int_("group", 1) == 1 and not any(op.ints("output_padding", (0, 0))))
+
+
 class GraphDecomposePass(ModulePass):
-    """Resize and stride-equals-kernel conv_transpose as products the AI core runs."""
+    """Resize and conv_transpose as products and convs the AI core runs."""
 
     name = "graph-decompose"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ResizeToProducts(), StridedConvTransposeToProduct()])
+            GreedyRewritePatternApplier([ResizeToProducts(), StridedConvTransposeToProduct(), ConvTransposeToConv()])
         ).rewrite_module(op)

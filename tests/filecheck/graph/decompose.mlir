@@ -1,6 +1,7 @@
 // graph-decompose: a resize of the last two dims as products with constant
-// interpolation matrices, and an up-convolution whose kernel is its stride
-// as a product and a tap interleave; what it cannot rewrite stays. The
+// interpolation matrices, an up-convolution whose kernel is its stride as a
+// product and a tap interleave, any other up-convolution as a zero insertion
+// and a conv; what it cannot rewrite stays. The
 // second RUN shows its log.
 // RUN: ge-opt %s -p graph-decompose | filecheck %s
 // RUN: ge-opt %s -p graph-decompose --log=info 2>&1 >/dev/null | filecheck %s --check-prefix=LOG
@@ -61,11 +62,53 @@ func.func @up_conv(%x: tensor<1x16x4x4xf32>) -> tensor<1x8x8x8xf32> {
   func.return %y : tensor<1x8x8x8xf32>
 }
 
-// Overlapping windows (kernel 4, stride 2, pads 1: DCGAN's) stay.
+// Overlapping windows (kernel 4, stride 2, pads 1: DCGAN's): the input's
+// zeros inserted by products with 0/1 matrices (x . E_w, then E_h . (...):
+// 4 -> 7 = (4 - 1) * 2 + 1 along each dim), then a conv of stride 1 with the
+// weight flipped and its channel axes swapped ([C, O, 4, 4] -> [O, C, 4, 4];
+// the numerical tests check the flip) padding d * (k - 1) - pad = 2 on every side.
 // CHECK-LABEL: func.func @overlapping_up_conv
+// CHECK:         %[[EW:.*]] = graph.constant {{.*}} : tensor<4x7xf32>
+// CHECK-NEXT:    %[[ZW:.*]] = graph.matmul %x, %[[EW]] : (tensor<1x4x4x4xf32>, tensor<4x7xf32>) -> tensor<1x4x4x7xf32>
+// CHECK-NEXT:    %[[EH:.*]] = graph.constant {{.*}} : tensor<7x4xf32>
+// CHECK-NEXT:    %[[Z:.*]] = graph.matmul %[[EH]], %[[ZW]] : (tensor<7x4xf32>, tensor<1x4x4x7xf32>) -> tensor<1x4x7x7xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.fill 0.5 : tensor<6x4x4x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv %[[Z]], %[[W]] {pads = array<i64: 2, 2, 2, 2>} : tensor<1x4x7x7xf32>, tensor<6x4x4x4xf32> -> tensor<1x6x8x8xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @overlapping_up_conv(%x: tensor<1x4x4x4xf32>) -> tensor<1x6x8x8xf32> {
+  %w = graph.fill 0.5 : tensor<4x6x4x4xf32>
+  %y = graph.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x6x4x4xf32>) -> tensor<1x6x8x8xf32>
+  func.return %y : tensor<1x6x8x8xf32>
+}
+
+// DCGAN's first layer (4x4, stride 1, no pads, on the 1x1 latent): no zeros
+// to insert, so no product; the conv pads 3 on every side.
+// CHECK-LABEL: func.func @latent_up_conv
+// CHECK-NEXT:    %[[W:.*]] = graph.fill 0.5 : tensor<4x8x4x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.conv %z, %[[W]] {pads = array<i64: 3, 3, 3, 3>} : tensor<1x8x1x1xf32>, tensor<4x8x4x4xf32> -> tensor<1x4x4x4xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @latent_up_conv(%z: tensor<1x8x1x1xf32>) -> tensor<1x4x4x4xf32> {
+  %w = graph.fill 0.5 : tensor<8x4x4x4xf32>
+  %y = graph.conv_transpose %z, %w : (tensor<1x8x1x1xf32>, tensor<8x4x4x4xf32>) -> tensor<1x4x4x4xf32> loc("netG.0")
+  func.return %y : tensor<1x4x4x4xf32>
+}
+
+// A pad past the kernel (3 > d * (k - 1) = 2 at the top) crops: E_h drops
+// the first dilated row (9 -> 8 rows) and the conv pads nothing there.
+// CHECK-LABEL: func.func @cropping_up_conv
+// CHECK:         graph.matmul %x, %{{.*}} : (tensor<1x2x5x5xf32>, tensor<5x9xf32>) -> tensor<1x2x5x9xf32>
+// CHECK:         graph.matmul %{{.*}}, %{{.*}} : (tensor<8x5xf32>, tensor<1x2x5x9xf32>) -> tensor<1x2x8x9xf32>
+// CHECK:         graph.conv {{.*}} {pads = array<i64: 0, 0, 0, 0>} : tensor<1x2x8x9xf32>, tensor<2x2x3x3xf32> -> tensor<1x2x6x7xf32>
+func.func @cropping_up_conv(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x6x7xf32> {
+  %w = graph.fill 0.5 : tensor<2x2x3x3xf32>
+  %y = graph.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 3, 2, 2, 2>} : (tensor<1x2x5x5xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x6x7xf32>
+  func.return %y : tensor<1x2x6x7xf32>
+}
+
+// A weight computed at run time stays a conv_transpose (the AI CPU runs it).
+// CHECK-LABEL: func.func @runtime_weight
 // CHECK:         graph.conv_transpose
-func.func @overlapping_up_conv(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x8x8xf32> {
-  %w = graph.fill 0.25 : tensor<4x4x4x4xf32>
+func.func @runtime_weight(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x4x4xf32>) -> tensor<1x4x8x8xf32> {
   %y = graph.conv_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x4x4x4xf32>) -> tensor<1x4x8x8xf32>
   func.return %y : tensor<1x4x8x8xf32>
 }
@@ -73,4 +116,7 @@ func.func @overlapping_up_conv(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x8x8xf32> {
 // LOG: INFO: rewrote graph.resize at loc("up"): linear interpolation as products with constant matrices (4 x 4)
 // LOG: INFO: rewrote graph.resize: nearest interpolation as products with constant matrices (3 x 4)
 // LOG: INFO: rewrote graph.conv_transpose at loc("ups.0"): a 2x2 up-convolution of stride 2x2 as a product and a tap interleave
+// LOG: INFO: rewrote graph.conv_transpose: a 4x4 up-convolution of stride 2x2 as a zero insertion and a 4x4 conv
+// LOG: INFO: rewrote graph.conv_transpose at loc("netG.0"): a 4x4 up-convolution of stride 1x1 as a zero insertion and a 4x4 conv
+// LOG: INFO: rewrote graph.conv_transpose: a 3x3 up-convolution of stride 2x2 as a zero insertion and a 3x3 conv
 // LOG-NOT: rewrote
