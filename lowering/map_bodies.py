@@ -218,6 +218,7 @@ ELEMENTWISE = {
     g.OrOp: _logic(arith.OrIOp),
     g.XorOp: _logic(arith.XOrIOp),
     g.NotOp: lambda sb, op, a: sb.emit(arith.XOrIOp(sb.as_bool(a), sb.true())),
+    g.IsNanOp: lambda sb, op, a: sb.compare("une", a, a),  # only NaN is unequal to itself
 }
 """Graph op -> its scalar body; the vector family lowers exactly these (and fusions of them)."""
 

@@ -1017,6 +1017,7 @@ for _name, _op in [
 
 for _name, _op in [
     ("Not", g.NotOp),
+    ("IsNaN", g.IsNanOp),
     ("Sin", g.SinOp),
     ("Cos", g.CosOp),
     ("Softplus", g.SoftplusOp),

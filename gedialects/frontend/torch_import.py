@@ -524,7 +524,7 @@ for _name, _op in [
     ("erf.default", g.ErfOp), ("sqrt.default", g.SqrtOp), ("exp.default", g.ExpOp), ("log.default", g.LogOp),
     ("neg.default", g.NegOp), ("abs.default", g.AbsOp), ("reciprocal.default", g.ReciprocalOp),
     ("sin.default", g.SinOp), ("cos.default", g.CosOp), ("logical_not.default", g.NotOp),
-    ("bitwise_not.default", g.NotOp), ("hardswish.default", g.HardSwishOp),
+    ("bitwise_not.default", g.NotOp), ("hardswish.default", g.HardSwishOp), ("isnan.default", g.IsNanOp),
 ]:
     aten(_name)(_unary(_op))
 

@@ -482,6 +482,8 @@ for _op, _fn in [
 ]:
     KERNELS[_op] = _unary(_fn)
 
+KERNELS[g.IsNanOp] = lambda op, args: np.isnan(args[0])  # a bool result, not the operand's type
+
 
 @kernel(g.HardSigmoidOp)
 def _hard_sigmoid(op: g.HardSigmoidOp, args):

@@ -828,6 +828,19 @@ class XorOp(LogicOp):
 
 
 @irdl_op_definition
+class IsNanOp(ElementwiseUnaryOp):
+    """Which elements are NaN (ONNX IsNaN): transformers' attention exports
+    zero a fully masked row's softmax with `where(is_nan(p), 0, p)`."""
+
+    name = "graph.is_nan"
+
+    def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
+        if not is_float(ins[0]):
+            raise ShapeError(f"operand must be a float tensor, got {ins[0]}")
+        return [i1]
+
+
+@irdl_op_definition
 class NotOp(ElementwiseUnaryOp):
     name = "graph.not"
 
@@ -1677,6 +1690,7 @@ Graph = Dialect(
         OrOp,
         XorOp,
         NotOp,
+        IsNanOp,
         WhereOp,
         ModOp,
         SinOp,

@@ -187,6 +187,32 @@ def test_where_selects_the_scores_themselves(precision):
 
 
 @pytest.mark.parametrize("precision", MODES)
+def test_the_nan_guard_of_fully_masked_rows(precision):
+    """BART's and Mistral's exports: Where(IsNaN(p), 0, p) after the softmax,
+    so a row whose every score is -inf (fully masked: softmax gives NaN)
+    comes out 0. IsNaN runs in the where's map (x != x), on the AI core."""
+    scores = SCORES.copy()
+    scores[0, 1, 3, :] = -np.inf  # a fully masked row
+    scores[0, 2, :, 5] = -np.inf  # one masked key
+    nodes = [
+        helper.make_node("Softmax", ["s"], ["p"], axis=-1, name="softmax"),
+        helper.make_node("IsNaN", ["p"], ["n"], name="isnan"),
+        helper.make_node("Where", ["n", "zero", "p"], ["y"], name="guard"),
+    ]
+    model = _model(nodes, {"s": scores}, {"zero": np.array(0.0, np.float32)})
+    fused: list[list[str]] = []
+    compiled = compile_module(import_model(model, source="test"), precision, aicpu_fallback=False,
+                              dump=lambda stage, module: fused.extend(_fusions(module)) if stage == "fuse" else None)
+    assert compiled.aicpu == 0 and ["isnan", "guard"] in fused, (compiled.kernel_kinds, fused)
+    got = np.asarray(run_compiled(compiled, {"s": scores}).outputs["y"]).reshape(scores.shape)
+    want = onnxruntime_outputs(model, {"s": scores})["y"]
+    assert not np.isnan(want).any() and (want[0, 1, 3] == 0).all()
+    assert (got[0, 1, 3] == 0).all() and (got[0, 2, :, 5] == 0).all()
+    check = CRITERIA[precision].check(got, want)
+    assert check.ok, check
+
+
+@pytest.mark.parametrize("precision", MODES)
 def test_equal_on_int64_ids_runs_on_the_ai_cpu(precision):
     """Where(Equal(input_ids, pad), -1e4, 0): the vector unit would compare
     the ids in fp32, where 2^24 + 1 == 2^24; the partition sends the fusion

@@ -16,7 +16,9 @@ scale after the product; Swin and SegFormer scale q before it, and that
 mul stays where it is. Missed, with the reason: a scale applied after a
 mask, an added term that is not one value per key, a step that broadcasts
 the scores to a larger shape, intermediates (or the probabilities) with
-other users, a softmax over another axis, an epilogue on the product with v.
+other users, a softmax over another axis, an epilogue on the product with v,
+probabilities zeroed where NaN (transformers' exports of BART and Mistral
+guard fully masked rows with `where(is_nan(p), 0, p)`).
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ class AttentionFusion(FusionRule):
         pv = next((u for u in users(op.output) if isinstance(u, g.MatMulOp) and u.operands[0] is op.output
                    and u.operands[1] is not op.output), None)
         if pv is None:
+            if any(_zeroes_nan(u, op.output) for u in users(op.output)):
+                return Miss(op, UNSUPPORTED_ATTRIBUTE, "the probabilities go through where(is_nan(p), 0, p) (the "
+                            "exporter's guard for fully masked rows), which the fused kernel does not apply")
             return None
         if (miss := other_users_miss(op, op.output, [pv])) is not None:
             return miss
@@ -148,6 +153,15 @@ class AttentionFusion(FusionRule):
         props = {} if scale == 1.0 else {"scale": FloatAttr(scale, f32)}
         fused = g.AttentionOp.build_inferred(operands, props, location=pv.location)
         return Rewrite([*new, fused], fused)
+
+
+def _zeroes_nan(op: Operation, p: SSAValue) -> bool:
+    """op is where(is_nan(p), c, p): torch's guard that zeroes the NaN
+    probabilities of a row whose every score is -inf."""
+    if not isinstance(op, g.WhereOp) or op.operands[2] is not p:
+        return False
+    cond = op.operands[0].owner
+    return isinstance(cond, g.IsNanOp) and cond.input is p
 
 
 def _is_scores(x: SSAValue, depth: int = 4) -> bool:

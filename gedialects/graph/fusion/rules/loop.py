@@ -32,7 +32,7 @@ from gedialects.location import describe_op
 from ..registry import OTHER_USERS, UB_FUSION, FusionRule, Match, Miss, Phase, Rewrite
 
 FUSABLE = (g.ElementwiseUnaryOp, g.ElementwiseBinaryOp, g.SumOp)
-NOT_FUSED = (g.IdentityOp, g.CastOp, g.CompareOp, g.LogicOp, g.NotOp)
+NOT_FUSED = (g.IdentityOp, g.CastOp, g.CompareOp, g.LogicOp, g.NotOp, g.IsNanOp)
 """Bool producers are fused only into the where that reads them (mask.py): a
 bool tensor between kernels would be stored a byte per element."""
 

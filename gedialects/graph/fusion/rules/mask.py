@@ -25,7 +25,7 @@ from ..helpers import users
 from ..registry import UB_FUSION, FusionRule, Match, Miss, Phase, Rewrite
 from .loop import build_fusion
 
-BOOL_PRODUCERS = (g.CastOp, g.CompareOp, g.LogicOp, g.NotOp)
+BOOL_PRODUCERS = (g.CastOp, g.CompareOp, g.LogicOp, g.NotOp, g.IsNanOp)
 """Ops that may compute a where's condition inside the fusion."""
 
 
