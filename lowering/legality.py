@@ -111,8 +111,11 @@ class Context:
         # order, with no transdata, and would take its fp32 bytes for fp16
         self.fp32_maps = {a for a in fn.args if self.fp16 and _rank(a) == 4 and _is_f32(a)}
         for op in fn.body.block.ops:  # views alias the input's bytes
-            if isinstance(op, g.VIEW_OPS) and op.operands and op.operands[0] in self.fp32_maps:
-                self.fp32_maps.update(op.results)
+            if isinstance(op, g.VIEW_OPS) and op.operands and op.operands[0] in self.fp32_maps | self.fp32_inputs:
+                # a 4-D view of any fp32 input is a map the input transdata converts
+                # (Whisper's [1, 80, 3000] features as a conv's [1, 80, 1, 3000])
+                for r in op.results:
+                    (self.fp32_maps if _rank(r) == 4 else self.fp32_inputs).add(r)
 
 
 Rule = Callable[[Operation, Context], "str | None"]
@@ -171,8 +174,6 @@ def _pool(op: g.PoolOp, ctx: Context) -> str | None:
     _, _, h, w = g.shape_of(op.input)
     if kh > h + p[0] + p[2] or kw > w + p[1] + p[3] or 0 in g.shape_of(op.output):
         return "a window larger than the padded input is not lowered"
-    if isinstance(op, g.MaxPoolOp) and any(op.ints("pads", ())) and op.input not in ctx.nonneg:
-        return "padded max pool of a possibly negative input (the kernel pads with zeros)"
     return None
 
 
@@ -541,7 +542,7 @@ def ai_core_refusal(op: Operation, ctx: Context) -> str | None:
     check = RULES.get(type(op))
     if check is None:
         return f"no AI-core kernel for {op.name}"
-    if any(v in ctx.fp32_inputs for v in op.operands):
+    if not isinstance(op, g.VIEW_OPS) and any(v in ctx.fp32_inputs for v in op.operands):
         return "force_fp16: reads a non-4-D fp32 graph input (no cast kernel for it on the AI core)"
     # (space_to_depth, as a transdata, reads whatever type its input is stored in)
     if not isinstance(op, g.VIEW_OPS + (g.SpaceToDepthOp,)) and batch_slice(op) is None and any(

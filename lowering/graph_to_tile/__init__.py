@@ -137,9 +137,10 @@ def _bind_inputs(ctx: LoweringContext) -> None:
         st = GmStorage(name, kind="input", layout="ND", elems=math.prod(shape), shape=shape)
         st.ttype = arg.type
         ctx.storages.append(st)
-        # structured kernels read an fp32 input as it is (the cube through a cast kernel)
+        # structured kernels read an fp32 input as it is (the cube through a cast kernel);
+        # a view's readers are the legality table's (a 4-D view is a map: its input transdata converts)
         core_readers = any(engine_of(u.operation) == AI_CORE and kernel_of(u.operation) is None
-                           and not isinstance(u.operation, func.ReturnOp) for u in arg.uses)
+                           and not isinstance(u.operation, (func.ReturnOp, *g.VIEW_OPS)) for u in arg.uses)
         if len(shape) != 4 and ctx.fp16 and core_readers and isinstance(arg.type.element_type, AnyFloat):
             raise PassFailedException(f"force_fp16: input '{name}' read by an AI-core op needs a cast kernel "
                                       "(not implemented; graph-partition places its readers on the AI CPU)")

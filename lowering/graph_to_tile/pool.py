@@ -2,9 +2,11 @@
 
 * max/avg pool (`lower_pool`): tiles = (C1 slice, band of output rows), UB
   double-buffered; one vector op per window tap over the whole band (a
-  strided source); the padding is the map's zero halo (max pool only of
-  values known non-negative); avg pool scales by 1/k^2, or by a constant of
-  per-pixel reciprocal counts when the padding is not counted.
+  strided source); the padding is the map's zero halo, which a max pool of
+  values that may be negative (YOLO's SPPF after SiLU) first turns into the
+  storage type's lowest value in UB (`lowest_halo`); avg pool scales by
+  1/k^2, or by a constant of per-pixel reciprocal counts when the padding
+  is not counted.
 * global average pool: a tree of strided vector adds, then x 1/HW.
 * LRN: the channel window crosses C0 slices, so its sum is a 1x1 conv of x^2
   with a banded C x C weight on the cube; the squares and the power are the
@@ -48,8 +50,7 @@ def emit_pool(ctx: LoweringContext, op: g.PoolOp, x: TensorView, out: TensorView
     if op.int_("ceil_mode", 0) or op.ints("dilations", (1, 1)) != (1, 1):
         raise PassFailedException(f"{describe_op(op)}: ceil_mode/dilation pooling not lowered")
     is_max = isinstance(op, g.MaxPoolOp)
-    if is_max and any(p) and op.input not in ctx.nonnegative:
-        raise PassFailedException(f"{describe_op(op)}: padded max pool of a possibly negative input (zero halo)")
+    halo_lowest = is_max and any(p) and op.input not in ctx.nonnegative
     _, C, H, W = x.shape
     OH, OW = g.shape_of(op.output)[2:]
     c0, es = ctx.c0, ctx.elem_bytes
@@ -87,6 +88,8 @@ def emit_pool(ctx: LoweringContext, op: g.PoolOp, x: TensorView, out: TensorView
         src = kernel.add(kernel.mul(c1, x.slice_stride(c0)), kernel.mul(band, band_rows * s[0] * x.storage.padded_w * c0))
         kernel.copy(ub_in, kernel.at(in_gm, x_origin, src), [in_rows, padded_in_w * c0], [padded_in_w * c0, 1],
                     [x.storage.padded_w * c0, 1])
+        if halo_lowest:
+            lowest_halo(ctx, kernel, ub_in, band, band_rows * s[0], in_rows, H, W, p)
         taps = [(i, j) for i in range(kh) for j in range(kw)]
         shape = [band_rows, OW, c0]
         dst_strides = [OW * c0, c0, 1]
@@ -112,6 +115,32 @@ def emit_pool(ctx: LoweringContext, op: g.PoolOp, x: TensorView, out: TensorView
         dst = kernel.add(kernel.mul(c1, out.slice_stride(c0)), kernel.mul(band, band_rows * out.storage.padded_w * c0))
         kernel.copy(kernel.at(out_gm, out.origin(c0), dst), ub_out, [band_rows, OW * c0], [out.storage.padded_w * c0, 1],
                     [OW * c0, 1])
+
+
+def lowest_halo(ctx: LoweringContext, kernel, ub_in, band, band_step: int, in_rows: int, H: int, W: int, p) -> None:
+    """The padding of a band in UB (the map's zero halo) -> the storage
+    type's lowest finite value, so a max over a window never picks it over
+    a negative pixel: + lowest on the zeros (exact) of the halo columns of
+    every row, then of the halo rows above or below the map (edge bands
+    only: the loops run no iteration elsewhere). Corners are done once."""
+    c0 = ctx.c0
+    lowest = float(np.finfo(np.float16 if ctx.fp16 else np.float32).min)
+    row = (W + p[1] + p[3]) * c0
+    for start, width in ((0, p[1]), (p[1] + W, p[3])):
+        if width:
+            kernel.vec("adds", kernel.at(ub_in, start * c0), [kernel.at(ub_in, start * c0)], [in_rows, width * c0],
+                       [[row, 1], [row, 1]], lowest)
+    first = kernel.add(kernel.mul(band, band_step), -p[0])  # the band's first window row in the map (< 0: halo)
+
+    def rows(lower, upper) -> None:
+        with kernel.loop(lower, upper) as r:
+            at = kernel.at(ub_in, p[1] * c0, kernel.mul(r, row))
+            kernel.vec("adds", at, [at], [W * c0], [[1], [1]], lowest)
+
+    if p[0]:
+        rows(0, kernel.min(kernel.max(kernel.mul(first, -1), 0), in_rows))
+    if p[2]:
+        rows(kernel.min(kernel.max(kernel.add(kernel.mul(first, -1), H), 0), in_rows), in_rows)
 
 
 MAX_REDUCE_PIXELS = MAX_REPEAT * BLOCKS_PER_REPEAT

@@ -161,6 +161,52 @@ def test_conv_transpose_with_overlapping_windows_runs_as_a_conv(case, precision)
     assert compiled.kernel_kinds.get("conv", 0) >= 1
 
 
+# --- graph-decompose: ConvOneDimAsTwo, ChannelNormAsLayerNorm ----------------------------------------------------
+
+CONV_1D = {
+    # name: (op, input shape, weight shape, bias, attributes)
+    "whisper-stem-stride2": ("Conv", (1, 16, 64), (32, 16, 3), True, dict(pads=[1, 1], strides=[2])),
+    "wav2vec2-stem-stride5": ("Conv", (1, 1, 400), (16, 1, 10), False, dict(strides=[5])),
+    "grouped-dilated": ("Conv", (1, 16, 40), (16, 4, 3), True, dict(group=4, dilations=[2], pads=[2, 2])),
+    "conv-transpose-stride2": ("ConvTranspose", (1, 8, 20), (8, 4, 4), True, dict(strides=[2], pads=[1, 1])),
+}
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("case", list(CONV_1D))
+def test_one_dimensional_convs_run_as_two_dimensional(case, precision):
+    """Audio stems (Whisper, wav2vec2) and 1-d up-convolutions: a 2-d op on a
+    map of height 1, on the AI core."""
+    kind, shape, wshape, has_bias, attrs = CONV_1D[case]
+    weight = (_rand(*wshape, seed=3) / np.sqrt(np.prod(wshape[1:]))).astype(np.float32)
+    out_channels = wshape[1] * attrs.get("group", 1) if kind == "ConvTranspose" else wshape[0]
+    inits = {"w": weight, **({"b": _rand(out_channels, seed=4)} if has_bias else {})}
+    node = helper.make_node(kind, ["h", "w"] + (["b"] if has_bias else []), ["y"], kernel_shape=[wshape[2]], **attrs)
+    compiled = _check([node], shape, precision, inits)
+    assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
+
+
+CHANNEL_NORMS = {
+    # name: (node, input shape, scale and bias given as graph inputs' constants)
+    "wav2vec2-instance-norm-1d": (("InstanceNormalization", {}), (1, 16, 50)),
+    "instance-norm-2d": (("InstanceNormalization", {"epsilon": 1e-3}), (1, 8, 6, 7)),
+    "group-norm-4-groups": (("GroupNormalization", {"num_groups": 4}), (2, 16, 5, 5)),
+}
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("case", list(CHANNEL_NORMS))
+def test_instance_and_group_norms_run_as_layer_norms(case, precision):
+    """Normalisation per sample and channel group as a layer_norm of the
+    groups as rows, then the per-channel scale and bias, on the AI core."""
+    (kind, attrs), shape = CHANNEL_NORMS[case]
+    c = attrs.get("num_groups", shape[1])  # opset 19's GroupNormalization: a scale and bias per group
+    inits = {"s": (1.0 + 0.5 * _rand(c, seed=5)).astype(np.float32), "t": _rand(c, seed=6)}
+    node = helper.make_node(kind, ["h", "s", "t"], ["y"], **attrs)
+    compiled = _check([node], shape, precision, inits)
+    assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
+
+
 # --- strided slices ----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("precision", MODES)

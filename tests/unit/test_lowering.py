@@ -523,3 +523,31 @@ def test_one_value_two_outputs(precision):
     got = run_compiled(compile_module(import_model(m, {}, source="test"), precision=precision), x).outputs
     for k, val in onnxruntime_outputs(m, x).items():
         assert_close(got[k].reshape(val.shape), val, precision, err_msg=k)
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+@pytest.mark.parametrize("size", [12, 64], ids=["one-band", "bands"])
+def test_padded_max_pool_of_negative_values(precision, size):
+    """YOLO's SPPF: max pools (5x5, stride 1, pads 2; and 3x3 stride 2,
+    uneven pads) of a conv's output with no relu. Every value is negative
+    (bias -4), so a zero padding would make every border pixel 0: the halo
+    is the lowest value instead (on a 64x64 map the pool runs in bands, the
+    top and bottom halo rows only in the edge bands), on the AI core."""
+    out = size // 2
+    m = _model(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("MaxPool", ["c"], ["p"], kernel_shape=[5, 5], pads=[2, 2, 2, 2]),
+            helper.make_node("MaxPool", ["p"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1]),
+        ],
+        {"w": _w(16, 8, 3, 3, scale=0.1), "b": np.full(16, -4.0, np.float32)},
+        [1, 8, size, size],
+        [1, 16, out, out],
+    )
+    compiled = compile_module(import_model(m, {}, source="test"), precision=precision, aicpu_fallback=False)
+    assert compiled.kernel_kinds.get("max_pool") == 2, compiled.kernel_kinds
+    x = RNG.standard_normal((1, 8, size, size)).astype(np.float32)
+    got = np.asarray(run_compiled(compiled, {"x": x}).outputs["y"]).reshape(1, 16, out, out)
+    want = onnxruntime_outputs(m, {"x": x})["y"]
+    assert want.max() < 0
+    assert_close(got, want, precision)

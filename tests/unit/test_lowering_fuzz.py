@@ -72,9 +72,13 @@ def cnns(draw):
             elif a != b:
                 nodes.append(helper.make_node("Concat", [a, b], [f"v{i}"], axis=1))
                 new(f"v{i}", (c + vals[b][0], h, w, nonneg and vals[b][3]))
-        elif nonneg and h >= 2 and w >= 2:  # max pool's zero halo needs a non-negative input
-            nodes.append(helper.make_node("MaxPool", [a], [f"v{i}"], kernel_shape=[2, 2], strides=[2, 2]))
-            new(f"v{i}", (c, h // 2, w // 2, True))
+        elif h >= 2 and w >= 2:  # a padded window over a possibly negative input: its halo is the lowest value
+            if draw(st.booleans()):
+                nodes.append(helper.make_node("MaxPool", [a], [f"v{i}"], kernel_shape=[2, 2], strides=[2, 2]))
+                new(f"v{i}", (c, h // 2, w // 2, nonneg))
+            else:
+                nodes.append(helper.make_node("MaxPool", [a], [f"v{i}"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+                new(f"v{i}", (c, h, w, nonneg))
     produced = sorted(set(vals) - {"x"})
     outs = draw(st.lists(st.sampled_from(produced), unique=True, min_size=1, max_size=3)) if produced else []
     if draw(st.booleans()) or not outs:  # a classifier head on some value

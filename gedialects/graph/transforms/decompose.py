@@ -24,6 +24,16 @@ rounding of the sums):
   z is two products with constant 0/1 matrices (E_h . x . E_w, exact: each
   output is one input or 0), which also crop where P < 0; the conv pads the
   rest on the fly. Extents up to RESIZE_PRODUCT_LIMIT only.
+* a 1-D conv or conv_transpose (Whisper's and wav2vec2's audio stems, TCNs)
+  -> the 2-D op on a map of height 1: the input and weight viewed as
+  [N, C, 1, L] and [., ., 1, k], the stride and dilation the same along H
+  (one row and a kernel of one row give one row whatever they are), no pads
+  along H, the result viewed back as [N, O, L'].
+* instance_norm and group_norm (wav2vec2's feature extractor, diffusion
+  UNets) -> layer_norm over the last axis of x viewed as [N, G, C/G * S]
+  (the statistics of each sample's group), viewed back, then the
+  per-channel scale and bias as a mul and an add (left out when they are
+  constant ones and zeros).
 
 Each rewrite logs one line; what is left stays for the partition to place.
 """
@@ -31,10 +41,12 @@ Each rewrite logs one line; what is left stays for the partition to place.
 from __future__ import annotations
 
 import logging
+import math
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import builtin
+from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -142,6 +154,98 @@ class StridedConvTransposeToProduct(RewritePattern):
         rewriter.replace(op, new, [result.results[0]])
 
 
+def _reshaped(value: SSAValue, shape: list[int], location) -> g.ReshapeOp:
+    return g.ReshapeOp.build_inferred([value], {"shape": g.int_array(shape)}, location=location)
+
+
+def _view(value: SSAValue, shape: list[int], location, new: list[Operation]) -> SSAValue:
+    """value viewed as `shape` (a reshape appended to `new` unless it has that shape already)."""
+    if tuple(g.shape_of(value)) == tuple(shape):
+        return value
+    view = _reshaped(value, shape, location)
+    new.append(view)
+    return view.output
+
+
+class ConvOneDimAsTwo(RewritePattern):
+    """conv / conv_transpose over one spatial dim -> the same op over a map of
+    height 1 (views around it: no data moves)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ConvOp | g.ConvTransposeOp) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        x, w, out = g.shape_of(op.input), g.shape_of(op.weight), g.shape_of(op.output)
+        if len(x) != 3 or len(w) != 3 or not all(shapes.is_static(s) for s in (x, w, out)):
+            return
+        if isinstance(op, g.ConvOp) and (op.residual is not None or op.str_("activation", "")):
+            return  # graph-decompose runs before graph-fuse: never the case in the pipeline
+        loc = op.location
+        strides, pads, dilations = op.window(3)
+        props = {k: v for k, v in op.properties.items()
+                 if k not in ("strides", "pads", "dilations", "output_padding", "operandSegmentSizes")}
+        # along H (one row, a kernel of one row) any stride or dilation gives
+        # one output row: the same as along L, as the conv kernels want them
+        props["strides"] = g.int_array([strides[0], strides[0]])
+        props["pads"] = g.int_array([0, pads[0], 0, pads[1]])
+        props["dilations"] = g.int_array([dilations[0], dilations[0]])
+        if isinstance(op, g.ConvTransposeOp):
+            props["output_padding"] = g.int_array([0, *op.ints("output_padding", (0,))])
+        x4 = _reshaped(op.input, [x[0], x[1], 1, x[2]], loc)
+        weight = constant_value(op.weight)  # a constant stays one (the conv kernels pack it at compile time)
+        w4 = (_reshaped(op.weight, [w[0], w[1], 1, w[2]], loc) if weight is None else
+              materialize(np.ascontiguousarray(weight.reshape(w[0], w[1], 1, w[2])), f"{node_name(op)}_2d", loc))
+        bias = [op.bias] if op.bias is not None else []
+        if isinstance(op, g.ConvOp):
+            conv = g.ConvOp.build_inferred([x4.results[0], w4.results[0], bias, []], props, location=loc)
+        else:
+            conv = g.ConvTransposeOp.build_inferred([x4.results[0], w4.results[0], bias], props, location=loc)
+        y = _reshaped(conv.results[0], list(out), loc)
+        y.attributes.update(op.attributes)
+        if g.shape_of(y.output) != tuple(out):
+            return
+        log.info("rewrote %s: a 1-d %s as a 2-d one on a map of height 1", describe_op(op), op.name.split(".")[-1])
+        rewriter.replace(op, [x4, w4, conv, y], [y.output])
+
+
+class ChannelNormAsLayerNorm(RewritePattern):
+    """instance_norm / group_norm -> layer_norm of the groups as rows, then
+    the per-channel affine."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.InstanceNormOp | g.GroupNormOp):
+            return
+        x = g.shape_of(op.input)
+        if not shapes.is_static(x) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        n, c, spatial = x[0], x[1], math.prod(x[2:])
+        groups = c if isinstance(op, g.InstanceNormOp) else op.int_("num_groups", 1)
+        loc, name = op.location, node_name(op)
+        new: list[Operation] = []
+        rows = _view(op.input, [n, groups, c // groups * spatial], loc, new)
+        ones = materialize(np.ones(c // groups * spatial, np.float32), f"{name}_unit_scale", loc)
+        props = {"axis": IntegerAttr(-1, i64)}
+        if op.epsilon is not None:
+            props["epsilon"] = op.epsilon
+        norm = g.LayerNormOp.build_inferred([rows, ones.results[0], [], []], props, location=loc)
+        new += [ones, norm]
+        value = _view(norm.output, list(x), loc, new)
+        per_channel = [c] + [1] * (len(x) - 2)
+        for operand, unit, cls in ((op.scale, 1.0, g.MulOp), (op.bias, 0.0, g.AddOp)):
+            known = constant_value(operand)
+            if known is not None and np.all(known == unit):
+                continue
+            shaped = (_reshaped(operand, per_channel, loc) if known is None else
+                      materialize(np.ascontiguousarray(np.asarray(known, np.float32).reshape(per_channel)),
+                                  f"{name}_{'scale' if unit else 'bias'}", loc))
+            step = cls.build_inferred([value, shaped.results[0]], {}, location=loc)
+            new += [shaped, step]
+            value = step.output
+        new[-1].attributes.update(op.attributes)
+        log.info("rewrote %s: %d group(s) of %d values per sample as a layer_norm", describe_op(op), groups,
+                 c // groups * spatial)
+        rewriter.replace(op, new, [value])
+
+
 def zero_insertion_matrix(length: int, stride: int, before: int, after: int) -> tuple[np.ndarray, int, int]:
     """(E, conv pad before, conv pad after) for one spatial dim: E [length, z]
     puts input i at z position s*i + min(before, 0) (stride - 1 zeros between
@@ -221,11 +325,12 @@ def _is_tap_product(op: g.ConvTransposeOp, window) -> bool:
 
 
 class GraphDecomposePass(ModulePass):
-    """Resize and conv_transpose as products and convs the AI core runs."""
+    """Resize, up-convolutions, 1-d convs and instance/group norms as ops the AI core runs."""
 
     name = "graph-decompose"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([ResizeToProducts(), StridedConvTransposeToProduct(), ConvTransposeToConv()])
+            GreedyRewritePatternApplier([ConvOneDimAsTwo(), ChannelNormAsLayerNorm(), ResizeToProducts(), StridedConvTransposeToProduct(),
+                                         ConvTransposeToConv()])
         ).rewrite_module(op)

@@ -1,7 +1,8 @@
 // graph-decompose: a resize of the last two dims as products with constant
 // interpolation matrices, an up-convolution whose kernel is its stride as a
 // product and a tap interleave, any other up-convolution as a zero insertion
-// and a conv; what it cannot rewrite stays. The
+// and a conv, 1-d convs as 2-d ones, instance and group norms as layer
+// norms; what it cannot rewrite stays. The
 // second RUN shows its log.
 // RUN: ge-opt %s -p graph-decompose | filecheck %s
 // RUN: ge-opt %s -p graph-decompose --log=info 2>&1 >/dev/null | filecheck %s --check-prefix=LOG
@@ -113,10 +114,63 @@ func.func @runtime_weight(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x4x4xf32>) -> t
   func.return %y : tensor<1x4x8x8xf32>
 }
 
+// A 1-d conv (Whisper's and wav2vec2's audio stems) as a 2-d conv on a map
+// of height 1: views around it, the constant weight reshaped at compile
+// time, the stride and dilation the same along H (one row stays one row),
+// no pads along H.
+// CHECK-LABEL: func.func @conv1d
+// CHECK:         %[[X:.*]] = graph.reshape %x {shape = array<i64: 1, 16, 1, 64>} : (tensor<1x16x64xf32>) -> tensor<1x16x1x64xf32>
+// CHECK-NEXT:    %[[W:.*]] = graph.fill 0.5 : tensor<8x16x1x3xf32>
+// CHECK-NEXT:    %[[C:.*]] = graph.conv %[[X]], %[[W]] bias(%{{.*}} : tensor<8xf32>) {strides = array<i64: 2, 2>, pads = array<i64: 0, 1, 0, 1>, dilations = array<i64: 1, 1>} : tensor<1x16x1x64xf32>, tensor<8x16x1x3xf32> -> tensor<1x8x1x32xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[C]] {shape = array<i64: 1, 8, 32>} : (tensor<1x8x1x32xf32>) -> tensor<1x8x32xf32>
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @conv1d(%x: tensor<1x16x64xf32>) -> tensor<1x8x32xf32> {
+  %w = graph.fill 0.5 : tensor<8x16x3xf32>
+  %b = graph.fill 0.25 : tensor<8xf32>
+  %y = graph.conv %x, %w bias(%b : tensor<8xf32>) {strides = array<i64: 2>, pads = array<i64: 1, 1>} : tensor<1x16x64xf32>, tensor<8x16x3xf32> -> tensor<1x8x32xf32> loc("conv1")
+  func.return %y : tensor<1x8x32xf32>
+}
+
+// wav2vec2's group norm of one group per channel (exported as
+// InstanceNormalization) on [N, C, L]: a layer_norm over L, already the
+// last axis; its unit scale and zero bias need no mul or add.
+// CHECK-LABEL: func.func @instance_norm
+// CHECK-NEXT:    %[[ONE:.*]] = graph.fill 1.0 : tensor<50xf32>
+// CHECK-NEXT:    %[[N:.*]] = graph.layer_norm %x, %[[ONE]] {axis = -1 : i64, epsilon = 1.000000e-05 : f32}
+// CHECK-NEXT:    func.return %[[N]]
+func.func @instance_norm(%x: tensor<1x8x50xf32>) -> tensor<1x8x50xf32> {
+  %s = graph.fill 1.0 : tensor<8xf32>
+  %b = graph.fill 0.0 : tensor<8xf32>
+  %y = graph.instance_norm %x, %s, %b {epsilon = 1.0e-05 : f32} : (tensor<1x8x50xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x50xf32> loc("gn")
+  func.return %y : tensor<1x8x50xf32>
+}
+
+// A group norm of 2 groups: each sample's group as a row of C/G * H * W = 64
+// values, then the per-channel scale (a run-time value, viewed as [C, 1, 1])
+// and bias.
+// CHECK-LABEL: func.func @group_norm
+// CHECK:         %[[R:.*]] = graph.reshape %x {shape = array<i64: 1, 2, 64>}
+// CHECK-NEXT:    %[[ONE:.*]] = graph.fill 1.0 : tensor<64xf32>
+// CHECK-NEXT:    %[[N:.*]] = graph.layer_norm %[[R]], %[[ONE]] {axis = -1 : i64}
+// CHECK-NEXT:    %[[B:.*]] = graph.reshape %[[N]] {shape = array<i64: 1, 8, 4, 4>}
+// CHECK-NEXT:    %[[S:.*]] = graph.reshape %s {shape = array<i64: 8, 1, 1>}
+// CHECK-NEXT:    %[[M:.*]] = graph.mul %[[B]], %[[S]]
+// CHECK-NEXT:    %[[BIAS:.*]] = graph.fill 0.5 : tensor<8x1x1xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.add %[[M]], %[[BIAS]]
+// CHECK-NEXT:    func.return %[[Y]]
+func.func @group_norm(%x: tensor<1x8x4x4xf32>, %s: tensor<8xf32>) -> tensor<1x8x4x4xf32> {
+  %b = graph.fill 0.5 : tensor<8xf32>
+  %y = graph.group_norm %x, %s, %b {num_groups = 2 : i64} : (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<1x8x4x4xf32>
+  func.return %y : tensor<1x8x4x4xf32>
+}
+
 // LOG: INFO: rewrote graph.resize at loc("up"): linear interpolation as products with constant matrices (4 x 4)
 // LOG: INFO: rewrote graph.resize: nearest interpolation as products with constant matrices (3 x 4)
 // LOG: INFO: rewrote graph.conv_transpose at loc("ups.0"): a 2x2 up-convolution of stride 2x2 as a product and a tap interleave
 // LOG: INFO: rewrote graph.conv_transpose: a 4x4 up-convolution of stride 2x2 as a zero insertion and a 4x4 conv
 // LOG: INFO: rewrote graph.conv_transpose at loc("netG.0"): a 4x4 up-convolution of stride 1x1 as a zero insertion and a 4x4 conv
 // LOG: INFO: rewrote graph.conv_transpose: a 3x3 up-convolution of stride 2x2 as a zero insertion and a 3x3 conv
+// LOG: INFO: rewrote graph.conv at loc("conv1"): a 1-d conv as a 2-d one on a map of height 1
+// LOG: INFO: rewrote graph.instance_norm at loc("gn"): 8 group(s) of 50 values per sample as a layer_norm
+// LOG: INFO: rewrote graph.group_norm: 2 group(s) of 64 values per sample as a layer_norm
 // LOG-NOT: rewrote
