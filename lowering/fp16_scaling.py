@@ -17,10 +17,13 @@ How:
   operands and results to one class with one scale (union-find);
 * conv and gemm absorb any change of scale into their weights and bias at
   compile time (w * s_in / s_out, b / s_out), so their results may start a
-  new class (a residual joins the output's class);
+  new class (a residual, or a product's computed bias -- an attention mask
+  graph-fuse made the scores' bias --, joins the output's class);
 * graph inputs, softmax and LRN results, and whatever this module does not
   know are pinned at scale 1, as are the inputs of LRN (it squares them)
   and of unknown ops;
+* values of magnitude MASK_SENTINEL and up (an attention mask's -3.4e38,
+  torch's stand-in for -inf) do not count in a calibrated range;
 * a free class gets the smallest power of two 2^e (e >= 0) that brings its
   largest calibrated value under TARGET = 2^8, which leaves a factor 2^8 of
   headroom for inputs larger than the calibration's;
@@ -51,6 +54,12 @@ TARGET = 2.0**8
 WEIGHT_LIMIT = 2.0**14
 """Largest |weight| after scaling (fp16 holds 65504; margin for the packing)."""
 FP16_MAX = 65504.0
+MASK_SENTINEL = float(np.finfo(np.float32).max) / 2
+"""Magnitudes from here up stand for infinity: torch's attention masks add
+finfo(float32).min (-3.4e38) where a score is masked out. Calibration
+leaves them out of a value's range (fp16 stores them as -inf whatever the
+scale); counted, they would give the scores a scale of 2^120 that flushes
+them to 0."""
 CALIBRATION_SEED = 20240229
 
 EQUIVARIANT = (
@@ -121,7 +130,7 @@ def calibrate(fn: func.FuncOp, inputs: Mapping[str, np.ndarray] | None = None) -
             outs = evaluate(op, [env[v] for v in op.operands])
             for r, o in zip(op.results, outs):
                 env[r] = o
-                ranges[r] = float(np.max(np.abs(o))) if o.size and np.issubdtype(o.dtype, np.floating) else 0.0
+                ranges[r] = _finite_range(o)
                 uses_left[r] = sum(1 for _ in r.uses)
             for v in set(op.operands):  # free what nobody reads any more
                 if v in uses_left:
@@ -131,6 +140,18 @@ def calibrate(fn: func.FuncOp, inputs: Mapping[str, np.ndarray] | None = None) -
     for arg in fn.args:
         ranges[arg] = float(np.max(np.abs(env[arg]))) if arg in env and env[arg].size else 0.0
     return ranges
+
+
+def _finite_range(x: np.ndarray) -> float:
+    """The largest magnitude of x below MASK_SENTINEL (0 when there is none)."""
+    if not x.size or not np.issubdtype(x.dtype, np.floating):
+        return 0.0
+    a = np.abs(x)
+    top = float(np.max(a))
+    if top >= MASK_SENTINEL:
+        kept = a[a < MASK_SENTINEL]
+        top = float(np.max(kept)) if kept.size else 0.0
+    return top
 
 
 class _Classes:
@@ -204,6 +225,11 @@ def plan_scales(fn: func.FuncOp, ranges: Mapping[SSAValue, float]) -> dict[SSAVa
                 classes.union(op.results[0], v)
         elif isinstance(op, g.ConvOp) and op.residual is not None:
             classes.union(op.results[0], op.residual)
+        elif isinstance(op, g.MatMulOp | g.GemmOp) and op.bias is not None and not _is_constant(op.bias):
+            # a fused add of a computed value (an attention mask as the scores'
+            # bias) keeps the class the add had: a mask's -3.4e38 must not set
+            # the scores' scale (2^120 would flush them to 0), it pins it
+            classes.union(op.results[0], op.bias)
         elif not isinstance(op, ABSORBING):
             pinned.update(op.results)  # softmax, LRN, anything unknown
         if not (equivariant or isinstance(op, SCALE_FREE_CONSUMERS)):

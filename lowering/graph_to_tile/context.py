@@ -134,7 +134,8 @@ class LoweringContext:
         name = self.fresh_name(base)
         array = np.asarray(array)
         dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" and not keep_dtype else array.dtype
-        self.constants[name] = contiguous(array.astype(dt, copy=False))
+        with np.errstate(over="ignore"):  # a mask's -3.4e38 is -inf in fp16, as on the device
+            self.constants[name] = contiguous(array.astype(dt, copy=False))
         if layout != "ND":
             self.constant_layouts[name] = layout
         return name

@@ -154,3 +154,44 @@ def test_calibration_inputs_set_the_scales(tmp_path, capsys):
     assert ge_compile.main([str(src), "-o", str(tmp_path / "b.om"), "--calibration", str(bad)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["ge-compile: error: calibration input 'x' has shape [1, 16, 2, 8], the graph takes [1, 16, 2, 16]"]
+
+
+def test_a_mask_fused_as_the_scores_bias_does_not_set_their_scale():
+    """Mistral's dynamo export: scores = q . k^T + where(mask, 0, -3.4e38),
+    the add fused into the product as its bias (MatMulBiasAddFusionPass),
+    then a softmax. The bias joins the product's class, as the add would
+    have: the class holds the mask (pinned), so the scores stay at scale 1
+    and -3.4e38 becomes -inf in fp16. Given its own class, the -3.4e38 would
+    set a scale of 2^120 that flushes the scores to 0 (a uniform softmax)."""
+    rng = np.random.default_rng(0)
+    s = 8
+    keep = np.tril(np.ones((s, s), bool))
+    nodes = [
+        helper.make_node("MatMul", ["x", "k"], ["scores"]),
+        helper.make_node("Where", ["keep", "zero", "big"], ["mask"]),
+        helper.make_node("Add", ["scores", "mask"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["p"], axis=-1),
+    ]
+    inits = {"k": rng.standard_normal((16, s)).astype(np.float32), "keep": keep,
+             "zero": np.array(0.0, np.float32), "big": np.array(np.finfo(np.float32).min)}
+    graph = helper.make_graph(
+        nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, s, 16])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    fused = []
+
+    def dump(stage, module):
+        if stage == "fuse":
+            fused.extend(op for op in module.walk() if isinstance(op, g.MatMulOp) and op.bias is not None)
+
+    compiled = compile_module(import_model(model, {}, source="t"), precision="force_fp16", dump=dump)
+    assert fused, "the mask add is the product's bias"
+    x = rng.standard_normal((1, s, 16)).astype(np.float32)
+    got = run_compiled(compiled, {"x": x}).outputs["p"].reshape(1, s, s)
+    from gedialects.zoo import onnxruntime_outputs
+
+    want = onnxruntime_outputs(model, {"x": x})["p"]
+    assert np.std(want[0, -1]) > 0.05  # the scores matter: not a uniform row
+    assert_close(got, want, "force_fp16")

@@ -1,4 +1,4 @@
-"""The model zoo (tests/zoo/models: 19 real architectures, two exporters):
+"""The model zoo (tests/zoo/models: 23 real architectures, two exporters):
 every model imports, matches onnxruntime on the reference backend, and runs
 on the npu backend in both precision modes with every op on the AI core (no
 AI-CPU task) and matches onnxruntime by the criterion of the mode

@@ -171,6 +171,46 @@ def build_t5_encoder(rng):
     return hf(transformers.T5EncoderModel, cfg, names, ["last_hidden_state"]), text_inputs(rng), ["last_hidden_state"]
 
 
+def build_mistral(rng):
+    """Mistral with transformers' default attention (sdpa): its export zeroes
+    fully masked rows' probabilities with Where(IsNaN(p), 0, p)."""
+    cfg = transformers.MistralConfig(
+        vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, sliding_window=8, use_cache=False, initializer_range=INIT,
+    )
+    names = ["input_ids", "attention_mask"]
+    return hf(transformers.MistralForCausalLM, cfg, names, ["logits"]), text_inputs(rng), ["logits"]
+
+
+# ------------------------------------------------------------ audio models
+
+
+def build_whisper_encoder(rng):
+    """Whisper's encoder: two 1-d convs (the second of stride 2) over log-mel
+    features, GELU, then transformer layers."""
+    cfg = transformers.WhisperConfig(
+        vocab_size=VOCAB, num_mel_bins=16, d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128, max_source_positions=32,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, init_std=INIT,
+        attn_implementation="eager",
+    )
+    m = Outputs(transformers.WhisperModel(cfg).get_encoder(), ["input_features"], ["last_hidden_state"])
+    return m, {"input_features": rng.standard_normal((1, 16, 64)).astype(np.float32)}, ["last_hidden_state"]
+
+
+def build_wav2vec2(rng):
+    """wav2vec2: a 1-d conv feature extractor on the raw waveform (group norm
+    of one group per channel after the first conv, exported as
+    InstanceNormalization), a grouped 1-d positional conv, transformer layers."""
+    cfg = transformers.Wav2Vec2Config(
+        hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128,
+        conv_dim=(32, 32, 32), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4, vocab_size=32, initializer_range=INIT, attn_implementation="eager",
+    )
+    m = Outputs(transformers.Wav2Vec2Model(cfg), ["input_values"], ["last_hidden_state"])
+    return m, {"input_values": rng.standard_normal((1, 800)).astype(np.float32)}, ["last_hidden_state"]
+
+
 # ----------------------------------------------------------- vision models
 
 
@@ -363,6 +403,54 @@ def build_unet(rng):
     return UNet(), image_inputs(rng, 64, name="input"), ["logits"]
 
 
+# -------------------------------------------------------------------- YOLO
+
+
+class ConvBNSiLU(nn.Sequential):
+    def __init__(self, cin: int, cout: int, k: int = 1, s: int = 1):
+        super().__init__(nn.Conv2d(cin, cout, k, s, k // 2, bias=False), nn.BatchNorm2d(cout), nn.SiLU())
+
+
+class SPPF(nn.Module):
+    """YOLOv5/v8's spatial pyramid pooling: three 5x5 max pools of stride 1,
+    pads 2, in a chain (of SiLU outputs: some negative), concatenated."""
+
+    def __init__(self, cin: int, cout: int):
+        super().__init__()
+        self.cv1, self.cv2 = ConvBNSiLU(cin, cin // 2), ConvBNSiLU(cin * 2, cout)
+        self.pool = nn.MaxPool2d(5, 1, 2)
+
+    def forward(self, x):
+        x = self.cv1(x)
+        a = self.pool(x)
+        b = self.pool(a)
+        return self.cv2(torch.cat([x, a, b, self.pool(b)], 1))
+
+
+class TinyYOLO(nn.Module):
+    """A YOLOv8-style backbone and neck, small: strided Conv-BN-SiLU stages,
+    SPPF, nearest 2x upsampling, concatenation with the stride-8 features and
+    a 1x1 detection head (4 box + 8 class channels per cell)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(ConvBNSiLU(3, 8, 3, 2), ConvBNSiLU(8, 16, 3, 2), ConvBNSiLU(16, 16, 3, 1))
+        self.p3 = ConvBNSiLU(16, 32, 3, 2)
+        self.p4 = nn.Sequential(ConvBNSiLU(32, 64, 3, 2), SPPF(64, 64))
+        self.up = nn.Upsample(scale_factor=2, mode="nearest")
+        self.neck = ConvBNSiLU(96, 32, 3, 1)
+        self.head = nn.Conv2d(32, 12, 1)
+
+    def forward(self, x):
+        p3 = self.p3(self.stem(x))
+        y = self.neck(torch.cat([p3, self.up(self.p4(p3))], 1))
+        return (self.head(y),)
+
+
+def build_yolo(rng):
+    return TinyYOLO(), image_inputs(rng, 64, name="images"), ["preds"]
+
+
 # ------------------------------------------------------------------- DCGAN
 
 
@@ -406,6 +494,10 @@ MODELS = {
     "tv_squeezenet1_1": ("SqueezeNet", "torchvision squeezenet1_1 (widths / 4)", build_tv_squeezenet1_1),
     "tv_shufflenet_v2_x0_5": ("ShuffleNetV2", "torchvision shufflenet_v2_x0_5 (last conv 256)", build_tv_shufflenet_v2_x0_5),
     "unet": ("UNet", "custom torch UNet (4 levels, ConvTranspose2d)", build_unet),
+    "mistral": ("Mistral", "transformers.MistralForCausalLM (sdpa attention: its NaN guard; sliding window 8)", build_mistral),
+    "whisper_encoder": ("Whisper", "transformers.WhisperModel encoder (1-d conv stem)", build_whisper_encoder),
+    "wav2vec2": ("wav2vec2", "transformers.Wav2Vec2Model (1-d conv feature extractor, group norm)", build_wav2vec2),
+    "yolo": ("YOLO", "custom torch YOLOv8-style backbone and neck (Conv-BN-SiLU, SPPF, upsample, concat)", build_yolo),
     "dcgan": ("DCGAN", "PyTorch examples' DCGAN generator (nz 16, ngf 8, 32x32; ConvTranspose2d 4x4 stride 2)",
               build_dcgan),
 }
