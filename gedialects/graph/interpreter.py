@@ -154,7 +154,8 @@ def _gemm(op: g.GemmOp, args):
 
 @kernel(g.AttentionOp)
 def _attention(op: g.AttentionOp, args):
-    return ref.attention(args[0], args[1], args[2], args[3:], op.float_("scale", 1.0))
+    return ref.attention(args[0], args[1], args[2], args[3:], op.float_("scale", 1.0),
+                         zero_nan=op.zero_empty_rows is not None)
 
 
 @kernel(g.SoftmaxOp)

@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -552,7 +553,10 @@ class AttentionOp(GraphOp):
     [.., Sk, dv] and the additive `masks` (none, a padding or causal mask, a
     position bias, ...) broadcast to the scores [.., Sq, Sk]; batch dims
     broadcast. `AttentionFusionPass` builds it from
-    the matmul / scale / mask / softmax / matmul chains of exported models."""
+    the matmul / scale / mask / softmax / matmul chains of exported models.
+    With `zero_empty_rows`, a query row whose every score is -inf gives 0
+    instead of NaN: torch's sdpa exports guard the probabilities with
+    where(is_nan(p), 0, p)."""
 
     name = "graph.attention"
     q = operand_def(TensorType)
@@ -561,6 +565,7 @@ class AttentionOp(GraphOp):
     masks = var_operand_def(TensorType)
     output = result_def(TensorType)
     scale = opt_prop_def(FloatAttr)
+    zero_empty_rows = opt_prop_def(UnitAttr)
 
     assembly_format = (
         "$q `,` $k `,` $v (`mask` `(` $masks^ `:` type($masks) `)`)? attr-dict "

@@ -182,12 +182,17 @@ def _row_max(x: np.ndarray, axis: int) -> np.ndarray:
     return x.max(axis=axis, keepdims=True, initial=-np.inf)
 
 
-def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masks: Sequence[np.ndarray], scale: float) -> np.ndarray:
-    """softmax(q . k^T * scale + masks...) . v along the keys (graph.attention)."""
+def attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, masks: Sequence[np.ndarray], scale: float,
+              zero_nan: bool = False) -> np.ndarray:
+    """softmax(q . k^T * scale + masks...) . v along the keys (graph.attention);
+    `zero_nan`: NaN probabilities (a row of -inf scores) count as 0."""
     scores = np.matmul(q, np.swapaxes(k, -1, -2)) * np.asarray(scale, q.dtype)
     for mask in masks:
         scores = scores + mask
-    return np.matmul(softmax(scores, -1), v).astype(q.dtype)
+    p = softmax(scores, -1)
+    if zero_nan:
+        p = np.where(np.isnan(p), np.zeros((), p.dtype), p)
+    return np.matmul(p, v).astype(q.dtype)
 
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:

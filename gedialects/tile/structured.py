@@ -521,7 +521,8 @@ class AttentionOp(TileOp):
     v [.., Sk, dv] or, with `transpose_v`, v^T [.., dv, Sk]; masks broadcast
     to [.., Sq, Sk] with whole rows of keys. Every operand is a tile.load
     the expansion reads itself, block by block (not through the tile's UB
-    boxes); the iteration space is the result's [.., Sq, dv]."""
+    boxes); the iteration space is the result's [.., Sq, dv]. With
+    `zero_empty_rows`, a row whose every score is -inf gives 0, not NaN."""
 
     name = "tile.attention"
     q = operand_def(TensorType)
@@ -531,6 +532,7 @@ class AttentionOp(TileOp):
     scale = prop_def(FloatAttr)
     mask_scales = opt_prop_def(DenseArrayBase)
     transpose_v = opt_prop_def(UnitAttr)
+    zero_empty_rows = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     assembly_format = (
         "$q `,` $k `,` $v (`mask` `(` $masks^ `:` type($masks) `)`)? attr-dict "
@@ -538,7 +540,8 @@ class AttentionOp(TileOp):
     )
 
     def __init__(self, q: SSAValue, k: SSAValue, v: SSAValue, masks: Sequence[SSAValue], scale: float,
-                 mask_scales: Sequence[float] | None = None, transpose_v: bool = False):
+                 mask_scales: Sequence[float] | None = None, transpose_v: bool = False,
+                 zero_empty_rows: bool = False):
         sq, sk, sv = shape_of(q), shape_of(k), shape_of(v)
         dv = sv[-2] if transpose_v else sv[-1]
         batch = _broadcast(_broadcast(sq[:-2], sk[:-2]), sv[:-2])
@@ -547,6 +550,8 @@ class AttentionOp(TileOp):
             props["mask_scales"] = DenseArrayBase.from_list(f32, list(mask_scales))
         if transpose_v:
             props["transpose_v"] = UnitAttr()
+        if zero_empty_rows:
+            props["zero_empty_rows"] = UnitAttr()
         super().__init__(operands=[q, k, v, list(masks)], properties=props,
                          result_types=[TensorType(f32, [*batch, sq[-2], dv])])
 

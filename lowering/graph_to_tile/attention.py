@@ -48,7 +48,8 @@ def lower_attention(ctx, op: g.AttentionOp) -> None:
     masks = [kernel.load(m, g.shape_of(m)) for m in op.masks]
     mask_scales = [1.0 if ctx.constant_value(m) is not None else ctx.scale_of(m) for m in op.masks]
     scale = op.float_("scale", 1.0) * ctx.scale_of(sources[q]) * ctx.scale_of(sources[k])
-    result = kernel.emit(st.AttentionOp(lq, lk, lv, masks, scale, mask_scales, transpose_v=v_t is not None))
+    result = kernel.emit(st.AttentionOp(lq, lk, lv, masks, scale, mask_scales, transpose_v=v_t is not None,
+                                        zero_empty_rows=op.zero_empty_rows is not None))
     v_scale = ctx.scale_of(sources[v])
     out = op.output
 

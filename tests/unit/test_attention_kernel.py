@@ -169,3 +169,26 @@ def test_switched_off_the_products_and_softmax_run_unfused(precision, tmp_path):
     compiled = _run(_model(nodes, feeds, inits), feeds, precision, str(switch))
     assert "attention" not in compiled.kernel_kinds
     assert compiled.kernel_kinds.get("matmul") == 2 and compiled.kernel_kinds.get("softmax") == 1
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_the_nan_guard_of_sdpa_exports_is_one_kernel(precision):
+    """torch's sdpa exports (transformers' default attention) guard the
+    probabilities with Where(IsNaN(p), 0, p): absorbed as zero_empty_rows.
+    Query row 3 has every key masked with -inf (softmax NaN, guarded to 0:
+    the kernel's row sum is 0 there), the last keys are padding."""
+    q, k, v = _rand(1, 2, 32, 16, seed=7), _rand(1, 2, 32, 16, seed=8), _rand(1, 2, 32, 16, seed=9)
+    mask = np.zeros((1, 1, 32, 32), np.float32)
+    mask[..., 3, :] = -np.inf
+    mask[..., :, 27:] = -np.inf
+    nodes, inits = _attention(q, k, v, masks=("m",))
+    softmax_then_pv = nodes[-2:]
+    nodes = nodes[:-1] + [helper.make_node("IsNaN", ["p"], ["n"]), helper.make_node("Where", ["n", "zero", "p"], ["g"]),
+                          helper.make_node("MatMul", ["g", "v"], ["y"])]
+    assert softmax_then_pv[0].op_type == "Softmax"
+    inits["zero"] = np.float32(0.0)
+    feeds = {"q": q, "k": k, "v": v, "m": mask}
+    model = _model(nodes, feeds, inits)
+    assert (onnxruntime_outputs(model, feeds)["y"][0, :, 3] == 0).all()
+    compiled = _run(model, feeds, precision)
+    _fused(compiled)

@@ -14,7 +14,9 @@ block of kt keys:
 
 (a row max is floored at the lowest finite fp32, so a row whose keys in
 a block are all masked with -inf gives exp(-inf) = 0, not NaN), and O / l
-is the tile's result (fp32, in UB) for the kernel's epilogue
+is the tile's result (fp32, in UB; with `zero_empty_rows` l is first
+raised to at least 1, which only changes a row whose every score is -inf:
+0 instead of 0 / 0) for the kernel's epilogue
 maps and store. The scores exist only one [mt, kt] block at a time, in L0C
 and UB: they never reach GM. The first block initialises m, l and O.
 
@@ -178,6 +180,11 @@ def expand_attention(x: KernelExpansion, op: st.AttentionOp, coords: list[Index]
         else:
             o = _rescale_add(x, o, alpha, pv)
             x.pool.release(alpha)
+    if op.zero_empty_rows is not None:
+        # a row with a finite score has l >= 1 (its max's exp(0) = 1 plus terms >= 0,
+        # rescaled by alpha <= 1 only before a larger max adds its own 1): max(l, 1)
+        # leaves it exact; a row whose every score is -inf has O = 0 and l = 0, now O / 1 = 0
+        x.body.vector("maxs", l, [l], 1.0)
     x.body.vector("div", o, [o, l])
     x.pool.release(l)
     x.pool.release(m)

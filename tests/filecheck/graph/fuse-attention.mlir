@@ -283,26 +283,41 @@ func.func @projection(%x: tensor<2x8x16xf32>, %y: tensor<2x16x8xf32>) -> tensor<
 
 // -----
 
-// Missed: BART's and Mistral's exports zero the probabilities of a fully
-// masked row (all scores -inf: softmax gives NaN) with where(is_nan(p), 0, p)
-// before the product with the values; the fused kernel has no such guard.
-// The guard and its is_nan become one map (MaskWhereFusionPass).
+// torch's sdpa exports (transformers' default attention: BERT, Llama, BART,
+// Mistral) zero the probabilities of a fully masked row (all scores -inf:
+// softmax gives NaN) with where(is_nan(p), 0, p) before the product with the
+// values: the guard is absorbed too, as zero_empty_rows.
 func.func @nan_guard(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, %v: tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> {
   %s = graph.matmul %q, %kt : (tensor<1x4x16x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x16x16xf32> loc("qk")
-  // expected-remark@+1 {{missed AttentionFusionPass at loc("sm"): unsupported attribute (the probabilities go through where(is_nan(p), 0, p) (the exporter's guard for fully masked rows), which the fused kernel does not apply)}}
+  // expected-remark@+1 {{applied AttentionFusionPass at loc("sm"): absorbed [qk, sm, isnan, guard, pv]}}
   %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> loc("sm")
   %n = graph.is_nan %p : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xi1> loc("isnan")
   %z = graph.fill 0.0 : tensor<f32>
-  // expected-remark@+1 {{applied MaskWhereFusionPass at loc("guard"): absorbed [isnan, guard]}}
   %g = graph.where %n, %z, %p : (tensor<1x4x16x16xi1>, tensor<f32>, tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> loc("guard")
   %o = graph.matmul %g, %v : (tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> loc("pv")
   func.return %o : tensor<1x4x16x8xf32>
 }
 
 // CHECK-LABEL: func.func @nan_guard
+// CHECK:         %[[K:.*]] = graph.transpose %kt
+// CHECK-NEXT:    %[[O:.*]] = graph.attention %q, %[[K]], %v {absorbed = ["qk", "sm", "isnan", "guard", "pv"], zero_empty_rows}
+// CHECK-NEXT:    func.return %[[O]]
+
+// -----
+
+// A guard that replaces NaN by something else than 0 is not torch's: the
+// product reads the where, not the softmax, and nothing fuses.
+func.func @other_guard(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, %v: tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> {
+  %s = graph.matmul %q, %kt : (tensor<1x4x16x8xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x16x16xf32> loc("qk")
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> loc("sm")
+  %n = graph.is_nan %p : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xi1> loc("isnan")
+  %h = graph.fill 0.5 : tensor<f32>
+  // expected-remark@+1 {{applied MaskWhereFusionPass at loc("guard"): absorbed [isnan, guard]}}
+  %g = graph.where %n, %h, %p : (tensor<1x4x16x16xi1>, tensor<f32>, tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32> loc("guard")
+  %o = graph.matmul %g, %v : (tensor<1x4x16x16xf32>, tensor<1x4x16x8xf32>) -> tensor<1x4x16x8xf32> loc("pv")
+  func.return %o : tensor<1x4x16x8xf32>
+}
+
+// CHECK-LABEL: func.func @other_guard
 // CHECK-NOT:     graph.attention
-// CHECK:         %[[P:.*]] = graph.softmax
-// CHECK-NEXT:    %[[G:.*]] = graph.fusion %[[P]] {absorbed = ["isnan", "guard"]}
-// CHECK:           graph.is_nan
-// CHECK:           graph.where
-// CHECK:         graph.matmul %[[G]], %{{.*}}
+// CHECK:         graph.softmax

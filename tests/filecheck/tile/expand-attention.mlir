@@ -235,6 +235,35 @@ tile.program "fp32" {
 
 // -----
 
+// zero_empty_rows (torch's NaN guard, absorbed by AttentionFusionPass): the
+// row sums are raised to at least 1 before O / l (l broadcast along rows). A row with a finite score
+// already has l >= 1 (exact); a row whose every score is -inf has O = 0 and
+// l = 0, and gives 0 instead of 0 / 0.
+// CHECK-LABEL: tile.kernel "guarded" attributes {kind = "attention"
+// CHECK:         tile.reduce "sum"
+// CHECK:         tile.vec "maxs" %[[L:[^,]*]], %[[L]] {{.*}}scalar = 1.000000e+00
+// CHECK-NEXT:    tile.vec "brcb" %[[LB:[^,]*]], %[[L]]
+// CHECK-NEXT:    tile.vec "div" %[[O:[^,]*]], %[[O]], %[[LB]]
+tile.program "guarded" {
+  tile.tensor {name = "q", kind = "input", offset = 0 : i64, type = tensor<1x2x32x16xf32>, layout = "ND"}
+  tile.tensor {name = "k", kind = "input", offset = 4096 : i64, type = tensor<1x2x32x16xf32>, layout = "ND"}
+  tile.tensor {name = "v_t", kind = "input", offset = 8192 : i64, type = tensor<1x2x16x32xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 12288 : i64, type = tensor<1x2x32x16xf32>, layout = "ND"}
+  tile.kernel "guarded" attributes {kind = "attention", block_dim = 1 : i64} {
+    %q = tile.load "q" : tensor<1x2x32x16xf32>
+    %k = tile.load "k" : tensor<1x2x32x16xf32>
+    %v = tile.load "v_t" : tensor<1x2x16x32xf32>
+    %o = tile.attention %q, %k, %v {scale = 2.500000e-01 : f32, transpose_v, zero_empty_rows} : tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x16x32xf32> -> tensor<1x2x32x16xf32>
+    %y = tile.map ins(%o : tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
+    ^bb0(%x : f32):
+      tile.yield %x : f32
+    }
+    tile.store %y, "y" : tensor<1x2x32x16xf32>
+  }
+}
+
+// -----
+
 // The expansion reads every operand from GM itself, block by block: an
 // operand computed in the kernel (here q doubled by a tile.map) is rejected
 // by the verifier.

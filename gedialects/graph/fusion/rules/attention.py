@@ -16,21 +16,23 @@ scale after the product; Swin and SegFormer scale q before it, and that
 mul stays where it is. Missed, with the reason: a scale applied after a
 mask, an added term that is not one value per key, a step that broadcasts
 the scores to a larger shape, intermediates (or the probabilities) with
-other users, a softmax over another axis, an epilogue on the product with v,
-probabilities zeroed where NaN (transformers' exports of BART and Mistral
-guard fully masked rows with `where(is_nan(p), 0, p)`).
+other users, a softmax over another axis, an epilogue on the product with v.
+Torch's sdpa exports (transformers' default attention: BERT, Llama, BART,
+Mistral) guard the probabilities with `where(is_nan(p), 0, p)` so a row
+whose every score is -inf gives 0: the guard is absorbed too, as the op's
+`zero_empty_rows`.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FloatAttr, f32
+from xdsl.dialects.builtin import FloatAttr, UnitAttr, f32
 from xdsl.ir import Operation, SSAValue
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
 
-from ..helpers import binary_operands, other_users_miss, scalar_constant, users
-from ..registry import DYNAMIC_SHAPE, UNSUPPORTED_ATTRIBUTE, FusionRule, Match, Miss, Phase, Rewrite
+from ..helpers import binary_operands, float_tensor, other_users_miss, scalar_constant, users
+from ..registry import DYNAMIC_SHAPE, UNSUPPORTED_ATTRIBUTE, UNSUPPORTED_DTYPE, FusionRule, Match, Miss, Phase, Rewrite
 
 
 def _scaled_input(op: Operation) -> tuple[SSAValue, float] | None:
@@ -79,17 +81,25 @@ class AttentionFusion(FusionRule):
     summary = "matmul(q, k^T) → scale → mask add → softmax → matmul(·, v): one graph.attention"
     anchors = (g.SoftmaxOp,)
     phase = Phase.ATTENTION
+    float_only = False  # the NaN guard's is_nan is bool; every other member is checked in `match`
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, g.SoftmaxOp)
-        pv = next((u for u in users(op.output) if isinstance(u, g.MatMulOp) and u.operands[0] is op.output
-                   and u.operands[1] is not op.output), None)
+        guard: list[Operation] = []  # torch's where(is_nan(p), 0, p), absorbed: the kernel zeroes empty rows
+        probs = op.output
+        where = next((u for u in users(op.output) if _zeroes_nan(u, op.output)), None)
+        if where is not None:
+            guard = [where.operands[0].owner, where]
+            if (miss := other_users_miss(op, op.output, guard)) is not None:
+                return miss
+            if (miss := other_users_miss(op, where.operands[0], [where])) is not None:
+                return miss
+            probs = where.results[0]
+        pv = next((u for u in users(probs) if isinstance(u, g.MatMulOp) and u.operands[0] is probs
+                   and u.operands[1] is not probs), None)
         if pv is None:
-            if any(_zeroes_nan(u, op.output) for u in users(op.output)):
-                return Miss(op, UNSUPPORTED_ATTRIBUTE, "the probabilities go through where(is_nan(p), 0, p) (the "
-                            "exporter's guard for fully masked rows), which the fused kernel does not apply")
             return None
-        if (miss := other_users_miss(op, op.output, [pv])) is not None:
+        if (miss := other_users_miss(op, probs, [pv])) is not None:
             return miss
         chain: list[Operation] = []  # from the softmax back to the scores
         scale, masks = 1.0, []
@@ -143,25 +153,30 @@ class AttentionFusion(FusionRule):
             return Miss(op, UNSUPPORTED_ATTRIBUTE, "a 1-D operand is not attention")
         transpose = _keys_transpose(kt)
         absorbed = [transpose] if transpose is not None else []
-        return Match(op, [*absorbed, qk, *reversed(chain), op, pv], (q, kt, v, masks, scale))
+        for member in [*absorbed, qk, *chain, op, *guard[1:], pv]:
+            if not all(float_tensor(r) for r in member.results):
+                return Miss(op, UNSUPPORTED_DTYPE, f"{member.name} result has type {member.results[0].type}")
+        return Match(op, [*absorbed, qk, *reversed(chain), op, *guard, pv], (q, kt, v, masks, scale, bool(guard)))
 
     def rewrite(self, match: Match) -> Rewrite:
-        q, kt, v, masks, scale = match.data
+        q, kt, v, masks, scale, guarded = match.data
         pv = match.ops[-1]
         new, keys = key_rows(kt, match.anchor.location)
         operands = [q, keys, v, list(masks)]
-        props = {} if scale == 1.0 else {"scale": FloatAttr(scale, f32)}
+        props: dict = {} if scale == 1.0 else {"scale": FloatAttr(scale, f32)}
+        if guarded:
+            props["zero_empty_rows"] = UnitAttr()
         fused = g.AttentionOp.build_inferred(operands, props, location=pv.location)
         return Rewrite([*new, fused], fused)
 
 
 def _zeroes_nan(op: Operation, p: SSAValue) -> bool:
-    """op is where(is_nan(p), c, p): torch's guard that zeroes the NaN
-    probabilities of a row whose every score is -inf."""
-    if not isinstance(op, g.WhereOp) or op.operands[2] is not p:
+    """op is where(is_nan(p), 0, p) of the same shape as p: torch's guard
+    that zeroes the NaN probabilities of a row whose every score is -inf."""
+    if not isinstance(op, g.WhereOp) or op.operands[2] is not p or g.shape_of(op.results[0]) != g.shape_of(p):
         return False
     cond = op.operands[0].owner
-    return isinstance(cond, g.IsNanOp) and cond.input is p
+    return isinstance(cond, g.IsNanOp) and cond.input is p and scalar_constant(op.operands[1]) == 0.0
 
 
 def _is_scores(x: SSAValue, depth: int = 4) -> bool:
