@@ -192,3 +192,15 @@ def test_the_nan_guard_of_sdpa_exports_is_one_kernel(precision):
     assert (onnxruntime_outputs(model, feeds)["y"][0, :, 3] == 0).all()
     compiled = _run(model, feeds, precision)
     _fused(compiled)
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_attention_over_one_key_stays_unfused_on_the_ai_core(precision):
+    """MobileViT on a small image: one patch, so one key per query. Its
+    softmax is exp(x - x) (graph-canonicalize); nothing fuses (the kernel's
+    row reductions need rows of keys); the chain runs on the AI core."""
+    q, k, v = _rand(4, 4, 1, 16, seed=10), _rand(4, 4, 1, 16, seed=11), _rand(4, 4, 1, 16, seed=12)
+    nodes, inits = _attention(q, k, v)
+    feeds = {"q": q, "k": k, "v": v}
+    compiled = _run(_model(nodes, feeds, inits), feeds, precision)
+    assert "attention" not in compiled.kernel_kinds and "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds

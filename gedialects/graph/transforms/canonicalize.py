@@ -395,11 +395,29 @@ class GlobalPoolOfRowsToMean(RewritePattern):
         rewriter.replace(op, mean)
 
 
+class SoftmaxOfOneElement(RewritePattern):
+    """softmax along an axis of one element -> exp(x - x): 1, or NaN where x
+    is infinite or NaN, as softmax gives (MobileViT's attention over a single
+    patch); elementwise ops the vector kernels run, where a reduction over one
+    element is not lowered."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.SoftmaxOp) or op.shape is not None:
+            return
+        x = g.shape_of(op.input)
+        if not x or x[shapes.normalize_axis(op.int_("axis", -1), len(x))] != 1:
+            return
+        zero = g.SubOp.build_inferred([op.input, op.input], {}, location=op.location)
+        one = g.ExpOp.build_inferred([zero.output], {}, attributes=dict(op.attributes), location=op.location)
+        log.info("rewrote %s: a softmax over one element is exp(x - x)", describe_op(op))
+        rewriter.replace(op, [zero, one])
+
+
 class GraphCanonicalizePass(ModulePass):
     """Fold constants and shape ops, remove Identity/Dropout and no-op view ops
     and pads, merge chains of views and of transposes, write max-pool ceil_mode as pads, spatial means as global
     pools, a whole-map average pool with its exact window, global pools of
-    rows as means,
+    rows as means, a softmax over one element as exp(x - x),
     gathers of consecutive constant indices as slices and views of casts as
     casts of views, eliminate common subexpressions and dead ops."""
 
@@ -410,7 +428,7 @@ class GraphCanonicalizePass(ModulePass):
             GreedyRewritePatternApplier(
                 [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldTransposeChain(), CancelTransData(), MaxPoolCeilToPads(),
                  SpatialMeanToGlobalPool(), WholeMapPoolToExactWindow(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
-                 GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast()]
+                 GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast(), SoftmaxOfOneElement()]
             )
         ).rewrite_module(op)
         _cse_keeping_weights_apart(op)

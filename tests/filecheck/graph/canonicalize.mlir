@@ -1,8 +1,8 @@
 // graph-canonicalize: no-op removal (pads of zero and resizes by 1 too),
 // view-chain and transpose-chain merging, constant and shape folding, max-pool ceil_mode as
 // pads, spatial means as global pools, whole-map average pools with their
-// exact window, global pools of rows as means,
-// gathers of a constant index run as slices, gather_nd of constant tuples as
+// exact window, global pools of rows as means (a softmax over one element:
+// canonicalize-softmax.mlir), gathers of a constant index run as slices, gather_nd of constant tuples as
 // gathers, views of casts as casts of views, CSE and DCE. The second RUN
 // uses MLIR's --pass-pipeline syntax and shows that folded ops keep their
 // locations; its log names what was done.

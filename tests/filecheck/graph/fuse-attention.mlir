@@ -321,3 +321,19 @@ func.func @other_guard(%q: tensor<1x4x16x8xf32>, %kt: tensor<1x4x8x16xf32>, %v: 
 // CHECK-LABEL: func.func @other_guard
 // CHECK-NOT:     graph.attention
 // CHECK:         graph.softmax
+
+// -----
+
+// Missed: one key (MobileViT on a small image attends over a single
+// patch): its softmax is 1; the chain stays.
+func.func @one_key(%q: tensor<4x4x1x16xf32>, %kt: tensor<4x4x16x1xf32>, %v: tensor<4x4x1x16xf32>) -> tensor<4x4x1x16xf32> {
+  %s = graph.matmul %q, %kt : (tensor<4x4x1x16xf32>, tensor<4x4x16x1xf32>) -> tensor<4x4x1x1xf32> loc("qk")
+  // expected-remark@+1 {{missed AttentionFusionPass at loc("sm"): unsupported attribute (one key: its softmax is 1, nothing to fuse)}}
+  %p = graph.softmax %s {axis = -1 : i64} : (tensor<4x4x1x1xf32>) -> tensor<4x4x1x1xf32> loc("sm")
+  %o = graph.matmul %p, %v : (tensor<4x4x1x1xf32>, tensor<4x4x1x16xf32>) -> tensor<4x4x1x16xf32> loc("pv")
+  func.return %o : tensor<4x4x1x16xf32>
+}
+
+// CHECK-LABEL: func.func @one_key
+// CHECK-NOT:     graph.attention
+// CHECK:         graph.softmax

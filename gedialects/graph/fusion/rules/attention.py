@@ -16,7 +16,8 @@ scale after the product; Swin and SegFormer scale q before it, and that
 mul stays where it is. Missed, with the reason: a scale applied after a
 mask, an added term that is not one value per key, a step that broadcasts
 the scores to a larger shape, intermediates (or the probabilities) with
-other users, a softmax over another axis, an epilogue on the product with v.
+other users, a softmax over another axis, an epilogue on the product with v,
+one key (MobileViT over a single patch).
 Torch's sdpa exports (transformers' default attention: BERT, Llama, BART,
 Mistral) guard the probabilities with `where(is_nan(p), 0, p)` so a row
 whose every score is -inf gives 0: the guard is absorbed too, as the op's
@@ -134,6 +135,10 @@ class AttentionFusion(FusionRule):
         if (miss := other_users_miss(op, x, [op, *chain])) is not None:
             return miss
         keys = g.shape_of(x)[-1]
+        if keys == 1:
+            # MobileViT on small images attends over one patch; the kernel's row
+            # reductions need rows of keys, and the unfused chain is cheap
+            return Miss(op, UNSUPPORTED_ATTRIBUTE, "one key: its softmax is 1, nothing to fuse")
         for term in masks:
             if not g.shape_of(term) or g.shape_of(term)[-1] != keys:
                 return Miss(op, UNSUPPORTED_ATTRIBUTE,
