@@ -289,12 +289,12 @@ class ConvTransposeToConv(RewritePattern):
         name, loc = node_name(op), op.location
         new: list[Operation] = []
         value: SSAValue = op.input
-        if e_w.shape != (w, w) or sw != 1:
+        if not _is_identity(e_w):  # stride 1 and nothing cropped: no zeros to insert along W
             matrix = materialize(e_w, f"{name}_zero_insert_w", loc)
             product = g.MatMulOp.build_inferred([value, matrix.results[0], []], {}, location=loc)
             new += [matrix, product]
             value = product.results[0]
-        if e_h.shape != (h, h) or sh != 1:
+        if not _is_identity(e_h):
             matrix = materialize(np.ascontiguousarray(e_h.T), f"{name}_zero_insert_h", loc)
             product = g.MatMulOp.build_inferred([matrix.results[0], value, []], {}, location=loc)
             new += [matrix, product]
@@ -315,6 +315,10 @@ class ConvTransposeToConv(RewritePattern):
         log.info("rewrote %s: a %dx%d up-convolution of stride %dx%d as a zero insertion and a %dx%d conv",
                  describe_op(op), kh, kw, sh, sw, kh, kw)
         rewriter.replace(op, new, [conv.output])
+
+
+def _is_identity(e: np.ndarray) -> bool:
+    return e.shape[0] == e.shape[1] and np.array_equal(e, np.eye(e.shape[0], dtype=e.dtype))
 
 
 def _is_tap_product(op: g.ConvTransposeOp, window) -> bool:
