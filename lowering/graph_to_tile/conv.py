@@ -2,17 +2,24 @@
 patterns reuse (`emit_conv`: a channel permutation, LRN).
 
 x (NC1HWC0) * w (OIHW, constant, packed into FRACTAL_Z at compile time)
-(+ bias, + residual, a fused activation) -> out (NC1HWC0). Per tile (a band of output rows
-x a block of output-channel fractals): the band's input rows and the block's
-weights go GM -> L1 once; per chunk of output pixels and C1 slice of input,
-im2col -> L0A, weights -> L0B, mmad accumulating in L0C; then L0C -> UB, the
-epilogue on the vector unit, UB -> GM.
+(+ bias, + residual, a fused activation) -> out (NC1HWC0). A tile is a band
+of output rows x a block of output-channel fractals; the cores form a grid
+over bands x blocks (conv_tiling.CoreGrid), each keeping one operand in L1
+over its tiles: its band while the blocks' weights stream, or its block's
+weights while the bands stream. Per tile, per chunk of output pixels and C1
+slice of input: im2col -> L0A, weights -> L0B, mmad accumulating in L0C; then
+L0C -> UB, the epilogue on the vector unit, UB -> GM. A strided conv whose
+kernel is one row (pixel) tall (wide) may copy only every stride-th row
+(pixel) of the map into its band.
 
 A channel shuffle right after the conv (reshape -> channel-permuting
 transpose -> reshape back) is folded into it: a permutation of its output
 channels, i.e. of the weight rows (`shuffle_after`)."""
 
 from __future__ import annotations
+
+import dataclasses
+from contextlib import contextmanager
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr, f32
@@ -220,17 +227,33 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
     shape = ConvShape(in_slices, out_fractals, kh, kw, OH, OW, s, d, H, W, p[0], superblocks, res is not None,
                       stage is not None)
     tiling = choose_conv_tiling(ctx, op, shape)
+    if s > 1 and stage is None and (kh == 1 and p[0] == p[2] == 0 or kw == 1 and p[1] == p[3] == 0):
+        # the band may hold only the rows (and pixels) the kernel reads: less
+        # to move, in more DMAs; the cost model decides
+        row_step = s if kh == 1 and p[0] == p[2] == 0 else 1
+        col_step = s if kw == 1 and p[1] == p[3] == 0 else 1
+        steps = {(row_step, 1), (1, col_step), (row_step, col_step)} - {(1, 1)}
+        for rs, cs in sorted(steps):
+            candidate = dataclasses.replace(shape, in_h=OH if rs > 1 else H, in_w=OW if cs > 1 else W, row_step=rs,
+                                            col_step=cs, stored_h=H, stored_w=W, stride=s // rs)
+            cost = choose_conv_tiling(ctx, op, candidate)
+            if cost.cycles < tiling.cycles:
+                shape, tiling = candidate, cost
+    H_l1, W_l1 = shape.in_h, shape.in_w
     band_rows, chunk_rows, chunk_m = tiling.band_rows, tiling.chunk_rows, tiling.chunk_m
     tile_fractals, per_row = tiling.tile_fractals, tiling.chunks_per_row
     tile_channels = tile_fractals * CUBE_CHANNELS
     channel_blocks = out_fractals // tile_fractals
-    tiles = OH // band_rows * channel_blocks * superblocks
-    block_dim = ctx.cores_for(tiles)
+    bands = OH // band_rows
+    grid = tiling.grid
     window = band_window(shape, band_rows)
-    kernel = ctx.new_kernel(op, "conv", block_dim)
+    kernel = ctx.new_kernel(op, "conv", grid.cores)
     kernel.op.attributes["tiling"] = StringAttr(
-        f"band {band_rows} rows x {tile_channels} channels, chunk {chunk_rows} rows / {chunk_m} m, {per_row} per row")
-    row_elems = W * c0  # one row of one C1 slice (the map is stored unpadded: load3d pads left and right)
+        f"band {band_rows} rows x {tile_channels} channels, chunk {chunk_rows} rows / {chunk_m} m, {per_row} per row; "
+        f"cores {grid.core_rows} x {grid.core_cols}, {grid.units_per_core} bands x {grid.blocks_per_core} blocks "
+        f"each, {'weights' if grid.weights_outer else 'band'} stationary"
+        + (f"; every {shape.row_step} rows, {shape.col_step} pixels" if shape.decimated else ""))
+    row_elems = W_l1 * c0  # one row of one C1 slice (the map is stored unpadded: load3d pads left and right)
     band_elems = window.l1_rows * row_elems  # one C1 slice of the band in L1
     tile_elems = tile_channels * chunk_m  # one chunk of output in L0C / UB
     w_row = tile_channels * k0  # weight elements of one tap of the tile
@@ -253,8 +276,9 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
     def accumulate(c1: Index, first: bool, in_offset: Index, qi: int) -> None:
         """C1 slice c1 of chunk qi of the current rows into L0C, one mmad per K part."""
         for pi, (r0, part_rows) in enumerate(tiling.row_parts):
-            chunk_in_rows = (chunk_rows - 1) * s + d * (part_rows - 1) + 1
-            params = [chunk_in_rows, W, part_rows, kw, s, s, 0, 0, p[1], p[3], d, d, qi * chunk_m, chunk_m]
+            chunk_in_rows = (chunk_rows - 1) * (s // shape.row_step) + d * (part_rows - 1) + 1
+            params = [chunk_in_rows, W_l1, part_rows, kw, s // shape.row_step, s // shape.col_step, 0, 0, p[1], p[3], d,
+                      d, qi * chunk_m, chunk_m]
             src = kernel.at(l1_in, (window.lead + r0 * d) * row_elems, kernel.add(in_offset, kernel.mul(c1, band_elems)))
             kernel.emit(t.Im2colOp(l0a, src, params))
             w_l1 = kernel.at(l1_w, r0 * kw * w_row, kernel.mul(c1, taps * w_row))
@@ -277,20 +301,23 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         from the window's first row clamped into the map, then zeros for the
         window's rows above or below the map (padding; only edge bands have
         any: the loops run no iteration elsewhere)."""
-        first = kernel.add(kernel.mul(band, band_rows * s), -p[0])  # the window's first row, maybe < 0
-        src_row = kernel.min(kernel.max(first, 0), H - window.count)
+        first = kernel.add(kernel.mul(band, band_rows * (s // shape.row_step)), -p[0])  # the window's first row, maybe < 0
+        src_row = kernel.min(kernel.max(first, 0), H_l1 - window.count)
         dst_row = kernel.add(kernel.add(src_row, kernel.mul(first, -1)), window.lead)  # its row in l1_in
         dst = kernel.mul(dst_row, row_elems)
         if staging is None:
             first_slice = 0
             for piece, piece_gm in zip(inputs, input_gms):  # one copy per map the input is held in
                 slices = min(-(-piece.shape[1] // c0), in_slices - first_slice)
-                src = kernel.add(kernel.mul(src_row, piece.storage.padded_w * c0),
+                stored_row = piece.storage.padded_w * c0
+                src = kernel.add(kernel.mul(src_row, shape.row_step * stored_row),
                                  kernel.mul(superblock, (block_cin // c0) * piece.slice_stride(c0)))
+                # a row's pixels: contiguous, or every col_step-th (a burst each)
+                pixels = ([row_elems], [1], [1]) if shape.col_step == 1 else ([W_l1, c0], [c0, 1], [shape.col_step * c0, 1])
                 kernel.copy(kernel.at(l1_in, first_slice * band_elems, dst),
                             kernel.at(piece_gm, piece.origin(c0), src),
-                            [slices, window.count, row_elems], [band_elems, row_elems, 1],
-                            [piece.slice_stride(c0), piece.storage.padded_w * c0, 1])
+                            [slices, window.count, *pixels[0]], [band_elems, row_elems, *pixels[1]],
+                            [piece.slice_stride(c0), shape.row_step * stored_row, *pixels[2]])
                 first_slice += slices
         else:  # slice by slice through UB, where the stage's map body runs
             body, ub_stage = staging
@@ -305,7 +332,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         if window.top:
             zero_rows(0, kernel.min(kernel.max(kernel.mul(first, -1), 0), window.rows))
         if window.bottom:
-            zero_rows(kernel.min(kernel.max(kernel.add(kernel.mul(first, -1), H), 0), window.rows), window.rows)
+            zero_rows(kernel.min(kernel.max(kernel.add(kernel.mul(first, -1), H_l1), 0), window.rows), window.rows)
 
     def gm_tile(view: TensorView, block: Index, oy: Index, m0: int):
         """(address, strides) of the chunk's tile of a map: [n1][half][rows][cols][c0]."""
@@ -337,20 +364,42 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         start, offset, strides = gm_tile(out, block, oy, m0)
         kernel.copy(kernel.at(out_gm, start, offset), ub_out, shape, strides, ub_strides)
 
-    with kernel.tiles(tiles, block_dim) as tile:
-        band = kernel.div(tile, channel_blocks * superblocks)
-        block = kernel.rem(tile, channel_blocks * superblocks)  # block of output fractals (over all superblocks)
-        superblock, block_in_sb = ((kernel.div(block, channel_blocks), kernel.rem(block, channel_blocks))
-                                   if superblocks > 1 else (0, block))
+    core = kernel.block_idx() if grid.cores > 1 else 0
+
+    @contextmanager
+    def share(index: Index, per_core: int, total: int):
+        """This core's indices among `total`, `per_core` each; `index` is
+        the core's row (units) or column (blocks) in the grid."""
+        if per_core == 1:
+            yield index
+            return
+        first = kernel.mul(index, per_core)
+        end = kernel.add(first, per_core) if total % per_core == 0 else kernel.min(kernel.add(first, per_core), total)
+        with kernel.loop(first, end) as i:
+            yield i
+
+    # the core's row (units) and column (blocks) in the grid
+    core_row = core if grid.core_cols == 1 else kernel.div(core, grid.core_cols) if grid.core_rows > 1 else 0
+    core_col = core if grid.core_rows == 1 else kernel.rem(core, grid.core_cols) if grid.core_cols > 1 else 0
+
+    def units():
+        return share(core_row, grid.units_per_core, bands * superblocks)
+
+    def blocks():
+        return share(core_col, grid.blocks_per_core, channel_blocks)
+
+    def load_weights(superblock: Index, block_in_sb: Index) -> None:
         w_offset = kernel.add(kernel.mul(superblock, in_slices * taps * out_fractals * CUBE_CHANNELS * k0),
                               kernel.mul(block_in_sb, w_row))
         kernel.copy(l1_w, kernel.at(w_gm, 0, w_offset), [in_slices * taps, w_row], [w_row, 1],
                     [out_fractals * CUBE_CHANNELS * k0, 1])
-        load_band(band, superblock)
+
+    def compute(band: Index, block: Index) -> None:
+        """One tile, its band and weights in L1: chunk by chunk into L0C, then the epilogue."""
         if ub_bias is not None:
             kernel.copy(ub_bias, kernel.at(kernel.gm(bname), 0, kernel.mul(block, tile_channels)), [tile_channels], [1], [1])
         with kernel.loop(0, band_rows // chunk_rows) as chunk:
-            in_offset = kernel.mul(chunk, chunk_rows * s * row_elems)
+            in_offset = kernel.mul(chunk, chunk_rows * (s // shape.row_step) * row_elems)
             oy = kernel.add(kernel.mul(band, band_rows), kernel.mul(chunk, chunk_rows))
             for qi in range(per_row):
                 accumulate(0, True, in_offset, qi)
@@ -358,3 +407,17 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
                     with kernel.loop(1, in_slices, 1, pipeline=True) as c1:
                         accumulate(c1, False, in_offset, qi)
                 epilogue(block, oy, qi)
+
+    if grid.weights_outer:  # dense: the block's weights stay in L1 while the bands stream
+        with blocks() as block:
+            load_weights(0, block)
+            with units() as band:
+                load_band(band, 0)
+                compute(band, block)
+    else:  # the band stays in L1 while the blocks' weights stream
+        with units() as unit:
+            superblock, band = (kernel.div(unit, bands), kernel.rem(unit, bands)) if superblocks > 1 else (0, unit)
+            load_band(band, superblock)
+            with blocks() as block_in_sb:
+                load_weights(superblock, block_in_sb)
+                compute(band, kernel.add(kernel.mul(superblock, channel_blocks), block_in_sb))

@@ -1,8 +1,12 @@
-"""Tile sizes of a conv kernel (`choose_conv_tiling`): they fit the buffers
-by construction (L0A/L0B halves, for double buffering; L1; L0C and UB for a
-chunk's result), and among those that fit the cheapest is taken: the larger
-of the GM -> L1 traffic and the cube's cycles (the target's own formulas),
-plus instruction issue."""
+"""Tile sizes of a conv kernel and how the cores share its tiles
+(`choose_conv_tiling`): they fit the buffers by construction (L0A/L0B
+halves, for double buffering; L1; L0C and UB for a chunk's result), and
+among those that fit, with every core grid and loop order
+(`choose_core_grid`), the cheapest is taken: the busiest core's GM -> L1
+loads (bytes and each DMA's fixed latency, the DMAs counted by npu/dma.py's
+own plan) plus its cube cycles (the target's own formulas), plus
+instruction issue. Loads and cube work add up: the band and weight
+buffers are single, so a load waits for the work on what it replaces."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.location import describe_op
+from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
 
 from .context import UB_RESERVE_BYTES, LoweringContext
@@ -48,6 +53,30 @@ class ConvShape:
     superblocks: int
     residual: bool
     staged: bool = False  # the input band passes through UB on its way to L1, a C1 slice at a time
+    # a conv whose kernel is one row (column) tall (wide) and unpadded that
+    # way reads every stride-th row (pixel) of the stored map: its band can
+    # hold only those (`row_step`, `col_step` stored rows / pixels per band
+    # row / pixel), the stride over them 1; in_h and in_w are the band's
+    # map, stored_h and stored_w the map in GM
+    row_step: int = 1
+    col_step: int = 1
+    stored_h: int = 0
+    stored_w: int = 0
+
+    @property
+    def decimated(self) -> bool:
+        return self.row_step > 1 or self.col_step > 1
+
+
+def band_dmas(conv: ConvShape, count: int, elem_bytes: int, c0: int) -> int:
+    """DMA instructions that copy `count` rows of every C1 slice of the
+    band from GM to L1 (npu/dma.py's own plan)."""
+    row = conv.in_w * c0
+    stored_w, stored_h = conv.stored_w or conv.in_w, conv.stored_h or conv.in_h
+    plan = plan_copy([conv.in_slices, count, conv.in_w, c0], [count * row, row, c0, 1],
+                     [stored_h * stored_w * c0, conv.row_step * stored_w * c0, conv.col_step * c0, 1],
+                     elem_bytes, elem_bytes, "l1", "gm")
+    return plan.instructions
 
 
 @dataclass(frozen=True)
@@ -80,6 +109,43 @@ def band_window(conv: ConvShape, band_rows: int) -> BandWindow:
 
 
 @dataclass(frozen=True)
+class CoreGrid:
+    """How the cores share a conv's tiles. A tile is one band of output rows
+    (of one superblock: a `unit`) x one block of output-channel fractals
+    (of that superblock). The cores form a grid over units x blocks; each
+    loops over its rectangle with one operand stationary in L1: the band
+    (`weights_outer` False: the band is loaded once per unit, the weights
+    once per tile) or the weights (True: loaded once per block, the band
+    once per tile; dense convs only, where the weights do not depend on
+    the unit)."""
+
+    units_per_core: int
+    blocks_per_core: int
+    weights_outer: bool
+    core_rows: int  # cores along the units
+    core_cols: int  # cores along the blocks
+
+    @property
+    def cores(self) -> int:
+        return self.core_rows * self.core_cols
+
+
+def choose_core_grid(units: int, blocks: int, cores: int, dense: bool) -> list[CoreGrid]:
+    """The grids worth costing: per distinct share of units per core, as many
+    core columns as the cores left allow; both loop orders where legal."""
+    grids = []
+    shares = sorted({-(-units // rows) for rows in range(1, min(units, cores) + 1)})
+    for per_core in shares:
+        rows = -(-units // per_core)
+        cols_max = max(1, cores // rows)
+        blocks_per_core = -(-blocks // cols_max)
+        cols = -(-blocks // blocks_per_core)
+        for weights_outer in ((False, True) if dense else (False,)):
+            grids.append(CoreGrid(per_core, blocks_per_core, weights_outer, rows, cols))
+    return grids
+
+
+@dataclass(frozen=True)
 class ConvTiling:
     row_parts: list[tuple[int, int]]
     """K split over kernel rows: (first row, rows) of each part, accumulated in L0C"""
@@ -89,12 +155,16 @@ class ConvTiling:
     chunk_m: int  # matrix rows M of a chunk (its pixels, rounded up to 16)
     chunks_per_row: int  # > 1 when one output row does not fit a chunk
     band_rows: int  # output rows per tile
+    grid: CoreGrid
+    cycles: float  # the cost model's prediction for the busiest core
 
 
 def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> ConvTiling:
     """Tile sizes that fit the buffers by construction (L0A/L0B halves for
-    double buffering), picked by cost: the larger of the GM -> L1 traffic and
-    the cube's cycles (the target's own formulas), plus instruction issue."""
+    double buffering) and the cores' grid, picked by cost: the larger of
+    each core's GM -> L1 traffic (the stationary operand loaded once, the
+    other once per tile; each DMA's fixed latency) and its cube cycles
+    (the target's own formulas), plus instruction issue."""
     cap = ctx.config.capacity_bytes
     c0, es = ctx.c0, ctx.elem_bytes
     kh, kw, s, d = conv.kh, conv.kw, conv.stride, conv.dilation
@@ -112,6 +182,8 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     max_m = (cap["l0a"] // 2) // (part_taps * BLOCK_BYTES) // 16 * 16
     max_tile_fractals = max(1, (cap["l0b"] // 2) // (part_taps * FRACTAL_BYTES))
     n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.in_w
+    cores = ctx.config.cube_cores
+    dma_latency = ctx.config.latency_cycles["dma_gm"]
     best = None
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
         ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
@@ -123,12 +195,14 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
             chunkings = [(r, -(-r * ow // 16) * 16, 1) for r in range(1, oh + 1) if oh % r == 0 and r * ow <= m_cap]
         else:  # a row in several chunks
             chunkings = [(1, m_cap, -(-ow // m_cap))]
+        blocks = n1 // tile_fractals
+        weight_bytes = conv.in_slices * taps * tile_fractals * FRACTAL_BYTES  # one block's, per tile
         for chunk_rows, chunk_m, per_row in chunkings:
             for band_rows in [m * chunk_rows for m in range(1, oh // chunk_rows + 1) if (oh // chunk_rows) % m == 0]:
                 window = band_window(conv, band_rows)
-                l1 = (conv.in_slices * window.l1_rows * in_w * c0 * es
-                      + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES)
-                if l1 > cap["l1"]:  # the band's input and the block's weights, per tile
+                band_bytes = conv.in_slices * window.count * in_w * c0 * es
+                dmas = band_dmas(conv, window.count, es, c0)
+                if band_bytes + weight_bytes > cap["l1"]:  # the band's input and the block's weights
                     continue
                 # UB: the epilogue's fp32 tiles (result, residual; staged: also a map body's
                 # temporaries), the row of zeros padding rows are copied from, a staged band's two slices
@@ -138,29 +212,48 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                 ub += 2 * window.count * in_w * c0 * es if conv.staged else 0
                 if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
-                tiles = oh // band_rows * (n1 // tile_fractals) * conv.superblocks
-                cores = ctx.cores_for(tiles)
-                moved = conv.in_slices * window.count * in_w * c0 * es + conv.in_slices * taps * tile_fractals * FRACTAL_BYTES
-                gm_bytes = moved * tiles
-                mte2 = ctx.config.dma_cycles("gm_l1", gm_bytes // max(1, cores), cores)
-                chunks = (tiles / cores) * (band_rows // chunk_rows) * per_row
-                cube = chunks * conv.in_slices * nparts * ctx.config.mmad_cycles(
+                chunks = (band_rows // chunk_rows) * per_row  # per tile
+                cube_tile = chunks * conv.in_slices * nparts * ctx.config.mmad_cycles(
                     "f16" if ctx.fp16 else "f32", chunk_m, tile_fractals * CUBE_CHANNELS, part_taps * c0)
-                instrs = tiles / cores * (band_rows // chunk_rows) * per_row * (
-                    conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
-                if conv.staged:  # whole tiles per core; the band's slices pass GM -> UB -> vector -> L1
-                    rounds = -(-tiles // cores)
-                    slice_bytes = window.count * in_w * c0 * es
-                    mte2 = ctx.config.dma_cycles("gm_ub", rounds * moved, cores)
-                    stage = rounds * conv.in_slices * (ctx.config.vector_cycles("mul", -(-slice_bytes // 256))
-                                                       + ctx.config.dma_cycles("ub_l1", slice_bytes))
-                    mte2 = max(mte2, stage)
-                cost = max(mte2, cube) + instrs * ISSUE_CYCLES
-                if best is None or cost < best[0]:
-                    best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows)
+                instrs_tile = chunks * (conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
+                units = oh // band_rows * conv.superblocks
+                if best is not None:  # no grid beats the whole work spread evenly, with no traffic
+                    floor = units * blocks / cores * (cube_tile + instrs_tile * ISSUE_CYCLES)
+                    if floor >= best[0]:
+                        continue
+                for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
+                    cost = _grid_cycles(ctx, conv, grid, band_bytes, weight_bytes, window.count, dmas,
+                                        dma_latency, cube_tile, instrs_tile)
+                    if best is None or cost < best[0]:
+                        best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid)
     if best is None:
         raise PassFailedException(
             f"{describe_op(op)}: no tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
             f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
-    _, tile_fractals, chunk_rows, chunk_m, per_row, band_rows = best
-    return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows)
+    cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid = best
+    return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost)
+
+
+def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
+                 band_count: int, band_dmas: int, dma_latency: int, cube_tile: int, instrs_tile: int) -> float:
+    """Cycles of the busiest core of `grid`: its loads (the stationary
+    operand once per outer step, the other per tile) against its cube work."""
+    units, blocks = grid.units_per_core, grid.blocks_per_core
+    tiles = units * blocks
+    if grid.weights_outer:
+        band_loads, weight_loads = tiles, blocks
+    else:
+        band_loads, weight_loads = units, tiles
+    es, c0, config = ctx.elem_bytes, ctx.c0, ctx.config
+    weights = config.dma_cycles("gm_l1", weight_loads * weight_bytes, grid.cores) + (weight_loads - 1) * dma_latency
+    if conv.staged:  # the band's slices pass GM -> UB -> vector -> L1 in turn, the three pipes overlapping
+        slice_bytes = band_count * conv.in_w * c0 * es
+        per_slice = max(config.dma_cycles("gm_ub", slice_bytes, grid.cores),
+                        config.vector_cycles("mul", -(-slice_bytes // 256)), config.dma_cycles("ub_l1", slice_bytes))
+        mte2 = weights + band_loads * conv.in_slices * per_slice
+    else:
+        mte2 = weights + config.dma_cycles("gm_l1", band_loads * band_bytes, grid.cores) - dma_latency
+        mte2 += band_loads * band_dmas * dma_latency
+    # the band and weight buffers are single: a load waits for the cube
+    # work on what it replaces, so loads and cube work add up
+    return mte2 + tiles * cube_tile + tiles * instrs_tile * ISSUE_CYCLES

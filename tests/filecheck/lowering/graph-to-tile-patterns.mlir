@@ -93,6 +93,7 @@ func.func @gap_flatten_gemm_softmax(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) 
 // clamped into the map to L1 (5 rows: one spare above and below), loops
 // that run only at the top and bottom band copy a row of zeros (filled once
 // in UB) over the window rows outside the map, and load3d pads left and right.
+// One band of one row per core: the core's index is its band.
 
 // CHECK-LABEL: tile.program "concat_in_place"
 // CHECK-DAG:   tile.tensor {name = "[[IN:input_5hd]]", kind = "internal", {{.*}}type = tensor<1x2x16x16x8xf32>, layout = "NC1HWC0"}
@@ -105,8 +106,8 @@ func.func @gap_flatten_gemm_softmax(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) 
 // CHECK:         tile.gm {tensor = "[[CAT]]"}
 // CHECK:         %[[ZEROS:.*]] = tile.alloc {shape = array<i64: 128>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
 // CHECK-NEXT:    tile.dup %[[ZEROS]] {count = 128 : i64, value = 0.000000e+00 : f64}
-// CHECK:         scf.for %[[BAND:.*]] = %{{.*}} to
-// CHECK:           %[[FIRST:.*]] = arith.addi %[[BAND]], %{{.*}} : index
+// CHECK:         %[[BAND:.*]] = tile.block_idx : index
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.addi %[[BAND]], %{{.*}} : index
 // CHECK-NEXT:      %[[LO:.*]] = arith.maxsi %[[FIRST]], %{{.*}} : index
 // CHECK-NEXT:      arith.minsi %[[LO]], %{{.*}} : index
 // CHECK:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 2, 3, 128>, dst_strides = array<i64: 640, 128, 1>, src_strides = array<i64: 2048, 128, 1>} : !tile.ref<l1, f32>, !tile.ref<gm, f32>
@@ -314,4 +315,23 @@ func.func @unaligned_split(%x: tensor<1x8x4x4xf32> {ge.name = "x"}) -> (tensor<1
   %a = graph.relu %s#0 : (tensor<1x12x4x4xf32>) -> tensor<1x12x4x4xf32> loc("relu_a")
   %b = graph.relu %s#1 : (tensor<1x12x4x4xf32>) -> tensor<1x12x4x4xf32> loc("relu_b")
   func.return %a, %b : tensor<1x12x4x4xf32>, tensor<1x12x4x4xf32>
+}
+
+// -----
+
+// A strided 1x1 conv (ResNet-50's projection shortcut) reads every second
+// pixel of every second row: its band holds only those (a quarter of the
+// map's bytes, one DMA burst per pixel), the im2col over them has stride 1;
+// 32 cores, one block of 32 output channels each, share the band's loads.
+
+// CHECK-LABEL: tile.program "strided_projection"
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = "band 14 rows x 32 channels, {{.*}}; cores 1 x 32, 1 bands x 1 blocks each, band stationary; every 2 rows, 2 pixels", block_dim = 32 : i64}
+// CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 100352>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// CHECK:         %[[IN:.*]] = tile.gm {tensor = "input_5hd"}
+// CHECK:         tile.copy %[[BAND]], %[[IN]] {shape = array<i64: 64, 14, 14, 8>, dst_strides = array<i64: 1568, 112, 8, 1>, src_strides = array<i64: 6272, 448, 16, 1>}
+// CHECK:         tile.im2col {{.*}} {params = array<i64: 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 208>}
+func.func @strided_projection(%x: tensor<1x512x28x28xf32> {ge.name = "x"}) -> (tensor<1x1024x14x14xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<1024x512x1x1xf32>
+  %c = graph.conv %x, %w {strides = array<i64: 2, 2>} : tensor<1x512x28x28xf32>, tensor<1024x512x1x1xf32> -> tensor<1x1024x14x14xf32> loc("proj")
+  func.return %c : tensor<1x1024x14x14xf32>
 }

@@ -1,0 +1,103 @@
+"""How a conv kernel's tiles are shared by the cores and what its bands hold
+(lowering/graph_to_tile/conv_tiling.py), on the npu backend against
+onnxruntime in both precision modes: grids where a core keeps its band in L1
+over several weight blocks or its weights over several bands, and strided
+convs whose bands hold only the rows (and pixels) the kernel reads. Each
+case asserts the choice it exercises (the kernel's `tiling` attribute)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from gedialects.npu.dma import plan_copy
+from lowering.graph_to_tile.conv_tiling import ConvShape, band_dmas, choose_core_grid
+from oracle import matches_onnxruntime
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+MODES = ("force_fp16", "must_keep_origin_dtype")
+
+
+def _conv_model(cin, cout, size, kernel, stride, pads, seed=0):
+    rng = np.random.default_rng(seed)
+    w = (rng.standard_normal((cout, cin) + kernel) / np.sqrt(cin * kernel[0] * kernel[1])).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[stride, stride], pads=pads),
+             helper.make_node("Relu", ["c"], ["y"])]
+    graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, cin] + size)],
+                              [helper.make_empty_tensor_value_info("y")],
+                              [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    x = rng.standard_normal([1, cin] + size).astype(np.float32)
+    return model, {"x": x}
+
+
+def _tilings(model, feeds, precision) -> list[str]:
+    """The conv kernels' tiling attributes, after checking the outputs."""
+    seen: list[str] = []
+
+    def dump(stage, module):
+        if stage and "select-tiling" in str(stage):
+            seen.extend(op.attributes["tiling"].data for op in module.walk()
+                        if "tiling" in op.attributes and getattr(op.attributes.get("kind"), "data", "") == "conv")
+
+    matches_onnxruntime(model, feeds, precision, dump=dump)
+    assert seen, "no conv kernel"
+    return seen
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_band_stays_in_l1_over_several_weight_blocks(precision):
+    # 16 -> 512 channels of a 64x64 map: each core's band feeds two blocks of 64 output channels
+    model, feeds = _conv_model(16, 512, [64, 64], (1, 1), 1, [0, 0, 0, 0])
+    (tiling,) = _tilings(model, feeds, precision)
+    if precision == "force_fp16":
+        assert "1 bands x 2 blocks each, band stationary" in tiling
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_weights_stay_in_l1_over_several_bands(precision):
+    # 128 -> 128 channels, 3x3 on 14x14: each core's weight block serves two bands
+    model, feeds = _conv_model(128, 128, [14, 14], (3, 3), 1, [1, 1, 1, 1])
+    (tiling,) = _tilings(model, feeds, precision)
+    if precision == "force_fp16":
+        assert "2 bands x 1 blocks each, weights stationary" in tiling
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("cin, cout, size, kernel, stride, pads, reads", [
+    (512, 1024, [28, 28], (1, 1), 2, [0, 0, 0, 0], "every 2 rows, 2 pixels"),  # ResNet-50's projection
+    (128, 256, [30, 30], (1, 1), 3, [0, 0, 0, 0], "every 3 rows, 1 pixels"),  # stride 3: rows only pay here
+    (256, 64, [40, 40], (1, 3), 2, [0, 1, 0, 1], "every 2 rows, 1 pixels"),  # one row tall: its pixels all read
+    (256, 64, [40, 40], (3, 1), 2, [1, 0, 1, 0], "every 1 rows, 2 pixels"),  # one pixel wide: the other way round
+    (64, 32, [13, 13], (1, 1), 3, [0, 0, 0, 0], None),  # sizes not multiples of the stride (the cost model's call)
+])
+def test_strided_conv_band_holds_only_what_the_kernel_reads(cin, cout, size, kernel, stride, pads, reads,
+                                                             precision):
+    model, feeds = _conv_model(cin, cout, size, kernel, stride, pads, seed=1)
+    (tiling,) = _tilings(model, feeds, precision)
+    if reads is not None:
+        assert reads in tiling
+
+
+def test_strided_band_dma_count_is_the_dma_plans():
+    # the cost model counts a band load's DMAs from npu/dma.py's plan of the same copy
+    shape = ConvShape(in_slices=16, out_fractals=8, kh=1, kw=1, out_h=28, out_w=28, stride=1, dilation=1, in_h=28,
+                      in_w=28, pad_top=0, superblocks=1, residual=False, row_step=2, col_step=2, stored_h=56,
+                      stored_w=56)
+    plan = plan_copy([16, 4, 28, 16], [4 * 28 * 16, 28 * 16, 16, 1], [56 * 56 * 16, 2 * 56 * 16, 2 * 16, 1], 2, 2,
+                     "l1", "gm")
+    assert band_dmas(shape, 4, 2, 16) == plan.instructions == 16 * 4  # a DMA per slice and row, a burst per pixel
+    whole = ConvShape(16, 8, 1, 1, 28, 28, 2, 1, 56, 56, 0, 1, False)
+    assert band_dmas(whole, 7, 2, 16) == 1  # unstrided rows: one DMA, a burst per slice
+
+
+def test_core_grids_cover_every_tile_once():
+    for units, blocks in [(1, 128), (28, 4), (13, 2), (7, 7), (56, 1)]:
+        for grid in choose_core_grid(units, blocks, 32, dense=True):
+            assert grid.cores <= 32
+            assert grid.core_rows * grid.units_per_core >= units > (grid.core_rows - 1) * grid.units_per_core
+            assert grid.core_cols * grid.blocks_per_core >= blocks > (grid.core_cols - 1) * grid.blocks_per_core
+    assert not any(g.weights_outer for g in choose_core_grid(4, 2, 32, dense=False))
