@@ -22,7 +22,7 @@ import dataclasses
 from contextlib import contextmanager
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr, f32
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, f32, i64
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -253,6 +253,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         f"cores {grid.core_rows} x {grid.core_cols}, {grid.units_per_core} bands x {grid.blocks_per_core} blocks "
         f"each, {'weights' if grid.weights_outer else 'band'} stationary"
         + (f"; every {shape.row_step} rows, {shape.col_step} pixels" if shape.decimated else ""))
+    kernel.op.attributes["predicted_cycles"] = IntegerAttr(round(tiling.cycles), i64)  # the cost model's, for benchmarks
     row_elems = W_l1 * c0  # one row of one C1 slice (the map is stored unpadded: load3d pads left and right)
     band_elems = window.l1_rows * row_elems  # one C1 slice of the band in L1
     tile_elems = tile_channels * chunk_m  # one chunk of output in L0C / UB

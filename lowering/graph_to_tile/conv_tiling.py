@@ -33,6 +33,8 @@ ISSUE_CYCLES = 2
 """Cost model: scalar-unit cycles to issue one instruction."""
 STAGED_EPILOGUE_TILES = 4
 """UB a staged conv's epilogue may take, in fp32 tiles: result, residual, two temporaries."""
+EPILOGUE_VECTOR_OPS = 2
+"""Cost model: vector ops of a chunk's epilogue (bias or residual, activation)."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +186,10 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.in_w
     cores = ctx.config.cube_cores
     dma_latency = ctx.config.latency_cycles["dma_gm"]
+
+    def units_of(band_rows: int) -> int:
+        return oh // band_rows * conv.superblocks
+
     best = None
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
         ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
@@ -213,17 +219,17 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                 if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 chunks = (band_rows // chunk_rows) * per_row  # per tile
-                cube_tile = chunks * conv.in_slices * nparts * ctx.config.mmad_cycles(
-                    "f16" if ctx.fp16 else "f32", chunk_m, tile_fractals * CUBE_CHANNELS, part_taps * c0)
+                tile_cycles = _tile_cycles(ctx, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
+                                           units_of(band_rows) * blocks)
                 instrs_tile = chunks * (conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
-                units = oh // band_rows * conv.superblocks
+                units = units_of(band_rows)
                 if best is not None:  # no grid beats the whole work spread evenly, with no traffic
-                    floor = units * blocks / cores * (cube_tile + instrs_tile * ISSUE_CYCLES)
+                    floor = units * blocks / cores * (tile_cycles + instrs_tile * ISSUE_CYCLES)
                     if floor >= best[0]:
                         continue
                 for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
                     cost = _grid_cycles(ctx, conv, grid, band_bytes, weight_bytes, window.count, dmas,
-                                        dma_latency, cube_tile, instrs_tile)
+                                        dma_latency, tile_cycles, instrs_tile)
                     if best is None or cost < best[0]:
                         best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid)
     if best is None:
@@ -234,8 +240,32 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost)
 
 
+def _tile_cycles(ctx: LoweringContext, conv: ConvShape, chunks: int, chunk_m: int, tile_fractals: int,
+                 part_taps: int, nparts: int, tiles: int) -> float:
+    """Cycles of one tile once its band and weights are in L1, chunk by
+    chunk: per C1 slice and K part, the im2col into L0A and the weights into
+    L0B (MTE1) beside the previous one's mmad (L0A/L0B are double-buffered);
+    then the epilogue: L0C -> UB and the vector ops, the residual's load and
+    the store to GM. The result buffers are single: a chunk's mmads overlap
+    the previous chunk's store, not its move out of L0C."""
+    config, es = ctx.config, ctx.elem_bytes
+    channels = tile_fractals * CUBE_CHANNELS
+    mmad = config.mmad_cycles("f16" if ctx.fp16 else "f32", chunk_m, channels, part_taps * ctx.c0)
+    mte1 = (config.dma_cycles("l1_l0a", chunk_m * part_taps * BLOCK_BYTES)
+            + config.dma_cycles("l1_l0b", part_taps * tile_fractals * FRACTAL_BYTES))
+    cube = conv.in_slices * nparts * max(mmad, mte1)
+    result = chunk_m * channels
+    cores = ctx.cores_for(tiles)
+    vector = config.dma_cycles("l0c_ub", result * F32_BYTES) + EPILOGUE_VECTOR_OPS * config.vector_cycles(
+        "add", -(-result * es // 256))
+    if conv.residual:
+        vector += config.dma_cycles("gm_ub", result * es, cores)
+    store = config.dma_cycles("ub_gm", result * es, cores)
+    return chunks * (max(cube, store) + vector)
+
+
 def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
-                 band_count: int, band_dmas: int, dma_latency: int, cube_tile: int, instrs_tile: int) -> float:
+                 band_count: int, band_dmas: int, dma_latency: int, tile_cycles: float, instrs_tile: int) -> float:
     """Cycles of the busiest core of `grid`: its loads (the stationary
     operand once per outer step, the other per tile) against its cube work."""
     units, blocks = grid.units_per_core, grid.blocks_per_core
@@ -256,4 +286,4 @@ def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_byt
         mte2 += band_loads * band_dmas * dma_latency
     # the band and weight buffers are single: a load waits for the cube
     # work on what it replaces, so loads and cube work add up
-    return mte2 + tiles * cube_tile + tiles * instrs_tile * ISSUE_CYCLES
+    return mte2 + tiles * tile_cycles + tiles * instrs_tile * ISSUE_CYCLES

@@ -59,8 +59,8 @@ def test_band_stays_in_l1_over_several_weight_blocks(precision):
 
 @pytest.mark.parametrize("precision", MODES)
 def test_weights_stay_in_l1_over_several_bands(precision):
-    # 128 -> 128 channels, 3x3 on 14x14: each core's weight block serves two bands
-    model, feeds = _conv_model(128, 128, [14, 14], (3, 3), 1, [1, 1, 1, 1])
+    # 256 -> 256 channels, 3x3 on 28x28: each core's weight block serves two bands
+    model, feeds = _conv_model(256, 256, [28, 28], (3, 3), 1, [1, 1, 1, 1])
     (tiling,) = _tilings(model, feeds, precision)
     if precision == "force_fp16":
         assert "2 bands x 1 blocks each, weights stationary" in tiling

@@ -325,7 +325,7 @@ func.func @unaligned_split(%x: tensor<1x8x4x4xf32> {ge.name = "x"}) -> (tensor<1
 // 32 cores, one block of 32 output channels each, share the band's loads.
 
 // CHECK-LABEL: tile.program "strided_projection"
-// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = "band 14 rows x 32 channels, {{.*}}; cores 1 x 32, 1 bands x 1 blocks each, band stationary; every 2 rows, 2 pixels", block_dim = 32 : i64}
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = "band 14 rows x 32 channels, {{.*}}; cores 1 x 32, 1 bands x 1 blocks each, band stationary; every 2 rows, 2 pixels", predicted_cycles = {{[0-9]+}} : i64, block_dim = 32 : i64}
 // CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 100352>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // CHECK:         %[[IN:.*]] = tile.gm {tensor = "input_5hd"}
 // CHECK:         tile.copy %[[BAND]], %[[IN]] {shape = array<i64: 64, 14, 14, 8>, dst_strides = array<i64: 1568, 112, 8, 1>, src_strides = array<i64: 6272, 448, 16, 1>}
