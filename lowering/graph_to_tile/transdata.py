@@ -194,6 +194,7 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
     l0b = kernel.alloc("l0b", kp * 16, "ZN", elem=elem)
     l0c = kernel.alloc("l0c", mc * 16, "NZ", elem=f32)
     ub = kernel.alloc("ub", mc * 16, "NZ")
+    rows_ub = kernel.alloc("ub", s * c * kp, "ND", elem=elem)  # the chunk's s input rows, channel by channel
     x = kernel.gm(src.storage.name, elem)
     out = kernel.gm(dst.storage.name)
     # whole k0-pixel blocks: a short chunk reads up to k0 - 1 pixels past
@@ -202,6 +203,13 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
 
     def chunk(row: Index, col: Index, cells: int) -> None:
         cell = kernel.add(kernel.mul(row, dst.storage.padded_w), col)
+        pixels = -(-cells * s // k0) * k0
+        # the chunk's pixels of each input row dy, every channel: one GM -> UB
+        # DMA per row (a burst per channel); the B operands are filled from
+        # UB on chip (a DMA's fixed cost there is a tenth of GM's)
+        for dy in range(s):
+            first = kernel.add(kernel.mul(kernel.add(kernel.mul(row, s), dy), w), kernel.mul(col, s))
+            kernel.copy(kernel.at(rows_ub, dy * c * kp), kernel.at(x, 0, first), [c, pixels], [kp, 1], [h * w, 1])
         for block in range(blocks):
             for dx in range(s):
                 for dy in range(s):
@@ -211,9 +219,8 @@ def space_to_depth_in(ctx: LoweringContext, op: g.SpaceToDepthOp) -> None:
                         continue
                     first_row = op.channel(dy, dx, ins[0], c) - block * CUBE_CHANNELS
                     step = op.channel(dy, dx, 1, c) - op.channel(dy, dx, 0, c)  # B rows apart
-                    first = kernel.add(kernel.mul(kernel.add(kernel.mul(row, s), dy), w), kernel.mul(col, s))
-                    kernel.copy(kernel.at(l1b[dx, block], first_row * k0), kernel.at(x, ins[0] * h * w, first),
-                                [len(ins), -(-cells * s // k0), k0], [step * k0, 16 * k0, 1], [h * w, k0, 1])
+                    kernel.copy(kernel.at(l1b[dx, block], first_row * k0), kernel.at(rows_ub, (dy * c + ins[0]) * kp),
+                                [len(ins), pixels // k0, k0], [step * k0, 16 * k0, 1], [kp, k0, 1])
                 kernel.emit(t.LoadFractalOp(l0b, l1b[dx, block], kp * 16 * es // FRACTAL_BYTES))
                 kernel.emit(t.MatmulOp(l0c, l0a[dx], l0b, mc, 16, kp, dx > 0))
             kernel.copy(ub, l0c, [mc * 16], [1], [1], cast=ctx.fp16)
