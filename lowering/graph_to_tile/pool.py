@@ -1,6 +1,7 @@
 """Pooling and local response normalisation on NC1HWC0 maps.
 
-* max/avg pool (`lower_pool`): tiles = (C1 slice, band of output rows), UB
+* max/avg pool (`lower_pool`): tiles = (C1 slice, band of output rows), the
+  band's rows picked by cost among those that fit UB, UB
   double-buffered; one vector op per window tap over the whole band (a
   strided source); the padding is the map's zero halo, which a max pool of
   values that may be negative (YOLO's SPPF after SiLU) first turns into the
@@ -62,15 +63,28 @@ def emit_pool(ctx: LoweringContext, op: g.PoolOp, x: TensorView, out: TensorView
         ones = np.pad(np.ones((H, W)), ((p[0], p[2]), (p[1], p[3])))
         cnt = sliding_window_view(ones, (kh, kw))[:: s[0], :: s[1]].sum(axis=(2, 3))[:OH, :OW]
         counts = np.repeat((1.0 / cnt)[:, :, None], c0, axis=2)
-    band_rows = None
-    for cand in [r for r in range(OH, 0, -1) if OH % r == 0]:
-        in_rows = (cand - 1) * s[0] + kh
-        need = 2 * (in_rows * padded_in_w + (2 if counts is not None else 1) * cand * OW) * c0 * es
-        if need <= ub_bytes:
-            band_rows = cand
-            break
-    if band_rows is None:
+    config = ctx.config
+
+    def cycles(band_rows: int) -> float:
+        """The busiest core's cycles (the target's formulas): per tile the
+        band's load, a vector op per tap and the store, the three
+        overlapping across tiles (UB is double-buffered)."""
+        tiles = C1 * (OH // band_rows)
+        cores = ctx.cores_for(tiles)
+        load = config.dma_cycles("gm_ub", ((band_rows - 1) * s[0] + kh) * W * c0 * es, cores)
+        vector = kh * kw * config.vector_cycles("max", -(-band_rows * OW * c0 * es // 256))
+        store = config.dma_cycles("ub_gm", band_rows * OW * c0 * es, cores)
+        steady = max(load, vector, store)
+        return -(-tiles // cores) * steady + load + vector + store - steady
+
+    def fits(band_rows: int) -> bool:
+        in_rows = (band_rows - 1) * s[0] + kh
+        return 2 * (in_rows * padded_in_w + (2 if counts is not None else 1) * band_rows * OW) * c0 * es <= ub_bytes
+
+    candidates = [r for r in range(OH, 0, -1) if OH % r == 0 and fits(r)]
+    if not candidates:
         raise PassFailedException(f"{describe_op(op)}: a pooling row does not fit UB")
+    band_rows = min(candidates, key=cycles)
     in_rows = (band_rows - 1) * s[0] + kh
     bands = OH // band_rows
     tiles = C1 * bands

@@ -551,3 +551,23 @@ def test_padded_max_pool_of_negative_values(precision, size):
     want = onnxruntime_outputs(m, {"x": x})["y"]
     assert want.max() < 0
     assert_close(got, want, precision)
+
+
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
+def test_max_pool_bands_spread_over_the_cores(precision):
+    """A stem's max pool (shufflenet: 24 channels, 112x112, 3x3 stride 2)
+    has few C1 slices: its bands are sized by the target's cost formulas,
+    not as large as UB allows, so its tiles fill the cores (it took 8 of 32
+    with the largest bands), and the halo rows between bands are right."""
+    m = _model(
+        [helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("MaxPool", ["r"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])],
+        {}, [1, 24, 112, 112], [1, 24, 56, 56],
+    )
+    compiled = compile_module(import_model(m, {}, source="test"), precision=precision, aicpu_fallback=False)
+    x = RNG.standard_normal((1, 24, 112, 112)).astype(np.float32)
+    result = run_compiled(compiled, {"x": x})
+    pools = [k for k in result.profile.kernels if "max_pool" in k.name]
+    assert pools and all(k.block_dim >= 16 for k in pools), [(k.name, k.block_dim) for k in pools]
+    got = np.asarray(result.outputs["y"]).reshape(1, 24, 56, 56)
+    assert_close(got, onnxruntime_outputs(m, {"x": x})["y"], precision)
