@@ -34,7 +34,8 @@ for, and runs the program again with the plain simulator when it meets an
 error, so the message names the block the plain simulator meets first.
 A kernel reading on-chip bytes it never wrote reads what another block left
 there in both simulators, but not the same block's leftovers: no correct
-kernel does.
+kernel lets them reach its output (a direct 1x1 conv's last fractals read
+past its band into rows of A whose results it never stores).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from lowering.legality import AI_CORE, channel_permutation, engine_of
 from .activation import BufferBody, EpilogueActivation
 from .builder import Index
 from .context import LoweringContext
-from .conv_tiling import ConvShape, band_window, choose_conv_tiling
+from .conv_tiling import ConvShape, band_window, choose_conv_tiling, direct_slice_pixels
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 from .slicing import channel_view, operand_maps, output_pieces, piece_maps, ranges_of
@@ -252,16 +252,21 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         f"band {band_rows} rows x {tile_channels} channels, chunk {chunk_rows} rows / {chunk_m} m, {per_row} per row; "
         f"cores {grid.core_rows} x {grid.core_cols}, {grid.units_per_core} bands x {grid.blocks_per_core} blocks "
         f"each, {'weights' if grid.weights_outer else 'band'} stationary"
-        + (f"; every {shape.row_step} rows, {shape.col_step} pixels" if shape.decimated else ""))
+        + (f"; every {shape.row_step} rows, {shape.col_step} pixels" if shape.decimated else "")
+        + (f"; {tiling.slices_per_mmad} slices per mmad" if tiling.slices_per_mmad else ""))
     kernel.op.attributes["predicted_cycles"] = IntegerAttr(round(tiling.cycles), i64)  # the cost model's, for benchmarks
     row_elems = W_l1 * c0  # one row of one C1 slice (the map is stored unpadded: load3d pads left and right)
+    group = tiling.slices_per_mmad  # a direct 1x1 conv's C1 slices per mmad (0: im2col)
     band_elems = window.l1_rows * row_elems  # one C1 slice of the band in L1
+    if group:  # whole fractals per slice, as far as the last chunk reads
+        band_elems = direct_slice_pixels(band_rows, chunk_rows, chunk_m, per_row, OW) * c0
     tile_elems = tile_channels * chunk_m  # one chunk of output in L0C / UB
     w_row = tile_channels * k0  # weight elements of one tap of the tile
     l1_in = kernel.alloc("l1", in_slices * band_elems, "NC1HWC0")
     l1_w = kernel.alloc("l1", in_slices * taps * w_row, "FRACTAL_Z")
-    l0a = kernel.alloc("l0a", chunk_m * tiling.part_taps * k0, "ZZ", buffers=2)
-    l0b = kernel.alloc("l0b", tiling.part_taps * w_row, "ZN", buffers=2)
+    k_blocks = group or tiling.part_taps  # blocks of K per mmad
+    l0a = kernel.alloc("l0a", chunk_m * k_blocks * k0, "ZZ", buffers=2)
+    l0b = kernel.alloc("l0b", k_blocks * w_row, "ZN", buffers=2)
     l0c = kernel.alloc("l0c", tile_elems, "NZ", elem=f32)
     ub_out = kernel.alloc("ub", tile_elems, "NZ")
     ub_res = kernel.alloc("ub", tile_elems, "NZ") if res is not None else None
@@ -285,6 +290,21 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
             w_l1 = kernel.at(l1_w, r0 * kw * w_row, kernel.mul(c1, taps * w_row))
             kernel.emit(t.LoadFractalOp(l0b, w_l1, part_rows * kw * tile_fractals))
             kernel.emit(t.MatmulOp(l0c, l0a, l0b, chunk_m, tile_channels, part_rows * kw * k0, not (first and pi == 0)))
+
+    def accumulate_direct(g: Index, first: bool, in_offset: Index, qi: int) -> None:
+        """Slices [g * group, (g + 1) * group) of chunk qi into L0C: A's
+        fractals as they lie in L1 (16 pixels of a slice each; per 16 pixels
+        one load of the group's slices, `band_elems` apart, into a row of
+        ZZ fractals), the group's weights in one load, one mmad."""
+        first_slice = kernel.add(in_offset, kernel.mul(g, group * band_elems))
+        for mi in range(chunk_m // 16):
+            kernel.emit(t.LoadFractalOp(kernel.at(l0a, mi * group * FRACTAL_ELEMS),
+                                        kernel.at(l1_in, (qi * chunk_m + mi * 16) * c0, first_slice), group,
+                                        band_elems // FRACTAL_ELEMS))
+        kernel.emit(t.LoadFractalOp(l0b, kernel.at(l1_w, 0, kernel.mul(g, group * w_row)), group * tile_fractals))
+        kernel.emit(t.MatmulOp(l0c, l0a, l0b, chunk_m, tile_channels, group * k0, not first))
+
+    FRACTAL_ELEMS = 16 * c0  # elements of one 512-byte fractal
 
     ub_zeros = None
     if window.top or window.bottom:  # a row of zeros in UB, for the padding rows (MTE3, beside MTE2's copies)
@@ -403,10 +423,11 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
             in_offset = kernel.mul(chunk, chunk_rows * (s // shape.row_step) * row_elems)
             oy = kernel.add(kernel.mul(band, band_rows), kernel.mul(chunk, chunk_rows))
             for qi in range(per_row):
-                accumulate(0, True, in_offset, qi)
-                if in_slices > 1:
-                    with kernel.loop(1, in_slices, 1, pipeline=True) as c1:
-                        accumulate(c1, False, in_offset, qi)
+                step, steps = (accumulate_direct, in_slices // group) if group else (accumulate, in_slices)
+                step(0, True, in_offset, qi)
+                if steps > 1:
+                    with kernel.loop(1, steps, 1, pipeline=True) as k:
+                        step(k, False, in_offset, qi)
                 epilogue(block, oy, qi)
 
     if grid.weights_outer:  # dense: the block's weights stay in L1 while the bands stream

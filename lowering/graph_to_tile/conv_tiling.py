@@ -69,13 +69,22 @@ class ConvShape:
     def decimated(self) -> bool:
         return self.row_step > 1 or self.col_step > 1
 
+    @property
+    def direct(self) -> bool:
+        """A 1x1 conv at stride 1 over its band, unpadded: output pixel i
+        reads band pixel i, so A's fractals (16 pixels of one C1 slice) lie
+        whole in L1 and load as they are, several slices per mmad."""
+        return (self.kh == self.kw == 1 and self.stride == 1 and (self.in_h, self.in_w) == (self.out_h, self.out_w)
+                and self.pad_top == 0)
 
-def band_dmas(conv: ConvShape, count: int, elem_bytes: int, c0: int) -> int:
+
+def band_dmas(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pixels: int = 0) -> int:
     """DMA instructions that copy `count` rows of every C1 slice of the
-    band from GM to L1 (npu/dma.py's own plan)."""
+    band from GM to L1, the slices `slice_pixels` apart there (default: the
+    rows'), as npu/dma.py plans the copy."""
     row = conv.in_w * c0
     stored_w, stored_h = conv.stored_w or conv.in_w, conv.stored_h or conv.in_h
-    plan = plan_copy([conv.in_slices, count, conv.in_w, c0], [count * row, row, c0, 1],
+    plan = plan_copy([conv.in_slices, count, conv.in_w, c0], [(slice_pixels * c0) or count * row, row, c0, 1],
                      [stored_h * stored_w * c0, conv.row_step * stored_w * c0, conv.col_step * c0, 1],
                      elem_bytes, elem_bytes, "l1", "gm")
     return plan.instructions
@@ -159,6 +168,7 @@ class ConvTiling:
     band_rows: int  # output rows per tile
     grid: CoreGrid
     cycles: float  # the cost model's prediction for the busiest core
+    slices_per_mmad: int = 0  # a direct 1x1 conv's C1 slices per mmad (its A fractals loaded as they lie); 0: im2col
 
 
 def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> ConvTiling:
@@ -207,7 +217,6 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
             for band_rows in [m * chunk_rows for m in range(1, oh // chunk_rows + 1) if (oh // chunk_rows) % m == 0]:
                 window = band_window(conv, band_rows)
                 band_bytes = conv.in_slices * window.count * in_w * c0 * es
-                dmas = band_dmas(conv, window.count, es, c0)
                 if band_bytes + weight_bytes > cap["l1"]:  # the band's input and the block's weights
                     continue
                 # UB: the epilogue's fp32 tiles (result, residual; staged: also a map body's
@@ -219,41 +228,58 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                 if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 chunks = (band_rows // chunk_rows) * per_row  # per tile
-                tile_cycles = _tile_cycles(ctx, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
-                                           units_of(band_rows) * blocks)
-                instrs_tile = chunks * (conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
                 units = units_of(band_rows)
-                if best is not None:  # no grid beats the whole work spread evenly, with no traffic
-                    floor = units * blocks / cores * (tile_cycles + instrs_tile * ISSUE_CYCLES)
-                    if floor >= best[0]:
+                instrs_tile = chunks * (conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
+                # the im2col path, and a direct 1x1 conv's: its slices whole fractals apart in L1
+                paths = [(0, window.l1_rows * in_w)]
+                if conv.direct:
+                    paths.append((direct_group(ctx, conv.in_slices, chunk_m, tile_fractals),
+                                  direct_slice_pixels(band_rows, chunk_rows, chunk_m, per_row, ow)))
+                for group, slice_pixels in paths:
+                    if conv.in_slices * slice_pixels * c0 * es + weight_bytes > cap["l1"]:
                         continue
-                for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
-                    cost = _grid_cycles(ctx, conv, grid, band_bytes, weight_bytes, window.count, dmas,
-                                        dma_latency, tile_cycles, instrs_tile)
-                    if best is None or cost < best[0]:
-                        best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid)
+                    tile_cycles = _tile_cycles(ctx, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
+                                               units * blocks, group)
+                    if best is not None:  # no grid beats the whole work spread evenly, with no traffic
+                        floor = units * blocks / cores * (tile_cycles + instrs_tile * ISSUE_CYCLES)
+                        if floor >= best[0]:
+                            continue
+                    dmas = band_dmas(conv, window.count, es, c0, slice_pixels)
+                    for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
+                        cost = _grid_cycles(ctx, conv, grid, band_bytes, weight_bytes, window.count, dmas,
+                                            dma_latency, tile_cycles, instrs_tile)
+                        if best is None or cost < best[0]:
+                            best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group)
     if best is None:
         raise PassFailedException(
             f"{describe_op(op)}: no tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
             f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
-    cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid = best
-    return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost)
+    cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group = best
+    return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost,
+                      group)
 
 
 def _tile_cycles(ctx: LoweringContext, conv: ConvShape, chunks: int, chunk_m: int, tile_fractals: int,
-                 part_taps: int, nparts: int, tiles: int) -> float:
+                 part_taps: int, nparts: int, tiles: int, group: int) -> float:
     """Cycles of one tile once its band and weights are in L1, chunk by
-    chunk: per C1 slice and K part, the im2col into L0A and the weights into
-    L0B (MTE1) beside the previous one's mmad (L0A/L0B are double-buffered);
-    then the epilogue: L0C -> UB and the vector ops, the residual's load and
-    the store to GM. The result buffers are single: a chunk's mmads overlap
-    the previous chunk's store, not its move out of L0C."""
+    chunk: the MTE1 loads into L0A and L0B beside the previous mmad
+    (L0A/L0B are double-buffered) -- per C1 slice and K part an im2col and
+    the weights, or for a direct 1x1 conv (`group` > 0) per group of slices
+    a fractal load per 16 pixels and one of the weights; then the epilogue:
+    L0C -> UB and the vector ops, the residual's load and the store to GM.
+    The result buffers are single: a chunk's mmads overlap the previous
+    chunk's store, not its move out of L0C."""
     config, es = ctx.config, ctx.elem_bytes
+    dtype = "f16" if ctx.fp16 else "f32"
     channels = tile_fractals * CUBE_CHANNELS
-    mmad = config.mmad_cycles("f16" if ctx.fp16 else "f32", chunk_m, channels, part_taps * ctx.c0)
-    mte1 = (config.dma_cycles("l1_l0a", chunk_m * part_taps * BLOCK_BYTES)
-            + config.dma_cycles("l1_l0b", part_taps * tile_fractals * FRACTAL_BYTES))
-    cube = conv.in_slices * nparts * max(mmad, mte1)
+    if group:
+        mte1 = (chunk_m // 16 * config.dma_cycles("l1_l0a", group * FRACTAL_BYTES)
+                + config.dma_cycles("l1_l0b", group * tile_fractals * FRACTAL_BYTES))
+        cube = conv.in_slices // group * max(config.mmad_cycles(dtype, chunk_m, channels, group * ctx.c0), mte1)
+    else:
+        mte1 = (config.dma_cycles("l1_l0a", chunk_m * part_taps * BLOCK_BYTES)
+                + config.dma_cycles("l1_l0b", part_taps * tile_fractals * FRACTAL_BYTES))
+        cube = conv.in_slices * nparts * max(config.mmad_cycles(dtype, chunk_m, channels, part_taps * ctx.c0), mte1)
     result = chunk_m * channels
     cores = ctx.cores_for(tiles)
     vector = config.dma_cycles("l0c_ub", result * F32_BYTES) + EPILOGUE_VECTOR_OPS * config.vector_cycles(
@@ -262,6 +288,24 @@ def _tile_cycles(ctx: LoweringContext, conv: ConvShape, chunks: int, chunk_m: in
         vector += config.dma_cycles("gm_ub", result * es, cores)
     store = config.dma_cycles("ub_gm", result * es, cores)
     return chunks * (max(cube, store) + vector)
+
+
+def direct_group(ctx: LoweringContext, in_slices: int, chunk_m: int, tile_fractals: int) -> int:
+    """C1 slices per mmad of a direct 1x1 conv: the most that divide the
+    slices and fit half of L0A (chunk_m pixels each) and of L0B."""
+    cap = ctx.config.capacity_bytes
+    most = min(cap["l0a"] // 2 // (chunk_m * BLOCK_BYTES), cap["l0b"] // 2 // (tile_fractals * FRACTAL_BYTES))
+    return max(g for g in range(1, max(1, min(most, in_slices)) + 1) if in_slices % g == 0)
+
+
+def direct_slice_pixels(band_rows: int, chunk_rows: int, chunk_m: int, per_row: int, out_w: int) -> int:
+    """Pixels between a direct conv's C1 slices in L1: the band's, or as
+    far as its last chunk's whole fractals read, in whole fractals. The
+    last chunk's fractals may read past the band's pixels, whatever L1
+    holds there, into rows of A whose results are never stored."""
+    last_end = (band_rows - chunk_rows) * out_w + per_row * chunk_m if per_row > 1 else \
+        (band_rows - chunk_rows) * out_w + chunk_m
+    return -(-max(band_rows * out_w, last_end) // 16) * 16
 
 
 def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,

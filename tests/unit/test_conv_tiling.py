@@ -101,3 +101,32 @@ def test_core_grids_cover_every_tile_once():
             assert grid.core_rows * grid.units_per_core >= units > (grid.core_rows - 1) * grid.units_per_core
             assert grid.core_cols * grid.blocks_per_core >= blocks > (grid.core_cols - 1) * grid.blocks_per_core
     assert not any(g.weights_outer for g in choose_core_grid(4, 2, 32, dense=False))
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("cin, cout, size", [(512, 128, [7, 7]), (256, 64, [14, 14]), (512, 128, [16, 16])])
+def test_direct_1x1_conv_loads_its_fractals_as_they_lie(cin, cout, size, precision):
+    # a 1x1 conv at stride 1: A's fractals are 16 pixels of one C1 slice in
+    # L1, loaded as they lie, several slices per mmad (7x7 and 14x14: the
+    # last fractals read past the band's 49 or 196 pixels, rows never stored;
+    # 16x16: bands of 2 rows, whole fractals)
+    model, feeds = _conv_model(cin, cout, size, (1, 1), 1, [0, 0, 0, 0], seed=2)
+    (tiling,) = _tilings(model, feeds, precision)
+    assert "slices per mmad" in tiling
+
+
+def test_direct_conv_outputs_are_the_same_lock_step_and_block_by_block():
+    # the fractals past a band read whatever L1 holds there (another block's
+    # or kernel's leftovers, which differ between the two simulators): only
+    # rows that are never stored may depend on them
+    from gedialects.frontend.onnx_import import import_model
+    from lowering.pipeline import compile_module
+    from target.assembler import assemble
+    from target.simulator import simulate
+
+    model, feeds = _conv_model(512, 128, [7, 7], (1, 1), 1, [0, 0, 0, 0], seed=3)
+    program = assemble(compile_module(import_model(model), "force_fp16").module)
+    plain = simulate(program, feeds, races="error").outputs
+    lockstep = simulate(program, feeds, races="off").outputs
+    for name, value in plain.items():
+        np.testing.assert_array_equal(lockstep[name], value)

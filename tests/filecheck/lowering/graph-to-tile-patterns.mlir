@@ -6,7 +6,8 @@
 // the pool's padding becomes a zero halo on the conv's output (16x16 stored
 // as 18x18), FRACTAL_Z weights packed [C1][kh*kw][N1][16][C0], one kernel per
 // op, the cube's L0A/L0B ping-ponged over the C1 loop, the pool's UB buffers
-// ping-ponged over its tiles (9 taps: 8 vector max), transdata only at the input and the output.
+// ping-ponged over its tiles (bands of one row over 16 cores, the cost
+// model's pick; 9 taps: 8 vector max), transdata only at the input and the output.
 
 // CHECK-LABEL: tile.program "conv_relu_pool" attributes {ge.precision_mode = "must_keep_origin_dtype", ge.transdata = 2 : i64}
 // CHECK-DAG:   tile.tensor {name = "[[W:c_w]]", kind = "constant", {{.*}}type = tensor<{{(1x)?}}2x1x1x16x8xf32>
@@ -32,7 +33,7 @@
 // CHECK:             tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {{{.*}}accumulate}
 // CHECK:           } {tile.pipeline = "ping-pong"}
 // CHECK:           tile.vec "relu"
-// CHECK:       tile.kernel "k2_max_pool" attributes {kind = "max_pool", {{.*}}block_dim = 2 : i64}
+// CHECK:       tile.kernel "k2_max_pool" attributes {kind = "max_pool", {{.*}}block_dim = 16 : i64}
 // CHECK:         tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
 // CHECK:         tile.gm {tensor = "[[C]]"}
 // CHECK:         tile.gm {tensor = "[[P]]"}
@@ -334,4 +335,32 @@ func.func @strided_projection(%x: tensor<1x512x28x28xf32> {ge.name = "x"}) -> (t
   %w = graph.fill 0.5 : tensor<1024x512x1x1xf32>
   %c = graph.conv %x, %w {strides = array<i64: 2, 2>} : tensor<1x512x28x28xf32>, tensor<1024x512x1x1xf32> -> tensor<1x1024x14x14xf32> loc("proj")
   func.return %c : tensor<1x1024x14x14xf32>
+}
+
+// -----
+
+// A 1x1 conv at stride 1 (a bottleneck's 512 -> 128 reduction on a 7x7
+// map): output pixel i reads band pixel i, so A's fractals (16 pixels of
+// one C1 slice, C0 = 8 fp32) lie whole in L1; each slice's band is padded
+// to whole fractals (7 pixels -> 16: the rest feeds rows of A that are
+// never stored), and one load_fractal moves a row of ZZ fractals across
+// the slices, one loads the weights, one mmad takes all of K; the weights
+// stay in L1 while each core's two bands stream.
+
+// CHECK-LABEL: tile.program "direct_1x1"
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = "band 1 rows x 16 channels, {{.*}}, 2 bands x 1 blocks each, weights stationary; 64 slices per mmad"
+// CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// CHECK:         %[[L0A:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "ZZ", buffers = 2 : i64} : !tile.ref<l0a, f32>
+// CHECK:         %[[L0B:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "ZN", buffers = 2 : i64} : !tile.ref<l0b, f32>
+// CHECK:         scf.for
+// CHECK:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 64, 1, 56>, dst_strides = array<i64: 128, 56, 1>, src_strides = array<i64: 392, 56, 1>}
+// CHECK:           scf.for
+// CHECK:             tile.load_fractal %[[L0A]], %{{.*}} {count = 64 : i64, src_stride = 1 : i64}
+// CHECK-NEXT:        tile.load_fractal %[[L0B]], %{{.*}} {count = 64 : i64, src_stride = 1 : i64}
+// CHECK-NEXT:        tile.matmul %{{.*}}, %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 512 : i64}
+// CHECK-NOT:         tile.im2col
+func.func @direct_1x1(%x: tensor<1x512x7x7xf32> {ge.name = "x"}) -> (tensor<1x128x7x7xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<128x512x1x1xf32>
+  %c = graph.conv %x, %w : tensor<1x512x7x7xf32>, tensor<128x512x1x1xf32> -> tensor<1x128x7x7xf32> loc("reduce")
+  func.return %c : tensor<1x128x7x7xf32>
 }
