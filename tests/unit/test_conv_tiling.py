@@ -49,21 +49,17 @@ def _tilings(model, feeds, precision) -> list[str]:
 
 
 @pytest.mark.parametrize("precision", MODES)
-def test_band_stays_in_l1_over_several_weight_blocks(precision):
+@pytest.mark.parametrize("cin, cout, size, kernel, pads, grid", [
     # 16 -> 512 channels of a 64x64 map: each core's band feeds two blocks of 64 output channels
-    model, feeds = _conv_model(16, 512, [64, 64], (1, 1), 1, [0, 0, 0, 0])
-    (tiling,) = _tilings(model, feeds, precision)
-    if precision == "force_fp16":
-        assert "1 bands x 2 blocks each, band stationary" in tiling
-
-
-@pytest.mark.parametrize("precision", MODES)
-def test_weights_stay_in_l1_over_several_bands(precision):
+    (16, 512, [64, 64], (1, 1), [0, 0, 0, 0], "1 bands x 2 blocks each, band stationary"),
     # 256 -> 256 channels, 3x3 on 28x28: each core's weight block serves two bands
-    model, feeds = _conv_model(256, 256, [28, 28], (3, 3), 1, [1, 1, 1, 1])
+    (256, 256, [28, 28], (3, 3), [1, 1, 1, 1], "2 bands x 1 blocks each, weights stationary"),
+])
+def test_a_core_keeps_one_operand_in_l1_over_its_tiles(cin, cout, size, kernel, pads, grid, precision):
+    model, feeds = _conv_model(cin, cout, size, kernel, 1, pads)
     (tiling,) = _tilings(model, feeds, precision)
     if precision == "force_fp16":
-        assert "2 bands x 1 blocks each, weights stationary" in tiling
+        assert grid in tiling
 
 
 @pytest.mark.parametrize("precision", MODES)
