@@ -7,7 +7,8 @@ Per model (default: the nine light models, the zoo's transformers and a
 BERT-base-sized encoder layer, benchmarks/bert_base_layer.py, the latter
 with fused attention on and off, then a summary of the two: the attention
 block's cycles, the dense layers' share and the cost model's prediction of
-them against the simulator): the
+them against the simulator; for resnet50 the conv cost model against the
+simulator and its convs' per-core split floor, `conv_split_floor`): the
 simulated cycles, the roofline bound (target/roofline.py: per AI-core
 launch the larger of MACs at the cube's peak and the bytes that must move
 at the GM rates, summed over launches), their ratio, the GM bytes moved
@@ -133,6 +134,51 @@ def conv_model_summary(name: str, precision: str, target: str) -> None:
               f"{errors[0]:+.1%} to {errors[-1]:+.1%}, median {errors[len(errors) // 2]:+.1%}")
 
 
+def conv_split_floor(k, config, element_bytes: int) -> float:
+    """The fewest cycles a conv launch can take when its output is split
+    over the cores in rectangles (bands of rows x blocks of output
+    channels, P x Q <= cores) and each core loads its own input band
+    (its window rows; a strided 1x1 conv only the rows and pixels it reads)
+    and its weight block through its own GM -> L1 path: per split the
+    largest of that load (one DMA latency), the store of its output (and a
+    residual's load) and its MACs at the cube's rate; the best split. No
+    split of K: that would need an atomic-add store."""
+    from target.roofline import _shapes, cube_macs_per_cycle
+
+    ins, outs = _shapes(k.info.get("in_shapes", "")), _shapes(k.info.get("out_shapes", ""))
+    (_, c, h, w), (o, i, kh, kw), (oh, ow) = ins[0], ins[1], outs[0][2:]
+    stride = -(-h // oh)
+    cores = config.cube_cores
+    load_rate = config.dma_bytes_per_cycle["gm_l1"]
+    store_rate = config.dma_bytes_per_cycle["ub_gm"]
+    per_core_macs = cube_macs_per_cycle(config, element_bytes) / cores
+    best = None
+    for rows in range(1, min(oh, cores) + 1):
+        band = -(-oh // rows)
+        in_rows, in_w = (band, ow) if kh == 1 and stride > 1 else (min(h, (band - 1) * stride + kh), w)
+        for cols in range(1, min(cores // rows, -(-o // 16)) + 1):
+            block = -(-o // cols)
+            load = (in_rows * in_w * c + block * i * kh * kw) * element_bytes / load_rate
+            store = band * ow * block * element_bytes * (2 if len(ins) > 3 else 1) / store_rate
+            cycles = max(load + config.latency_cycles["dma_gm"], store, band * ow * block * i * kh * kw / per_core_macs)
+            best = cycles if best is None else min(best, cycles)
+    return best
+
+
+def split_floor_summary(name: str, run, target: str, element_bytes: int) -> None:
+    """The model's convs at their split floors, its other launches as simulated."""
+    from target.config import load_target
+
+    config = load_target(target)
+    by_name = {k.name: k for k in PROFILES[name].kernels}
+    convs = [k for k in run.kernels if k.op_type == "conv"]
+    floor = sum(conv_split_floor(by_name[k.name], config, element_bytes) for k in convs)
+    others = sum(k.cycles for k in run.kernels if k.op_type != "conv")
+    print(f"{name}: its {len(convs)} convs at their per-core split floor {floor:,.0f} cycles "
+          f"(simulated {sum(k.cycles for k in convs):,}); with its other launches as simulated "
+          f"{floor + others:,.0f}, {(floor + others) / run.bound:.1f}x the roofline bound")
+
+
 def main(argv: list[str] | None = None) -> int:
     from gedialects.zoo import LIGHT_MODELS
     from target.profile import short_name
@@ -163,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
     if "resnet50" in runs:
         conv_model_summary("resnet50", args.precision_mode, args.target)
+        split_floor_summary("resnet50", runs["resnet50"], args.target,
+                            4 if args.precision_mode == "must_keep_origin_dtype" else 2)
     if BERT_BASE_LAYER in runs and BERT_BASE_LAYER + UNFUSED in runs:
         bert_layer_summary(runs, args.precision_mode, args.target)
     return 0
