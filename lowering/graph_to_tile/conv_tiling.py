@@ -173,13 +173,14 @@ class ConvTiling:
 
 def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> ConvTiling:
     """Tile sizes that fit the buffers by construction (L0A/L0B halves for
-    double buffering) and the cores' grid, picked by cost: the larger of
-    each core's GM -> L1 traffic (the stationary operand loaded once, the
-    other once per tile; each DMA's fixed latency) and its cube cycles
-    (the target's own formulas), plus instruction issue."""
+    double buffering), the cores' grid and loop order, and for a direct 1x1
+    conv the path, picked by the busiest core's cycles (the target's own
+    formulas): its GM -> L1 loads (the stationary operand once per outer
+    step, the other once per tile; each DMA's fixed cost) plus its tiles'
+    work (`_tile_cycles`), plus instruction issue."""
     cap = ctx.config.capacity_bytes
     c0, es = ctx.c0, ctx.elem_bytes
-    kh, kw, s, d = conv.kh, conv.kw, conv.stride, conv.dilation
+    kh, kw, s = conv.kh, conv.kw, conv.stride
     taps = kh * kw
     # K split over kernel rows when the whole im2col of one C1 slice does
     # not fit L0A/L0B (11x11): parts of rows_per_part rows, accumulated in L0C
