@@ -143,9 +143,9 @@ def conv_split_floor(k, config, element_bytes: int) -> float:
     largest of that load (one DMA latency), the store of its output (and a
     residual's load) and its MACs at the cube's rate; the best split. No
     split of K: that would need an atomic-add store."""
-    from target.roofline import _shapes, cube_macs_per_cycle
+    from target.roofline import cube_macs_per_cycle, parse_shapes
 
-    ins, outs = _shapes(k.info.get("in_shapes", "")), _shapes(k.info.get("out_shapes", ""))
+    ins, outs = parse_shapes(k.info.get("in_shapes", "")), parse_shapes(k.info.get("out_shapes", ""))
     (_, c, h, w), (o, i, kh, kw), (oh, ow) = ins[0], ins[1], outs[0][2:]
     stride = -(-h // oh)
     cores = config.cube_cores

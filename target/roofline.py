@@ -61,7 +61,7 @@ class KernelBound:
         return "compute" if self.compute_cycles >= self.traffic_cycles else "traffic"
 
 
-def _shapes(text: str) -> list[list[int]]:
+def parse_shapes(text: str) -> list[list[int]]:
     return [[int(d) for d in s.split(",") if d] for s in text.split(";")] if text else []
 
 
@@ -93,7 +93,7 @@ def traffic_cycles(config: TargetConfig, read: int, written: int) -> float:
 
 def kernel_bound(k: KernelProfile, config: TargetConfig, element_bytes: int) -> KernelBound:
     op_type = k.info.get("op_type", k.info.get("kind", ""))
-    ins, outs = _shapes(k.info.get("in_shapes", "")), _shapes(k.info.get("out_shapes", ""))
+    ins, outs = parse_shapes(k.info.get("in_shapes", "")), parse_shapes(k.info.get("out_shapes", ""))
     macs = kernel_macs(op_type, ins, outs)
     read = sum(math.prod(s) for s in ins) * element_bytes
     written = sum(math.prod(s) for s in outs) * element_bytes

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
+from gedialects.npu.isa import FRACTAL_BYTES
 from gedialects.tile import ops as t
 from lowering.legality import AI_CORE, channel_permutation, engine_of
 
@@ -282,14 +283,16 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
     def accumulate(c1: Index, first: bool, in_offset: Index, qi: int) -> None:
         """C1 slice c1 of chunk qi of the current rows into L0C, one mmad per K part."""
         for pi, (r0, part_rows) in enumerate(tiling.row_parts):
-            chunk_in_rows = (chunk_rows - 1) * (s // shape.row_step) + d * (part_rows - 1) + 1
-            params = [chunk_in_rows, W_l1, part_rows, kw, s // shape.row_step, s // shape.col_step, 0, 0, p[1], p[3], d,
-                      d, qi * chunk_m, chunk_m]
+            chunk_in_rows = (chunk_rows - 1) * shape.stride + d * (part_rows - 1) + 1
+            params = [chunk_in_rows, W_l1, part_rows, kw, shape.stride, s // shape.col_step, 0, 0, p[1], p[3], d, d,
+                      qi * chunk_m, chunk_m]
             src = kernel.at(l1_in, (window.lead + r0 * d) * row_elems, kernel.add(in_offset, kernel.mul(c1, band_elems)))
             kernel.emit(t.Im2colOp(l0a, src, params))
             w_l1 = kernel.at(l1_w, r0 * kw * w_row, kernel.mul(c1, taps * w_row))
             kernel.emit(t.LoadFractalOp(l0b, w_l1, part_rows * kw * tile_fractals))
             kernel.emit(t.MatmulOp(l0c, l0a, l0b, chunk_m, tile_channels, part_rows * kw * k0, not (first and pi == 0)))
+
+    fractal_elems = FRACTAL_BYTES // ctx.elem_bytes
 
     def accumulate_direct(g: Index, first: bool, in_offset: Index, qi: int) -> None:
         """Slices [g * group, (g + 1) * group) of chunk qi into L0C: A's
@@ -298,13 +301,11 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         ZZ fractals), the group's weights in one load, one mmad."""
         first_slice = kernel.add(in_offset, kernel.mul(g, group * band_elems))
         for mi in range(chunk_m // 16):
-            kernel.emit(t.LoadFractalOp(kernel.at(l0a, mi * group * FRACTAL_ELEMS),
+            kernel.emit(t.LoadFractalOp(kernel.at(l0a, mi * group * fractal_elems),
                                         kernel.at(l1_in, (qi * chunk_m + mi * 16) * c0, first_slice), group,
-                                        band_elems // FRACTAL_ELEMS))
+                                        band_elems // fractal_elems))
         kernel.emit(t.LoadFractalOp(l0b, kernel.at(l1_w, 0, kernel.mul(g, group * w_row)), group * tile_fractals))
         kernel.emit(t.MatmulOp(l0c, l0a, l0b, chunk_m, tile_channels, group * k0, not first))
-
-    FRACTAL_ELEMS = 16 * c0  # elements of one 512-byte fractal
 
     ub_zeros = None
     if window.top or window.bottom:  # a row of zeros in UB, for the padding rows (MTE3, beside MTE2's copies)
@@ -322,7 +323,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         from the window's first row clamped into the map, then zeros for the
         window's rows above or below the map (padding; only edge bands have
         any: the loops run no iteration elsewhere)."""
-        first = kernel.add(kernel.mul(band, band_rows * (s // shape.row_step)), -p[0])  # the window's first row, maybe < 0
+        first = kernel.add(kernel.mul(band, band_rows * shape.stride), -p[0])  # the window's first row, maybe < 0
         src_row = kernel.min(kernel.max(first, 0), H_l1 - window.count)
         dst_row = kernel.add(kernel.add(src_row, kernel.mul(first, -1)), window.lead)  # its row in l1_in
         dst = kernel.mul(dst_row, row_elems)
@@ -420,7 +421,7 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         if ub_bias is not None:
             kernel.copy(ub_bias, kernel.at(kernel.gm(bname), 0, kernel.mul(block, tile_channels)), [tile_channels], [1], [1])
         with kernel.loop(0, band_rows // chunk_rows) as chunk:
-            in_offset = kernel.mul(chunk, chunk_rows * (s // shape.row_step) * row_elems)
+            in_offset = kernel.mul(chunk, chunk_rows * shape.stride * row_elems)
             oy = kernel.add(kernel.mul(band, band_rows), kernel.mul(chunk, chunk_rows))
             for qi in range(per_row):
                 step, steps = (accumulate_direct, in_slices // group) if group else (accumulate, in_slices)

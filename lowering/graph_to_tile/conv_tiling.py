@@ -4,9 +4,10 @@ halves, for double buffering; L1; L0C and UB for a chunk's result), and
 among those that fit, with every core grid and loop order
 (`choose_core_grid`), the cheapest is taken: the busiest core's GM -> L1
 loads (bytes and each DMA's fixed latency, the DMAs counted by npu/dma.py's
-own plan) plus its cube cycles (the target's own formulas), plus
-instruction issue. Loads and cube work add up: the band and weight
-buffers are single, so a load waits for the work on what it replaces."""
+own plan) plus its tiles' work (MTE1's loads beside the mmads, the
+epilogue and its store; the target's own formulas), plus instruction
+issue. Loads and tile work add up: the band and weight buffers are
+single, so a load waits for the work on what it replaces."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ class ConvShape:
     kw: int
     out_h: int
     out_w: int
-    stride: int
+    stride: int  # vertical, over the band's rows (a decimated band's: stride / row_step)
     dilation: int
     in_h: int  # input rows (H) and columns (W): the map is stored without the padding
     in_w: int
@@ -74,8 +75,7 @@ class ConvShape:
         """A 1x1 conv at stride 1 over its band, unpadded: output pixel i
         reads band pixel i, so A's fractals (16 pixels of one C1 slice) lie
         whole in L1 and load as they are, several slices per mmad."""
-        return (self.kh == self.kw == 1 and self.stride == 1 and (self.in_h, self.in_w) == (self.out_h, self.out_w)
-                and self.pad_top == 0)
+        return self.kh == self.kw == 1 and self.stride == 1 and (self.in_h, self.in_w) == (self.out_h, self.out_w)
 
 
 def band_dmas(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pixels: int = 0) -> int:
@@ -198,9 +198,6 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     cores = ctx.config.cube_cores
     dma_latency = ctx.config.latency_cycles["dma_gm"]
 
-    def units_of(band_rows: int) -> int:
-        return oh // band_rows * conv.superblocks
-
     best = None
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
         ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
@@ -229,7 +226,7 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                 if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 chunks = (band_rows // chunk_rows) * per_row  # per tile
-                units = units_of(band_rows)
+                units = oh // band_rows * conv.superblocks
                 instrs_tile = chunks * (conv.in_slices * CONV_INSTRS_PER_SLICE + CONV_INSTRS_PER_FRACTAL * tile_fractals)
                 # the im2col path, and a direct 1x1 conv's: its slices whole fractals apart in L1
                 paths = [(0, window.l1_rows * in_w)]
@@ -304,15 +301,14 @@ def direct_slice_pixels(band_rows: int, chunk_rows: int, chunk_m: int, per_row: 
     far as its last chunk's whole fractals read, in whole fractals. The
     last chunk's fractals may read past the band's pixels, whatever L1
     holds there, into rows of A whose results are never stored."""
-    last_end = (band_rows - chunk_rows) * out_w + per_row * chunk_m if per_row > 1 else \
-        (band_rows - chunk_rows) * out_w + chunk_m
+    last_end = (band_rows - chunk_rows) * out_w + per_row * chunk_m  # the last chunk's (per_row > 1: chunk_rows 1)
     return -(-max(band_rows * out_w, last_end) // 16) * 16
 
 
 def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
                  band_count: int, band_dmas: int, dma_latency: int, tile_cycles: float, instrs_tile: int) -> float:
     """Cycles of the busiest core of `grid`: its loads (the stationary
-    operand once per outer step, the other per tile) against its cube work."""
+    operand once per outer step, the other per tile) and its tiles' work."""
     units, blocks = grid.units_per_core, grid.blocks_per_core
     tiles = units * blocks
     if grid.weights_outer:
