@@ -114,6 +114,7 @@ def _lazy(module: str, cls: str):
 TILE_PASSES = {
     "tile-fit-device-memory": _lazy("gedialects.tile.transforms.fit_device_memory", "TileFitDeviceMemoryPass"),
     "tile-legalize-math": _lazy("gedialects.tile.transforms.legalize_math", "TileLegalizeMathPass"),
+    "tile-split-reduction": _lazy("gedialects.tile.transforms.split_reduction", "TileSplitReductionPass"),
     "tile-select-tiling": _lazy("gedialects.tile.transforms.select_tiling", "TileSelectTilingPass"),
     "tile-distribute": _lazy("gedialects.tile.transforms.distribute", "TileDistributePass"),
     "tile-pipeline-buffers": _lazy("gedialects.tile.transforms.pipeline_buffers", "TilePipelineBuffersPass"),

@@ -212,11 +212,13 @@ def tile_passes(target: str, max_streams: int = 0, device_memory_limit: int = 0)
     from gedialects.tile.transforms.legalize_math import TileLegalizeMathPass
     from gedialects.tile.transforms.pipeline_buffers import TilePipelineBuffersPass
     from gedialects.tile.transforms.select_tiling import TileSelectTilingPass
+    from gedialects.tile.transforms.split_reduction import TileSplitReductionPass
 
     fit = [TileFitDeviceMemoryPass(target=target, device_memory_limit=device_memory_limit)] if device_memory_limit else []
     return [
         *fit,
         TileLegalizeMathPass(),
+        TileSplitReductionPass(target=target),
         TileSelectTilingPass(target=target),
         TileDistributePass(target=target),
         TilePipelineBuffersPass(target=target),

@@ -32,9 +32,10 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
     assert sorted(p.name for p in (tmp_path / "ir").iterdir()) == [
         "00-import.mlir", "01-canonicalize.mlir", "02-decompose.mlir", "03-fuse.mlir",
         "04-plan-memory.mlir", "05-map-unbatch.mlir", "06-space-to-depth.mlir", "07-partition.mlir",
-        "08-assign-layouts.mlir", "09-graph-to-tile.mlir", "10-tile-legalize-math.mlir", "11-tile-select-tiling.mlir",
-        "12-tile-distribute.mlir", "13-tile-pipeline-buffers.mlir", "14-tile-expand-structured.mlir", "15-tile-allocate.mlir",
-        "16-tile-assign-streams.mlir", "17-tile-to-npu.mlir", "18-npu-insert-sync.mlir",
+        "08-assign-layouts.mlir", "09-graph-to-tile.mlir", "10-tile-legalize-math.mlir",
+        "11-tile-split-reduction.mlir", "12-tile-select-tiling.mlir", "13-tile-distribute.mlir",
+        "14-tile-pipeline-buffers.mlir", "15-tile-expand-structured.mlir", "16-tile-allocate.mlir",
+        "17-tile-assign-streams.mlir", "18-tile-to-npu.mlir", "19-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0
