@@ -290,3 +290,33 @@ def test_corrupted_offline_models_are_one_line(om, tmp_path, capsys):
     data[len(data) // 2] ^= 0x10
     (tmp_path / "flip.om").write_bytes(bytes(data))
     assert f"{tmp_path / 'flip.om'}: " in _one_error(capsys, ge_run.main([str(tmp_path / "flip.om")]))
+
+
+def test_random_integer_inputs_are_zero_or_one(onnx_i64, tmp_path, capsys):
+    """Random integers are 0 or 1: a valid attention mask (BERT's (1 - mask) *
+    finfo.min is -inf at a mask of 2, its softmax NaN), token id or index."""
+    out = tmp_path / "y.npz"
+    assert ge_run.main([str(onnx_i64), "--backend", "reference", "--output", str(out), "--seed", "3"]) == 0
+    assert set(np.load(out)["y"].tolist()) <= {0, 2}  # y = x + x
+
+
+def test_check_warns_when_the_oracle_is_not_finite(tmp_path, capsys):
+    """--check against an output onnxruntime computes as NaN / inf passes
+    only where the values are equal: it says so instead of a bare match."""
+    g = helper.make_graph(
+        [helper.make_node("Log", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "log.onnx"
+    onnx.save(model, path)
+    inputs = tmp_path / "x.npz"
+    np.savez(inputs, x=np.array([1.0, 2.0, -1.0, 0.0], np.float32))
+    assert ge_run.main([str(path), "--backend", "reference", "--inputs", str(inputs), "--check"]) == 0
+    err = capsys.readouterr().err
+    assert "onnxruntime's output 'y' is NaN or infinite in 2 of 4 values" in err, err
+    np.savez(inputs, x=np.array([1.0, 2.0, 3.0, 4.0], np.float32))
+    assert ge_run.main([str(path), "--backend", "reference", "--inputs", str(inputs), "--check"]) == 0
+    assert "NaN or infinite" not in capsys.readouterr().err
