@@ -109,11 +109,14 @@ def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
     def block(r) -> int:
         return sum(k.cycles for k in r.kernels if set(k.op_name.split(";")) & set(ATTENTION_BLOCK))
 
-    products = [k for k in fused.kernels if k.name.endswith("_matmul")]  # not the casts of their fp32 inputs
+    # the products and the sums of those split over K (tile-split-reduction), not the casts of their fp32 inputs
+    products = [k for k in fused.kernels if k.name.endswith(("_matmul", "_matmul_sum"))]
+    layers = sum(1 for k in products if k.name.endswith("_matmul"))
     dense = sum(k.cycles for k in products)
     print(f"\n{BERT_BASE_LAYER}: fused attention {unfused.cycles / fused.cycles:.2f}x fewer cycles than unfused; "
           f"its attention block {block(fused):,} fused vs {block(unfused):,} unfused cycles "
-          f"({block(unfused) / block(fused):.2f}x); its {len(products)} dense layers {dense:,} of {fused.cycles:,}")
+          f"({block(unfused) / block(fused):.2f}x); its {layers} dense layers {dense:,} of {fused.cycles:,} "
+          f"({len(products) - layers} split over K)")
     predicted = predicted_cycles(BERT_BASE_LAYER, precision, target)
     errors = [predicted[k.name] / k.cycles - 1 for k in products if k.name in predicted]
     print(f"cost model on the dense layers' kernels: predicted / simulated - 1 from {min(errors):+.1%} "

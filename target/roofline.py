@@ -14,7 +14,10 @@ computes (its `Kernel.info`: op type and logical operand shapes).
   min(HBM, cores x min(gm_l1, gm_ub)), stores at min(HBM, cores x ub_gm),
   and both together within HBM.
 
-A kernel's bound is the larger of the two; the model's is the sum over
+A kernel's bound is the larger of the two; an op split over K
+(tile-split-reduction) has its bound on its partial products' launch, none
+on the launch that adds them (its cycles are all above the roofline: the
+workspace is the code's, not the op's). The model's bound is the sum over
 its launches (they run one after another on one stream). The ratio of
 simulated cycles to the bound is how far the code is from the roofline.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from gedialects.npu.ops import SPLIT_K_SUM_KIND
 from target.config import TargetConfig
 from target.profile import AI_CORE, KernelProfile, Profile, gm_bytes, op_name
 
@@ -94,6 +98,8 @@ def traffic_cycles(config: TargetConfig, read: int, written: int) -> float:
 def kernel_bound(k: KernelProfile, config: TargetConfig, element_bytes: int) -> KernelBound:
     op_type = k.info.get("op_type", k.info.get("kind", ""))
     ins, outs = parse_shapes(k.info.get("in_shapes", "")), parse_shapes(k.info.get("out_shapes", ""))
+    if k.info.get("kind") == SPLIT_K_SUM_KIND:
+        ins, outs = [], []
     macs = kernel_macs(op_type, ins, outs)
     read = sum(math.prod(s) for s in ins) * element_bytes
     written = sum(math.prod(s) for s in outs) * element_bytes

@@ -1498,6 +1498,11 @@ them): what it runs, for the profile, and `writes`, the GM tensors it stores to 
 'offset+nbytes:dtype;...' (the simulator's overflow check). The assembler keeps them in
 `target.program.Kernel.info`."""
 
+SPLIT_K_SUM_KIND = "split_k_sum"
+"""The `kind` of the kernel that adds a split product's partials and runs its
+epilogue (tile-split-reduction): the op's second launch, whose work is not
+the op's (the roofline counts the op's bound once, on its partial products)."""
+
 
 @irdl_op_definition
 class KernelOp(IRDLOperation):

@@ -74,3 +74,19 @@ def test_split_takes_fewer_cycles(monkeypatch):
     assert not any(n.endswith("_sum") for n in whole_names)
     assert split.profile.total_cycles < whole.profile.total_cycles, (split.profile.total_cycles, whole.profile.total_cycles)
     assert_close(split.outputs["y"], whole.outputs["y"], "force_fp16")
+
+
+def test_roofline_counts_the_split_op_once():
+    """The op's bound sits on its partial products' launch (the op's operands
+    and result, fp16); the launch that adds the partials has none of its own."""
+    from target.config import load_target
+    from target.roofline import run_bound
+
+    model, feeds, _ = dense_relu(True)
+    names, result = run(model, feeds, "force_fp16")
+    bounds = {k.name: k for k in run_bound(result.profile, load_target("davinci-910"), 2).kernels}
+    partials, total = (next(b for n, b in bounds.items() if n.endswith(suffix)) for suffix in ("_matmul", "_sum"))
+    assert partials.macs == M * N * K
+    assert partials.min_bytes == 2 * (M * K + K * N + N + M * N)
+    assert (total.macs, total.min_bytes) == (0, 0)
+    assert total.lost == total.cycles - 1

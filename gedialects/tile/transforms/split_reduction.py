@@ -38,6 +38,7 @@ from gedialects.graph.memory import attributes as mem
 from gedialects.graph.tensors import tensor_nbytes
 from gedialects.instrumentation import statistic
 from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.npu.ops import SPLIT_K_SUM_KIND
 from gedialects.tile import gm_arena
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
@@ -125,6 +126,7 @@ def _sum_kernel(kernel: t.KernelOp, product: st.BatchMatmulOp, slices: int, work
     position = list(kernel.body.block.ops).index(product)
     out = kernel.clone()
     out.sym_name = StringAttr(f"{kernel.sym_name.data}_sum")
+    out.attributes["kind"] = StringAttr(SPLIT_K_SUM_KIND)
     old = list(out.body.block.ops)[position]
     assert isinstance(old, st.BatchMatmulOp)
     shape = st.shape_of(old.result)

@@ -8,7 +8,8 @@
 // BERT-base's FFN output (128 x 768 from K = 3,072, a FRACTAL_NZ b^T): four
 // slices of 768. A's slices are a strided view of its rows (perm), b^T's
 // contiguous runs of its column blocks; the workspace (no arena plan here)
-// takes fresh GM after every tensor; the sum kernel reads the slices as
+// takes fresh GM after every tensor; the sum kernel (kind split_k_sum: the
+// roofline counts the op's bound on the partials only) reads the slices as
 // row blocks of [4 * 128, 768] and adds them before the bias.
 // CHECK-LABEL: tile.program "p"
 // CHECK:       tile.tensor {ge.stored_bytes = 1572864 : i64, name = "k0_matmul_partials", kind = "internal", offset = 5703680 : i64, type = tensor<4x128x768xf32>, layout = "ND"}
@@ -18,7 +19,7 @@
 // CHECK-NEXT:    %[[P:.*]] = tile.batch_matmul %[[A]], %[[B]] {transpose_b} : tensor<4x128x768xf16>, tensor<4x768x768xf16> -> tensor<4x128x768xf32>
 // CHECK-NEXT:    tile.store %[[P]], "k0_matmul_partials" : tensor<4x128x768xf32>
 // CHECK-NEXT:  }
-// CHECK-NEXT:  tile.kernel "k0_matmul_sum" attributes {op_type = "matmul", tiling = #tile.tiling<
+// CHECK-NEXT:  tile.kernel "k0_matmul_sum" attributes {op_type = "matmul", kind = "split_k_sum", tiling = #tile.tiling<
 // CHECK-NEXT:    %[[S0:.*]] = tile.load "k0_matmul_partials" {source = array<i64: 1, 512, 768>, offsets = array<i64: 0, 0, 0>} : tensor<1x128x768xf32>
 // CHECK-NEXT:    %[[S1:.*]] = tile.load "k0_matmul_partials" {source = array<i64: 1, 512, 768>, offsets = array<i64: 0, 128, 0>} : tensor<1x128x768xf32>
 // CHECK-NEXT:    %[[S2:.*]] = tile.load "k0_matmul_partials" {source = array<i64: 1, 512, 768>, offsets = array<i64: 0, 256, 0>} : tensor<1x128x768xf32>
@@ -85,7 +86,7 @@ tile.program "p" {
 // CHECK-NEXT:    tile.load "a" {perm = array<i64: 1, 0, 2>} : tensor<4x32x512xf16>
 // CHECK-NEXT:    tile.load "b" : tensor<4x512x64xf16>
 // CHECK-NEXT:    tile.batch_matmul %{{.*}}, %{{.*}} : tensor<4x32x512xf16>, tensor<4x512x64xf16> -> tensor<4x32x64xf32>
-// CHECK:       tile.kernel "k0_matmul_sum"
+// CHECK:       tile.kernel "k0_matmul_sum" attributes {kind = "split_k_sum"
 // CHECK-COUNT-4: tile.load "k0_matmul_partials" {source = array<i64: 128, 64>
 // CHECK:         arith.maximumf
 // CHECK:         tile.store %{{.*}}, "y" : tensor<32x64xf32>
