@@ -102,9 +102,11 @@ class LoweringContext:
         self.plan = StoragePlan({}, {}, {}, {})
         self.nonnegative: set[SSAValue] = set()
         self.folded: set[Operation] = set()
+        """ops lowered as part of another (a channel shuffle folded into a conv)"""
         self.transposed_views: dict[SSAValue, tuple[SSAValue, tuple[int, ...]]] = {}
         """A folded transpose's result -> (its source, perm): products read the source through permuted strides."""
-        """ops lowered as part of another (a channel shuffle folded into a conv)"""
+        self.fp16_copies: dict[SSAValue, str] = {}
+        """force_fp16: the GM tensor an fp32 graph input the cube reads is cast into, one for all its readers."""
         self.scales: dict[SSAValue, float] = {}
         """force_fp16: stored value = value / scale (fp16_scaling.py)"""
         self.overwrites: dict[str, TensorView] = {}

@@ -112,10 +112,14 @@ def product_operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
 
 def fp16_copy(ctx, op: Operation, v) -> str | None:
     """In force_fp16 the cube reads fp16: an fp32 graph input gets a cast
-    kernel (stored value / its scale) into a GM tensor of its own; its name,
-    or None when v is stored in the compute type already."""
+    kernel (stored value / its scale) into a GM tensor of its own, shared by
+    every product that reads v (BERT's query, key and value projections of
+    the fp32 hidden states: one cast, not three); its name, or None when v
+    is stored in the compute type already."""
     if ctx.constant_value(v) is not None or v not in ctx.values:
         return None
+    if v in ctx.fp16_copies:
+        return ctx.fp16_copies[v]
     view = ctx.values[v]
     if ctx.stored_element(view.storage, v) == ctx.elem:
         return None
@@ -129,6 +133,7 @@ def fp16_copy(ctx, op: Operation, v) -> str | None:
         return sb.emit(arith.TruncFOp(y, ctx.elem))
 
     k.block.add_op(st.StoreOp(k.map([k.load(v, shape)], shape, ctx.elem, body), copy.name))
+    ctx.fp16_copies[v] = copy.name
     return copy.name
 
 

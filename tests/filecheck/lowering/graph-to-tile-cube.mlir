@@ -88,3 +88,30 @@ func.func @to_nhwc(%x: tensor<1x64x4x8xf32> {ge.name = "x"}) -> (tensor<1x4x8x64
   %y = graph.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x64x4x8xf32>) -> tensor<1x4x8x64xf32>
   func.return %y : tensor<1x4x8x64xf32>
 }
+
+// -----
+
+// Three products of one fp32 graph input (BERT's query, key and value
+// projections of the hidden states): in force_fp16 one cast kernel writes
+// its fp16 copy and all three read it.
+// CHECK-LABEL: tile.program "projections"
+// CHECK-NOT:   tile.kernel "{{.*}}_cast"
+// CHECK-COUNT-3: tile.load "x" : tensor<1x32x64xf32>
+// FP16-LABEL: tile.program "projections"
+// FP16:       tile.kernel "k0_cast"
+// FP16:         tile.store %{{.*}}, "[[XH:x_fp16]]" : tensor<1x32x64xf16>
+// FP16-NOT:   tile.kernel "{{.*}}_cast"
+// FP16:       tile.load "[[XH]]" : tensor<1x32x64xf16>
+// FP16-NOT:   tile.kernel "{{.*}}_cast"
+// FP16:       tile.load "[[XH]]" : tensor<1x32x64xf16>
+// FP16-NOT:   tile.kernel "{{.*}}_cast"
+// FP16:       tile.load "[[XH]]" : tensor<1x32x64xf16>
+func.func @projections(%x: tensor<1x32x64xf32> {ge.name = "x"}) -> (tensor<1x32x48xf32> {ge.name = "q"}, tensor<1x32x48xf32> {ge.name = "k"}, tensor<1x32x48xf32> {ge.name = "v"}) {
+  %wq = graph.fill 0.125 : tensor<64x48xf32>
+  %wk = graph.fill 0.25 : tensor<64x48xf32>
+  %wv = graph.fill 0.5 : tensor<64x48xf32>
+  %q = graph.matmul %x, %wq : (tensor<1x32x64xf32>, tensor<64x48xf32>) -> tensor<1x32x48xf32>
+  %k = graph.matmul %x, %wk : (tensor<1x32x64xf32>, tensor<64x48xf32>) -> tensor<1x32x48xf32>
+  %v = graph.matmul %x, %wv : (tensor<1x32x64xf32>, tensor<64x48xf32>) -> tensor<1x32x48xf32>
+  func.return %q, %k, %v : tensor<1x32x48xf32>, tensor<1x32x48xf32>, tensor<1x32x48xf32>
+}
