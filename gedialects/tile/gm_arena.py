@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i64
 
+from gedialects.graph.memory import attributes as mem
 from gedialects.graph.memory.lifetimes import Block, align
 from gedialects.graph.memory.strategies import STRATEGIES, arena_size, plan
 from gedialects.tile import ops as t
@@ -293,3 +294,16 @@ def replan(prog: t.ProgramOp, summary: dict) -> dict:
         offset = offsets[name] if name in offsets else op.offset.value.data + shift
         op.properties["offset"] = IntegerAttr(offset, i64)
     return new
+
+
+def replan_recorded(prog: t.ProgramOp) -> dict:
+    """`replan` with the program's recorded plan (`ge.memory`), recording the
+    new one and its live bytes (`ge.arena_live_bytes`) on the program: what a
+    tile pass that changes the tasks or their tensors does after."""
+    before = mem.memory_summary(prog)  # type: ignore[arg-type]
+    summary = replan(prog, before)
+    live = summary.pop("live_bytes", None)
+    if live is not None:
+        prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
+    mem.record_function(prog, {**before, **summary})  # type: ignore[arg-type]
+    return summary

@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -47,12 +47,7 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     limited = bool(planned) and "device_memory_limit" in mem.memory_summary(prog)  # type: ignore[arg-type]
     schedule = _assign(prog, max_streams, limited)
     if schedule.count > 1 and planned and not limited:  # a planned arena to plan again for the overlap
-        before = mem.memory_summary(prog)  # type: ignore[arg-type]
-        summary = gm_arena.replan(prog, before)
-        live = summary.pop("live_bytes", None)
-        if live is not None:
-            prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
-        mem.record_function(prog, {**before, **summary})  # type: ignore[arg-type]
+        summary = gm_arena.replan_recorded(prog)
         statistic("gm-arena-bytes", int(summary["arena_size"]), "GM arena of the stored intermediates")
     events = len(schedule.recorded)
     statistic("streams", schedule.count, "streams the tasks are launched on")

@@ -241,8 +241,4 @@ class TileSplitReductionPass(ModulePass):
             count = split_program(prog, config)
             statistic("split-k-kernels", count, "products whose K was split over the cores")
             if count and summary:  # a planned arena: plan it again with the workspaces
-                new = gm_arena.replan(prog, summary)
-                live = new.pop("live_bytes", None)
-                if live is not None:
-                    prog.attributes["ge.arena_live_bytes"] = StringAttr(str(live))
-                mem.record_function(prog, {**summary, **new})  # type: ignore[arg-type]
+                gm_arena.replan_recorded(prog)
