@@ -57,9 +57,9 @@ MAX_SLICES = 8
 
 @dataclass(frozen=True)
 class Split:
-    """A split of one kernel: the two kernels (tilings chosen) and its workspace."""
+    """A split of one kernel: the two kernels (tilings chosen), its workspace
+    and the cycles the cost model predicts for the two."""
 
-    slices: int
     partials: t.KernelOp
     total: t.KernelOp
     workspace: t.TensorOp
@@ -83,6 +83,8 @@ def _product(kernel: t.KernelOp) -> st.BatchMatmulOp | None:
             return None
     if product.a.owner.fractal_nz():  # type: ignore[union-attr]
         return None
+    if product.b.owner.fractal_nz() and product.transpose_b is None:  # type: ignore[union-attr]
+        return None  # a packed operand holds b^T (tile-expand-structured refuses it too)
     if any(d != 1 for d in st.shape_of(product.result)[:-2]):
         return None
     return product
@@ -183,7 +185,7 @@ def plan_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str]) -> Spl
             workspace = t.TensorOp(properties={
                 "name": StringAttr(name), "kind": StringAttr("internal"), "offset": IntegerAttr(0, i64),
                 "type": TensorType(f32, [slices, m, n]), "layout": StringAttr("ND")})
-            best = Split(slices, partials, total, workspace, cycles)
+            best = Split(partials, total, workspace, cycles)
     log.debug("tile-split-reduction: @%s (M %d, N %d, K %d) predicted cycles: %s", kernel.sym_name.data, m, n, k,
               ", ".join(costs))
     return best
