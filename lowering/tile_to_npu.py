@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -34,7 +34,6 @@ from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.dma import merge_dims, plan_copy
 from gedialects.npu.isa import (
-    BLOCK_BYTES,
     BLOCKS_PER_REPEAT,
     DMA_PATHS,
     MAX_NBURST,
@@ -47,6 +46,7 @@ from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.allocate import buffer_bytes
+from lowering.fp16_scaling import MASK_SENTINEL
 
 Index = int | SSAValue
 
@@ -491,6 +491,16 @@ def vector_plan(shape, strides, es, config):
                     yield (o2, rcount, mask, blk, rep)
 
 
+def _scales_by_a_mask_sentinel(kernel: Operation) -> bool:
+    """An instruction's immediate has a mask's magnitude (`fp16_scaling.MASK_SENTINEL`: BERT's
+    (1 - mask) * finfo(f32).min), so the kernel's infinities are by design."""
+    for op in kernel.walk():
+        scalar = op.properties.get("scalar")
+        if isinstance(scalar, FloatAttr) and abs(scalar.value.data) >= MASK_SENTINEL:
+            return True
+    return False
+
+
 def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
     """The npu program of one tile program."""
     gm: dict[str, tuple[int, int]] = {}
@@ -541,6 +551,8 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         # the GM tensors it writes, for the simulator's overflow check
         kb.kernel.attributes["ge.writes"] = StringAttr(";".join(
             f"{gm[n][0]}+{gm[n][1]}:{numpy_dtype(elements[n]).name}" for n in sorted(tr.writes)))
+        if _scales_by_a_mask_sentinel(kb.kernel):
+            kb.kernel.attributes["ge.infinities"] = StringAttr(npu.INFINITIES_BY_DESIGN)
         pb.launch(kop.sym_name.data, kop.block_dim.value.data, t.stream_of(kop))
     module = pb.module()
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it

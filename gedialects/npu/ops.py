@@ -1492,11 +1492,15 @@ class ConstantOp(IRDLOperation):
 
 
 KERNEL_INFO_KEYS = ("kind", "absorbed", "source", "op_type", "in_shapes", "in_formats", "out_shapes", "out_formats",
-                    "writes")
+                    "writes", "infinities")
 """What an npu.kernel may say of itself as `ge.<key>` attributes (strings; `absorbed` an array of
-them): what it runs, for the profile, and `writes`, the GM tensors it stores to as
-'offset+nbytes:dtype;...' (the simulator's overflow check). The assembler keeps them in
-`target.program.Kernel.info`."""
+them): what it runs, for the profile, `writes`, the GM tensors it stores to as
+'offset+nbytes:dtype;...' (the simulator's overflow check), and `infinities` = INFINITIES_BY_DESIGN
+when it writes infinities on purpose. The assembler keeps them in `target.program.Kernel.info`."""
+
+INFINITIES_BY_DESIGN = "mask"
+"""`infinities` of a kernel with an immediate of a mask's magnitude (finfo(f32).min, torch's
+stand-in for -inf; -inf once stored in fp16): the overflow check counts only the NaN it writes."""
 
 SPLIT_K_SUM_KIND = "split_k_sum"
 """The `kind` of the kernel that adds a split product's partials and runs its

@@ -245,6 +245,23 @@ def test_no_alarm_within_range_and_the_profile_records_it(tmp_path):
     assert any(w.startswith(f"overflow: {flagged[0].name} (") for w in hot.warnings)
 
 
+def test_a_masks_infinities_are_by_design():
+    """BERT's padding mask where(mask, 0, finfo(f32).min) is -inf once stored
+    in fp16: on purpose, so no overflow alarm; the kernel says so in its info
+    (`infinities`), and its NaN would still count."""
+    from pathlib import Path
+
+    zoo = Path(__file__).resolve().parents[1] / "zoo" / "models"
+    program = assemble(compile_module(import_model(onnx.load(str(zoo / "bert.onnx")), {}, source="bert"),
+                                      "force_fp16").module)
+    inputs = dict(np.load(zoo / "bert.inputs.npz"))
+    assert (inputs["attention_mask"] == 0).any()  # padding: the mask holds -inf
+    profile = simulate(program, inputs).profile
+    assert not [w for w in profile.warnings if w.startswith("overflow:")], profile.warnings
+    masks = [k for k in profile.kernels if k.info.get("infinities") == "mask"]
+    assert masks and all("overflow" not in k.info for k in masks)
+
+
 @pytest.mark.parametrize("level", ["kernel", "pipe"])
 def test_profile_level_kernel_by_default_pipe_on_request(level, tmp_path, capsys):
     """ge-run --profile writes launch spans (with their op names) by default;
