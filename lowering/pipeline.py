@@ -57,6 +57,23 @@ class Compiled:
         return assemble(self.module, verify=verify)
 
 
+@contextmanager
+def collector_paused():
+    """A compile builds and drops millions of small IR objects while most of
+    what it built stays alive to the end: CPython's cyclic collector would
+    walk the live ones again at every generation-2 pass (a fifth of
+    ResNet-50's compile, a third of densenet121's). It is paused for the
+    compile and resumes after, collecting what the passes dropped."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@collector_paused()
 def compile_module(
     module: ModuleOp,
     precision: str = DEFAULT_PRECISION,
@@ -79,29 +96,6 @@ def compile_module(
     `aicpu_fallback=False`: an op without an AI-core kernel is an error;
     `max_streams`: streams tile-assign-streams may use (0: the target's, 1: one stream);
     `device_memory_limit`: bytes the GM arena may take (tile-fit-device-memory; 0: no limit)."""
-    with collector_paused():
-        return _compile(module, precision, target, fuse, plan_memory, dump, fusion_switch_file, calibration,
-                        aicpu_fallback, progress, fusion_report, max_streams, device_memory_limit)
-
-
-@contextmanager
-def collector_paused():
-    """A compile builds and drops millions of small IR objects while most of
-    what it built stays alive to the end: CPython's cyclic collector would
-    walk the live ones again at every generation-2 pass (a fifth of
-    ResNet-50's compile, a third of densenet121's). It is paused for the
-    compile and resumes after, collecting what the passes dropped."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _compile(module, precision, target, fuse, plan_memory, dump, fusion_switch_file, calibration, aicpu_fallback,
-             progress, fusion_report, max_streams, device_memory_limit) -> Compiled:
     t0 = time.perf_counter()
     ctx = Context()
     say = dump or (lambda stage, m: None)

@@ -169,7 +169,8 @@ def mismatches(expected: dict, outputs: dict, criterion: Criterion, oracle: str)
     exactly there, which says little about the compiled model)."""
     problems = []
     for name, want in expected.items():
-        bad = int(np.size(want) - np.count_nonzero(np.isfinite(want))) if np.issubdtype(np.asarray(want).dtype, np.floating) else 0
+        floating = np.issubdtype(np.asarray(want).dtype, np.floating)
+        bad = int(np.size(want) - np.count_nonzero(np.isfinite(want))) if floating else 0
         if bad:
             print(f"ge-run: warning: {oracle}'s output '{name}' is NaN or infinite in {bad} of {np.size(want)} values: "
                   "there the check passes only on the same value, which proves little; are the inputs in the "

@@ -158,16 +158,14 @@ def _sum_kernel(kernel: t.KernelOp, product: st.BatchMatmulOp, slices: int, work
 def plan_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str]) -> Split | None:
     """The cheapest split of `kernel`'s K, if it beats the kernel whole."""
     product = _product(kernel)
-    if product is None:
+    name = f"{kernel.sym_name.data}_partials"
+    if product is None or name in taken:
         return None
     try:
         whole = choose_tiling(kernel, config).cycles.data
     except TilingError:
         return None  # tile-select-tiling reports it
     m, n, k = product.contraction()
-    name = f"{kernel.sym_name.data}_partials"
-    if name in taken:
-        return None
     best: Split | None = None
     costs = [f"whole {whole}"]
     for slices in slice_counts(k, elem_bytes(product.a.type.element_type)):  # type: ignore[attr-defined]
