@@ -74,10 +74,11 @@ def measure(name: str, precision: str, target: str):
 
 
 def predicted_cycles(name: str, precision: str, target: str) -> dict[str, int]:
-    """The cycles tile-select-tiling predicts for each structured kernel of
-    the model (its #tile.tiling), by kernel name."""
+    """The cycles tile-select-tiling predicts for each structured or conv
+    kernel of the model (its #tile.tiling or #tile.conv_tiling), by kernel name."""
     from gedialects.frontend.onnx_import import import_model
     from gedialects.tile import ops as t
+    from gedialects.tile.conv import ConvTilingAttr
     from gedialects.tile import structured as st
     from gedialects.tools.cli import load_module
     from lowering.pipeline import compile_module
@@ -88,10 +89,9 @@ def predicted_cycles(name: str, precision: str, target: str) -> dict[str, int]:
     def record(stage, module):
         if stage == "tile-select-tiling":
             for k in module.walk():
-                if isinstance(k, t.KernelOp) and isinstance(tiling := k.attributes.get(st.TILING_ATTR), st.TilingAttr):
+                tiling = k.attributes.get(st.TILING_ATTR) if isinstance(k, t.KernelOp) else None
+                if isinstance(tiling, st.TilingAttr | ConvTilingAttr):
                     predicted[k.sym_name.data] = tiling.cycles.data
-                elif isinstance(k, t.KernelOp) and "predicted_cycles" in k.attributes:  # conv kernels
-                    predicted[k.sym_name.data] = k.attributes["predicted_cycles"].value.data
 
     module = load_module(model, "") if isinstance(model, str) else import_model(model)  # a path or a ModelProto
     compile_module(module, precision, target, dump=record)
@@ -124,7 +124,7 @@ def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
 
 
 def conv_model_summary(name: str, precision: str, target: str) -> None:
-    """The conv kernels' cost model (conv_tiling.py) against the simulator.
+    """The conv kernels' cost model (gedialects/tile/transforms/conv_tiling.py) against the simulator.
     Launches that overlap one on another stream are left out: their cycles
     include that launch's share of the cores."""
     predicted = predicted_cycles(name, precision, target)

@@ -45,6 +45,8 @@ from gedialects.npu.isa import (
 from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
+from gedialects.tile import structured as st
+from gedialects.tile.conv import ConvOp
 from gedialects.tile.transforms.allocate import buffer_bytes
 from lowering.fp16_scaling import MASK_SENTINEL
 
@@ -248,6 +250,9 @@ class KernelTranslator:
                     self.emit(npu.VdupOp(dt, self.ptr(dst, s), op.value.value.data, repeat=full))
                 if tail:
                     self.emit(npu.VdupOp(dt, self.ptr(dst, s + full * epr), op.value.value.data, repeat=1, mask=tail))
+        elif isinstance(op, (*st.STRUCTURED_OPS, ConvOp)):
+            raise PassFailedException(f"tile.kernel @{self.kop.sym_name.data}: {op.name} is not expanded "
+                                      "(run tile-select-tiling, tile-distribute and tile-expand-structured first)")
         else:
             raise PassFailedException(f"convert-tile-to-npu: cannot lower {op.name}")
 

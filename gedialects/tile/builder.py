@@ -144,3 +144,35 @@ class TileBuilder:
     def vec(self, op: str, dst: SSAValue, srcs: Sequence[SSAValue], shape: Sequence[int],
             strides: Sequence[Sequence[int]], scalar: float | None = None) -> None:
         self.emit(t.VecOp(op, dst, srcs, shape, strides, scalar))
+
+
+class TileKernelBuilder(TileBuilder):
+    """Builds the body of one loop-level tile.kernel; `elem` is the default
+    element type of its buffers and GM references. Buffers are declared
+    where they are first used; index arithmetic on Python ints folds at
+    build time, and index constants are hoisted to the top of the kernel,
+    one per value."""
+
+    def __init__(self, kernel: t.KernelOp, elem: Attribute):
+        super().__init__(kernel.body.block)
+        self.op = kernel
+        self.elem = elem
+        self.entry = kernel.body.block
+
+    @contextmanager
+    def tiles(self, count: int, block_dim: int, pipeline: bool = False) -> Iterator[SSAValue]:
+        """Loop over this core's share of `count` tiles."""
+        with self.core_tiles(count, block_dim, -(-count // block_dim), pipeline) as tile:
+            yield tile
+
+    def alloc(self, space: str, n: int, layout: str = "ND", buffers: int = 1, elem=None) -> SSAValue:  # type: ignore[override]
+        """An on-chip buffer of n elements (`buffers=2`: double-buffered), declared here."""
+        return self.emit(t.AllocOp(space, elem or self.elem, [n], layout, buffers)).results[0]
+
+    def gm(self, name: str, elem=None) -> SSAValue:  # type: ignore[override]
+        """A reference to the GM tensor `name`."""
+        return super().gm(name, elem or self.elem)
+
+    def at(self, ref: SSAValue, offset: int = 0, dynamic: Index = 0) -> SSAValue:  # type: ignore[override]
+        """ref advanced by `offset` + `dynamic` elements."""
+        return super().at(ref, dynamic, offset)

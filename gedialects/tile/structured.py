@@ -69,6 +69,7 @@ from xdsl.dialects.builtin import ArrayAttr
 from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from gedialects.tile.conv import ConvOp
 from gedialects.tile.ops import KernelOp, TileOp
 
 REDUCTIONS = ("sum", "max")
@@ -432,11 +433,11 @@ class MapOp(TileOp):
 
 @irdl_op_definition
 class YieldOp(TileOp):
-    """Ends a tile.map body: the element it produces."""
+    """Ends a map body (a tile.map's, a tile.conv's epilogue or stage): the element it produces."""
 
     name = "tile.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(MapOp))
+    traits = traits_def(IsTerminator(), HasParent(MapOp, ConvOp))
     assembly_format = "$values `:` type($values) attr-dict"
 
     def __init__(self, values: Sequence[SSAValue]):

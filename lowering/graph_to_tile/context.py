@@ -21,10 +21,10 @@ from gedialects.graph.tensors import attr_array, contiguous
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
+from gedialects.tile.builder import TileKernelBuilder
 from lowering.assign_layouts import format_of
 from lowering.legality import STRUCTURED_FAMILIES, kernel_of
 
-from .builder import TileKernelBuilder
 from .planning import CUBE_CHANNELS, StoragePlan
 from .precision import check_precision_mode
 from .storage import GmStorage, TensorView
@@ -56,11 +56,6 @@ def operator_summary(op: Operation) -> dict[str, Attribute]:
         "out_shapes": StringAttr(";".join(shape(v) for v in outs)),
         "out_formats": StringAttr(";".join(storage_format(v) for v in outs)),
     }
-
-
-UB_RESERVE_BYTES = 4096
-"""UB that tile sizing leaves free for a kernel's small buffers (bias,
-per-channel constants) and the alignment of every buffer."""
 
 
 @dataclass

@@ -24,9 +24,10 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
+from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES
 from lowering.legality import batch_slice, channel_permutation, channel_view_refusal, copy_boxes, map_transpose
 
-from .context import UB_RESERVE_BYTES, LoweringContext
+from .context import LoweringContext
 from .conv import emit_conv
 from .map_transpose import lower_map_transpose
 from .registry import lowers

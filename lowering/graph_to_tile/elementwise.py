@@ -15,13 +15,13 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
-
+from gedialects.tile.builder import TileKernelBuilder
+from gedialects.tile.transforms.buffer_body import BufferBody
+from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES
 from lowering.legality import MAP_ELEMENTWISE, MAP_UNARY_OPS
 from lowering.map_bodies import unary_block
 
-from .activation import BufferBody
-from .builder import TileKernelBuilder
-from .context import UB_RESERVE_BYTES, LoweringContext
+from .context import LoweringContext
 from .registry import lowers
 from .storage import TensorView
 

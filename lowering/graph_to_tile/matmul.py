@@ -20,9 +20,9 @@ from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import FRACTAL_BYTES
 from gedialects.tile import ops as t
+from gedialects.tile.builder import Index
 
 from .activation import EpilogueActivation
-from .builder import Index
 from .context import LoweringContext
 from .planning import CUBE_CHANNELS, FRACTAL_ELEMS
 from .registry import lowers

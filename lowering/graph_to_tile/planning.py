@@ -24,10 +24,9 @@ from gedialects.graph import ops as g
 from gedialects.graph.interpreter import output_names
 from gedialects.location import describe_op
 from gedialects.npu.isa import FRACTAL
+from gedialects.tile.transforms.conv_tiling import CUBE_CHANNELS
 from lowering.legality import AI_CORE, AI_CPU, batch_slice, channel_view_refusal, copy_boxes, engine_of, kernel_of
 
-CUBE_CHANNELS = FRACTAL
-"""Output channels the cube writes per fractal column (N0)."""
 FRACTAL_ELEMS = FRACTAL * FRACTAL
 """Elements of one 16 x 16 fractal (an L0C result fractal, NZ)."""
 

@@ -23,9 +23,9 @@ from gedialects.location import describe_op
 from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
 from gedialects.tile import ops as t
+from gedialects.tile.builder import Index
 from gedialects.tile.transforms.ub_buffers import elem_bytes
 
-from .builder import Index
 from .context import LoweringContext
 from .elementwise import map_kernel
 from .planning import CUBE_CHANNELS, FRACTAL_ELEMS

@@ -24,7 +24,7 @@ bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join(
     [bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
-for name in ("GE_OPT_TRACEBACK", "HOME"):
+for name in ("GE_OPT_TRACEBACK", "HOME", "PYTHONPATH"):  # PYTHONPATH: run a worktree's code
     if name in os.environ:
         config.environment[name] = os.environ[name]
 

@@ -3,7 +3,9 @@
 Core b runs a contiguous run of `per_core` tiles; the core count is the
 smallest that keeps `per_core` (so no core idles at the end), at most the
 target's vector cores. Recorded as `distribution = #tile.distribution<...>`
-and the kernel's block_dim."""
+and the kernel's block_dim. A conv kernel's cores are its
+`#tile.conv_tiling`'s grid (the conv cost model chose the grid with the
+tiles): they become its block_dim."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.tile import structured as st
+from gedialects.tile.conv import ConvTilingAttr, conv_kernels
 from target.config import load_target
 
 
@@ -35,3 +39,9 @@ class TileDistributePass(ModulePass):
             dist = distribute(tiling.tiles, config.vector_cores)
             kernel.attributes[st.DISTRIBUTION_ATTR] = dist
             kernel.properties["block_dim"] = IntegerAttr(dist.cores.data, i64)
+        for kernel, _ in conv_kernels(op):
+            tiling = kernel.attributes.get(st.TILING_ATTR)
+            if not isinstance(tiling, ConvTilingAttr):
+                raise PassFailedException(
+                    f"tile.kernel {kernel.sym_name.data}: no #tile.conv_tiling (run tile-select-tiling first)")
+            kernel.properties["block_dim"] = IntegerAttr(tiling.block_dim, i64)

@@ -1,4 +1,5 @@
-"""tile-expand-structured: structured kernels -> loops of buffers, DMA and vector ops.
+"""tile-expand-structured: structured kernels -> loops of buffers, DMA and vector ops
+(and conv kernels, by expand_conv.py).
 
 For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
 `#tile.distribution` (tile-distribute), the body becomes
@@ -36,7 +37,9 @@ from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, MAX_STRIDE
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
+from gedialects.tile.conv import ConvTilingAttr, conv_kernels
 from gedialects.tile.transforms.expand_attention import expand_attention
+from gedialects.tile.transforms.expand_conv import expand_conv
 from gedialects.tile.transforms.map_body import MapBodyEmitter
 from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
 
@@ -652,7 +655,7 @@ def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
 
 @dataclass(frozen=True)
 class TileExpandStructuredPass(ModulePass):
-    """Expand every tiled structured kernel into loops of buffers, DMA, cube and vector ops."""
+    """Expand every tiled structured kernel (and conv kernel) into loops of buffers, DMA, cube and vector ops."""
 
     name = "tile-expand-structured"
     target: str = "davinci-910"
@@ -661,6 +664,12 @@ class TileExpandStructuredPass(ModulePass):
         from target.config import load_target
 
         capacities = dict(load_target(self.target).capacity_bytes)
+        for kernel, conv in list(conv_kernels(op)):
+            tiling = kernel.attributes.get(st.TILING_ATTR)
+            if not isinstance(tiling, ConvTilingAttr):
+                raise PassFailedException(
+                    f"tile.kernel {kernel.sym_name.data}: no #tile.conv_tiling (run tile-select-tiling first)")
+            expand_conv(kernel, conv, tiling)
         for kernel, tiling in list(st.tiled_kernels(op)):
             try:
                 expand_kernel(kernel, tiling, capacities)

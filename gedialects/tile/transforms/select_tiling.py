@@ -14,6 +14,10 @@ them from the tile's copies) and `vector_cycles` of the instructions one tile ne
 tiles spread over the cores that share HBM, loads overlapped with compute
 when a core runs more than one tile. The choice is recorded on the kernel as
 `tiling = #tile.tiling<tile = [...], grid = [...], ub_bytes = N, cycles = C>`.
+
+A conv kernel (`tile.conv`) gets a `#tile.conv_tiling` instead: its band,
+channel block, chunk, K parts, core grid and loop order, chosen by the
+conv cost model on the same target formulas (conv_tiling.py).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -33,6 +37,8 @@ from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
+from gedialects.tile.conv import conv_of
+from gedialects.tile.transforms.conv_tiling import select_conv_tiling
 from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
 from target.config import TargetConfig, load_target
 
@@ -211,8 +217,15 @@ class TileSelectTilingPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_target(self.target)
         for kernel in op.walk():
-            if isinstance(kernel, t.KernelOp) and st.is_structured(kernel) and st.TILING_ATTR not in kernel.attributes:
-                try:
-                    kernel.attributes[st.TILING_ATTR] = choose_tiling(kernel, config)
-                except TilingError as e:
-                    raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None
+            if not isinstance(kernel, t.KernelOp) or st.TILING_ATTR in kernel.attributes:
+                continue
+            conv = conv_of(kernel)
+            if conv is None and not st.is_structured(kernel):
+                continue
+            try:
+                kernel.attributes[st.TILING_ATTR] = (choose_tiling(kernel, config) if conv is None
+                                                     else select_conv_tiling(conv, config))
+            except TilingError as e:
+                source = kernel.attributes.get("source")
+                where = f" ({source.data})" if isinstance(source, StringAttr) else ""
+                raise PassFailedException(f"tile.kernel {kernel.sym_name.data}{where}: {e}") from None

@@ -21,6 +21,11 @@ from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
 
 
+UB_RESERVE_BYTES = 4096
+"""UB that tile sizing leaves free for a kernel's small buffers (bias,
+per-channel constants) and the alignment of every buffer."""
+
+
 class TilingError(Exception):
     """The kernel cannot be expanded with this tile box (the reason says why)."""
 

@@ -6,8 +6,10 @@
 // channels do not fill the last slice), `concat_scatter` reads every result
 // slice j back at channel j*C0 and stores it as an NC1HWC0 slice.
 // fp32: C0 = 8; force_fp16: C0 = 16 (an offset of 8 is aligned in fp32 only).
-// RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
-// RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=force_fp16}' | filecheck %s --check-prefix=FP16
+// The conv kernels are expanded (tile-select-tiling, tile-distribute,
+// tile-expand-structured) so their stores show where each operand lands.
+// RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'convert-graph-to-tile{precision_mode=force_fp16},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s --check-prefix=FP16
 
 // 12 + 3 + 8 channels: operands at channels 0, 12, 15 (not multiples of C0
 // in either mode). Every conv keeps its own map; the 23 channels do not fill

@@ -6,8 +6,8 @@
 // into its C1 slices of L1. Here "expand" reads 32 KB and writes 64 KB
 // (fp32): two pieces of 32 channels bring it to 64 KB, under 85,000 bytes.
 // Without a limit (second RUN) it stays one map and one kernel.
-// RUN: ge-opt %s --split-input-file -p 'graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype device_memory_limit=85000}' | filecheck %s
-// RUN: ge-opt %s --split-input-file -p 'graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=WHOLE
+// RUN: ge-opt %s --split-input-file -p 'graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype device_memory_limit=85000},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-plan-memory,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s --check-prefix=WHOLE
 
 // CHECK-LABEL: tile.program "sliced"
 // CHECK-DAG:   tile.tensor {name = "[[W0:a_c0_w]]", kind = "constant", {{.*}}type = tensor<1x4x1x2x16x8xf32>

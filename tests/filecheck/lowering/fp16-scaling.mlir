@@ -9,7 +9,7 @@
 
 // CHECK:       INFO: force_fp16: 2 value classes scaled down, by up to 2^9
 // CHECK-LABEL: tile.program "grow" attributes {ge.precision_mode = "force_fp16"
-// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv1\22)"{{.*}}tiling
+// CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv1\22)", op_type = "conv"
 // CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv2\22)"{{.*}}scale_exp = 7 : i64
 // CHECK:       tile.kernel "k3_transdata" attributes {{{.*}}scale_exp = 7 : i64
 // CHECK:         tile.copy %[[UB:.*]], %{{.*}} {{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>

@@ -1,6 +1,8 @@
 // One lowering pattern / layout decision of convert-graph-to-tile per chunk
-// (graph-fuse runs first, as in compile_module: kernels are per fused op).
-// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
+// (graph-fuse runs first, as in compile_module: kernels are per fused op;
+// tile-select-tiling, tile-distribute and tile-expand-structured after it
+// tile the conv kernels and write their loops).
+// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s
 
 // A 1x1 conv + relu feeding a padded max-pool: NC1HWC0 maps (C0 = 8 fp32),
 // the pool's padding becomes a zero halo on the conv's output (16x16 stored
@@ -326,7 +328,7 @@ func.func @unaligned_split(%x: tensor<1x8x4x4xf32> {ge.name = "x"}) -> (tensor<1
 // 32 cores, one block of 32 output channels each, share the band's loads.
 
 // CHECK-LABEL: tile.program "strided_projection"
-// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = "band 14 rows x 32 channels, {{.*}}; cores 1 x 32, 1 bands x 1 blocks each, band stationary; every 2 rows, 2 pixels", predicted_cycles = {{[0-9]+}} : i64, block_dim = 32 : i64}
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = #tile.conv_tiling<band_rows = 14, tile_fractals = 2, {{.*}}, cores = [1, 32], per_core = [1, 1], stationary = band, steps = [2, 2], slices_per_mmad = 0, cycles = {{[0-9]+}}>, block_dim = 32 : i64}
 // CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 100352>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // CHECK:         %[[IN:.*]] = tile.gm {tensor = "input_5hd"}
 // CHECK:         tile.copy %[[BAND]], %[[IN]] {shape = array<i64: 64, 14, 14, 8>, dst_strides = array<i64: 1568, 112, 8, 1>, src_strides = array<i64: 6272, 448, 16, 1>}
@@ -348,7 +350,7 @@ func.func @strided_projection(%x: tensor<1x512x28x28xf32> {ge.name = "x"}) -> (t
 // stay in L1 while each core's two bands stream.
 
 // CHECK-LABEL: tile.program "direct_1x1"
-// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = "band 1 rows x 16 channels, {{.*}}, 2 bands x 1 blocks each, weights stationary; 64 slices per mmad"
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, {{.*}}, per_core = [2, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 64, cycles = {{[0-9]+}}>
 // CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // CHECK:         %[[L0A:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "ZZ", buffers = 2 : i64} : !tile.ref<l0a, f32>
 // CHECK:         %[[L0B:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "ZN", buffers = 2 : i64} : !tile.ref<l0b, f32>

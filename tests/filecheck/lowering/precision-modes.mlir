@@ -23,16 +23,14 @@
 // F32-DAG:   tile.tensor {name = "[[G:gap]]", kind = "internal", {{.*}}type = tensor<1x2x1x1x8xf32>, layout = "NC1HWC0"}
 // F32-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x4x16xf32>, layout = "ND"}
 // F32-DAG:   tile.tensor {name = "z", kind = "output", {{.*}}type = tensor<1x10xf32>, layout = "ND"}
+// The conv kernel holds a tile.conv on f32 maps and weights (its loops,
+// mmad k = 72, are the tile level's: the NPU32 lines below); relu is its
+// epilogue, a map body.
 // F32-LABEL: tile.kernel "k1_conv"
-// F32-DAG:     tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
-// F32-DAG:     tile.alloc {{{.*}}layout = "FRACTAL_Z", buffers = 1 : i64} : !tile.ref<l1, f32>
-// F32-DAG:     %[[L0A:.*]] = tile.alloc {{{.*}}layout = "ZZ", buffers = 2 : i64} : !tile.ref<l0a, f32>
-// F32-DAG:     %[[L0B:.*]] = tile.alloc {{{.*}}layout = "ZN", buffers = 2 : i64} : !tile.ref<l0b, f32>
-// F32-DAG:     %[[L0C:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
-// F32-DAG:     %[[UB:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<ub, f32>
-// F32:         tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 72 : i64} : !tile.ref<l0c, f32>, !tile.ref<l0a, f32>, !tile.ref<l0b, f32>
-// F32:         tile.copy %[[UB]], %[[L0C]] {shape = array<i64: 256>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
-// F32:         tile.vec "relu" {{.*}} : !tile.ref<ub, f32>
+// F32:         tile.conv ins(%{{.*}} : !tile.ref<gm, f32>) weights(%{{.*}} : !tile.ref<gm, f32>) outs(%{{.*}} : !tile.ref<gm, f32>)
+// F32-SAME:      kernel_size = array<i64: 3, 3>, stride = 1 : i64, dilation = 1 : i64, pads = array<i64: 1, 1, 1, 1>, in_slices = 2 : i64, out_fractals = 1 : i64
+// F32-NEXT:    ^bb0(%{{.*}}: f32):
+// F32:           arith.maximumf
 // F32-LABEL: tile.kernel "k2_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22conv1_transdata_nchw\22)"
 // F32:         tile.gm {tensor = "y"} : !tile.ref<gm, f32>
 // F32-LABEL: tile.kernel "k4_gemm"
@@ -54,15 +52,9 @@
 // F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f32>, !tile.ref<l0b, f32>
 // F16-NEXT:    tile.copy {{.*}}, cast} : !tile.ref<ub, f16>, !tile.ref<l0c, f32>
 // F16-LABEL: tile.kernel "k1_conv"
-// F16-DAG:     tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f16>
-// F16-DAG:     tile.alloc {{{.*}}layout = "FRACTAL_Z", buffers = 1 : i64} : !tile.ref<l1, f16>
-// F16-DAG:     %[[L0A:.*]] = tile.alloc {{{.*}}layout = "ZZ", buffers = 2 : i64} : !tile.ref<l0a, f16>
-// F16-DAG:     %[[L0B:.*]] = tile.alloc {{{.*}}layout = "ZN", buffers = 2 : i64} : !tile.ref<l0b, f16>
-// F16-DAG:     %[[L0C:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
-// F16-DAG:     %[[UB:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<ub, f16>
-// F16:         tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 144 : i64} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
-// F16:         tile.copy %[[UB]], %[[L0C]] {shape = array<i64: 256>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>, cast} : !tile.ref<ub, f16>, !tile.ref<l0c, f32>
-// F16:         tile.vec "relu" {{.*}} : !tile.ref<ub, f16>
+// F16:         tile.conv ins(%{{.*}} : !tile.ref<gm, f16>) weights(%{{.*}} : !tile.ref<gm, f16>) outs(%{{.*}} : !tile.ref<gm, f16>)
+// F16-SAME:      in_slices = 1 : i64, out_fractals = 1 : i64
+// F16-NEXT:    ^bb0(%{{.*}}: f16):
 // F16-LABEL: tile.kernel "k2_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22conv1_transdata_nchw\22)"
 // F16:         %[[TC:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
 // F16:         %[[TU:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 2 : i64} : !tile.ref<ub, f32>

@@ -11,17 +11,18 @@ single, so a load waits for the work on what it replaces."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
-from xdsl.ir import Operation
-from xdsl.utils.exceptions import PassFailedException
-
-from gedialects.location import describe_op
 from gedialects.npu.dma import plan_copy
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, FRACTAL_BYTES
+from gedialects.tile.conv import ConvOp, ConvTilingAttr
+from gedialects.tile.ops import RefType
+from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES, TilingError, elem_bytes
+from target.config import TargetConfig
 
-from .context import UB_RESERVE_BYTES, LoweringContext
-from .planning import CUBE_CHANNELS
+CUBE_CHANNELS = FRACTAL
+"""Output channels the cube writes per fractal column (N0)."""
 
 F32_BYTES = 4
 """L0C accumulates in fp32; the epilogue's UB tiles are sized for it."""
@@ -36,6 +37,28 @@ STAGED_EPILOGUE_TILES = 4
 """UB a staged conv's epilogue may take, in fp32 tiles: result, residual, two temporaries."""
 EPILOGUE_VECTOR_OPS = 2
 """Cost model: vector ops of a chunk's epilogue (bias or residual, activation)."""
+
+
+@dataclass(frozen=True)
+class ConvTarget:
+    """What a conv's tiling depends on besides its shape: the target and
+    the storage element's bytes (2: force_fp16, 4: fp32)."""
+
+    config: TargetConfig
+    elem_bytes: int
+
+    @property
+    def c0(self) -> int:
+        """Channels of a C1 slice (one 32-byte block), also a fractal's K depth."""
+        return BLOCK_BYTES // self.elem_bytes
+
+    @property
+    def fp16(self) -> bool:
+        return self.elem_bytes == 2
+
+    def cores_for(self, tiles: int) -> int:
+        """Cores to split `tiles` over."""
+        return max(1, min(tiles, self.config.cube_cores))
 
 
 @dataclass(frozen=True)
@@ -171,15 +194,15 @@ class ConvTiling:
     slices_per_mmad: int = 0  # a direct 1x1 conv's C1 slices per mmad (its A fractals loaded as they lie); 0: im2col
 
 
-def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> ConvTiling:
+def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
     """Tile sizes that fit the buffers by construction (L0A/L0B halves for
     double buffering), the cores' grid and loop order, and for a direct 1x1
     conv the path, picked by the busiest core's cycles (the target's own
     formulas): its GM -> L1 loads (the stationary operand once per outer
     step, the other once per tile; each DMA's fixed cost) plus its tiles'
     work (`_tile_cycles`), plus instruction issue."""
-    cap = ctx.config.capacity_bytes
-    c0, es = ctx.c0, ctx.elem_bytes
+    cap = target.config.capacity_bytes
+    c0, es = target.c0, target.elem_bytes
     kh, kw, s = conv.kh, conv.kw, conv.stride
     taps = kh * kw
     # K split over kernel rows when the whole im2col of one C1 slice does
@@ -187,7 +210,7 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     rows_per_part = min(kh, (cap["l0a"] // 2) // (CUBE_CHANNELS * kw * BLOCK_BYTES),
                         (cap["l0b"] // 2) // (kw * FRACTAL_BYTES))
     if rows_per_part < 1:
-        raise PassFailedException(f"{describe_op(op)}: one kernel row of {kw} taps does not fit L0A/L0B")
+        raise TilingError(f"one kernel row of {kw} taps does not fit L0A/L0B")
     nparts = -(-kh // rows_per_part)
     rows_per_part = -(-kh // nparts)
     row_parts = [(r0, min(rows_per_part, kh - r0)) for r0 in range(0, kh, rows_per_part)]
@@ -195,8 +218,8 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
     max_m = (cap["l0a"] // 2) // (part_taps * BLOCK_BYTES) // 16 * 16
     max_tile_fractals = max(1, (cap["l0b"] // 2) // (part_taps * FRACTAL_BYTES))
     n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.in_w
-    cores = ctx.config.cube_cores
-    dma_latency = ctx.config.latency_cycles["dma_gm"]
+    cores = target.config.cube_cores
+    dma_latency = target.config.latency_cycles["dma_gm"]
 
     best = None
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
@@ -231,12 +254,12 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                 # the im2col path, and a direct 1x1 conv's: its slices whole fractals apart in L1
                 paths = [(0, window.l1_rows * in_w)]
                 if conv.direct:
-                    paths.append((direct_group(ctx, conv.in_slices, chunk_m, tile_fractals),
+                    paths.append((direct_group(target, conv.in_slices, chunk_m, tile_fractals),
                                   direct_slice_pixels(band_rows, chunk_rows, chunk_m, per_row, ow)))
                 for group, slice_pixels in paths:
                     if conv.in_slices * slice_pixels * c0 * es + weight_bytes > cap["l1"]:
                         continue
-                    tile_cycles = _tile_cycles(ctx, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
+                    tile_cycles = _tile_cycles(target, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
                                                units * blocks, group)
                     if best is not None:  # no grid beats the whole work spread evenly, with no traffic
                         floor = units * blocks / cores * (tile_cycles + instrs_tile * ISSUE_CYCLES)
@@ -244,20 +267,20 @@ def choose_conv_tiling(ctx: LoweringContext, op: Operation, conv: ConvShape) -> 
                             continue
                     dmas = band_dmas(conv, window.count, es, c0, slice_pixels)
                     for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
-                        cost = _grid_cycles(ctx, conv, grid, band_bytes, weight_bytes, window.count, dmas,
+                        cost = _grid_cycles(target, conv, grid, band_bytes, weight_bytes, window.count, dmas,
                                             dma_latency, tile_cycles, instrs_tile)
                         if best is None or cost < best[0]:
                             best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group)
     if best is None:
-        raise PassFailedException(
-            f"{describe_op(op)}: no tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
+        raise TilingError(
+            f"no conv tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
             f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
     cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group = best
     return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost,
                       group)
 
 
-def _tile_cycles(ctx: LoweringContext, conv: ConvShape, chunks: int, chunk_m: int, tile_fractals: int,
+def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int, tile_fractals: int,
                  part_taps: int, nparts: int, tiles: int, group: int) -> float:
     """Cycles of one tile once its band and weights are in L1, chunk by
     chunk: the MTE1 loads into L0A and L0B beside the previous mmad
@@ -267,19 +290,19 @@ def _tile_cycles(ctx: LoweringContext, conv: ConvShape, chunks: int, chunk_m: in
     L0C -> UB and the vector ops, the residual's load and the store to GM.
     The result buffers are single: a chunk's mmads overlap the previous
     chunk's store, not its move out of L0C."""
-    config, es = ctx.config, ctx.elem_bytes
-    dtype = "f16" if ctx.fp16 else "f32"
+    config, es = target.config, target.elem_bytes
+    dtype = "f16" if target.fp16 else "f32"
     channels = tile_fractals * CUBE_CHANNELS
     if group:
         mte1 = (chunk_m // 16 * config.dma_cycles("l1_l0a", group * FRACTAL_BYTES)
                 + config.dma_cycles("l1_l0b", group * tile_fractals * FRACTAL_BYTES))
-        cube = conv.in_slices // group * max(config.mmad_cycles(dtype, chunk_m, channels, group * ctx.c0), mte1)
+        cube = conv.in_slices // group * max(config.mmad_cycles(dtype, chunk_m, channels, group * target.c0), mte1)
     else:
         mte1 = (config.dma_cycles("l1_l0a", chunk_m * part_taps * BLOCK_BYTES)
                 + config.dma_cycles("l1_l0b", part_taps * tile_fractals * FRACTAL_BYTES))
-        cube = conv.in_slices * nparts * max(config.mmad_cycles(dtype, chunk_m, channels, part_taps * ctx.c0), mte1)
+        cube = conv.in_slices * nparts * max(config.mmad_cycles(dtype, chunk_m, channels, part_taps * target.c0), mte1)
     result = chunk_m * channels
-    cores = ctx.cores_for(tiles)
+    cores = target.cores_for(tiles)
     vector = config.dma_cycles("l0c_ub", result * F32_BYTES) + EPILOGUE_VECTOR_OPS * config.vector_cycles(
         "add", -(-result * es // 256))
     if conv.residual:
@@ -288,10 +311,10 @@ def _tile_cycles(ctx: LoweringContext, conv: ConvShape, chunks: int, chunk_m: in
     return chunks * (max(cube, store) + vector)
 
 
-def direct_group(ctx: LoweringContext, in_slices: int, chunk_m: int, tile_fractals: int) -> int:
+def direct_group(target: ConvTarget, in_slices: int, chunk_m: int, tile_fractals: int) -> int:
     """C1 slices per mmad of a direct 1x1 conv: the most that divide the
     slices and fit half of L0A (chunk_m pixels each) and of L0B."""
-    cap = ctx.config.capacity_bytes
+    cap = target.config.capacity_bytes
     most = min(cap["l0a"] // 2 // (chunk_m * BLOCK_BYTES), cap["l0b"] // 2 // (tile_fractals * FRACTAL_BYTES))
     return max(g for g in range(1, max(1, min(most, in_slices)) + 1) if in_slices % g == 0)
 
@@ -305,7 +328,7 @@ def direct_slice_pixels(band_rows: int, chunk_rows: int, chunk_m: int, per_row: 
     return -(-max(band_rows * out_w, last_end) // 16) * 16
 
 
-def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
+def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
                  band_count: int, band_dmas: int, dma_latency: int, tile_cycles: float, instrs_tile: int) -> float:
     """Cycles of the busiest core of `grid`: its loads (the stationary
     operand once per outer step, the other per tile) and its tiles' work."""
@@ -315,7 +338,7 @@ def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_byt
         band_loads, weight_loads = tiles, blocks
     else:
         band_loads, weight_loads = units, tiles
-    es, c0, config = ctx.elem_bytes, ctx.c0, ctx.config
+    es, c0, config = target.elem_bytes, target.c0, target.config
     weights = config.dma_cycles("gm_l1", weight_loads * weight_bytes, grid.cores) + (weight_loads - 1) * dma_latency
     if conv.staged:  # the band's slices pass GM -> UB -> vector -> L1 in turn, the three pipes overlapping
         slice_bytes = band_count * conv.in_w * c0 * es
@@ -328,3 +351,55 @@ def _grid_cycles(ctx: LoweringContext, conv: ConvShape, grid: CoreGrid, band_byt
     # the band and weight buffers are single: a load waits for the cube
     # work on what it replaces, so loads and cube work add up
     return mte2 + tiles * tile_cycles + tiles * instrs_tile * ISSUE_CYCLES
+
+
+def conv_target(conv: ConvOp, config: TargetConfig) -> ConvTarget:
+    """The target of a tile.conv, its element size that of its output."""
+    ref = conv.output.type
+    assert isinstance(ref, RefType)
+    return ConvTarget(config, elem_bytes(ref.element))
+
+
+def conv_shape(conv: ConvOp) -> ConvShape:
+    """The shape a tile.conv's tiling depends on, reading its maps whole."""
+    _, _, in_h, in_w = conv.views()[0].dims
+    _, _, out_h, out_w = conv.output_view.dims
+    kh, kw = conv.ints("kernel_size")
+    return ConvShape(conv.int_("in_slices"), conv.int_("out_fractals"), kh, kw, out_h, out_w, conv.int_("stride"),
+                     conv.int_("dilation"), in_h, in_w, conv.ints("pads")[0], conv.int_("superblocks"),
+                     conv.residual is not None, bool(conv.stage.blocks))
+
+
+def decimated(shape: ConvShape, row_step: int, col_step: int) -> ConvShape:
+    """`shape` with a band of every row_step-th row and col_step-th pixel of the stored map."""
+    if (row_step, col_step) == (1, 1):
+        return shape
+    return dataclasses.replace(shape, in_h=shape.out_h if row_step > 1 else shape.in_h,
+                               in_w=shape.out_w if col_step > 1 else shape.in_w, row_step=row_step, col_step=col_step,
+                               stored_h=shape.in_h, stored_w=shape.in_w, stride=shape.stride // row_step)
+
+
+def select_conv_tiling(conv: ConvOp, config: TargetConfig) -> ConvTilingAttr:
+    """The cheapest tiling of a tile.conv (raises TilingError if none fits):
+    `choose_conv_tiling` on its shape and, for a strided conv one row tall
+    (pixel wide) and unpadded that way, on bands that hold only the rows
+    (pixels) it reads: less to move, in more DMAs; the cost model decides."""
+    target = conv_target(conv, config)
+    shape = conv_shape(conv)
+    tiling = choose_conv_tiling(target, shape)
+    kh, kw = shape.kh, shape.kw
+    p = conv.ints("pads")
+    s = shape.stride
+    steps = (1, 1)
+    if s > 1 and not shape.staged and (kh == 1 and p[0] == p[2] == 0 or kw == 1 and p[1] == p[3] == 0):
+        row_step = s if kh == 1 and p[0] == p[2] == 0 else 1
+        col_step = s if kw == 1 and p[1] == p[3] == 0 else 1
+        for candidate in sorted({(row_step, 1), (1, col_step), (row_step, col_step)} - {(1, 1)}):
+            cost = choose_conv_tiling(target, decimated(shape, *candidate))
+            if cost.cycles < tiling.cycles:
+                steps, tiling = candidate, cost
+    grid = tiling.grid
+    return ConvTilingAttr(tiling.band_rows, tiling.tile_fractals, tiling.chunk_rows, tiling.chunk_m,
+                          tiling.chunks_per_row, tiling.row_parts[0][1], (grid.core_rows, grid.core_cols),
+                          (grid.units_per_core, grid.blocks_per_core), "weights" if grid.weights_outer else "band",
+                          steps, tiling.slices_per_mmad, round(tiling.cycles))
