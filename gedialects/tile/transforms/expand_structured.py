@@ -1,5 +1,5 @@
 """tile-expand-structured: structured kernels -> loops of buffers, DMA and vector ops
-(and conv kernels, by expand_conv.py).
+(and conv and pool kernels, by expand_conv.py and expand_pool.py).
 
 For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
 `#tile.distribution` (tile-distribute), the body becomes
@@ -38,8 +38,10 @@ from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
 from gedialects.tile.conv import ConvTilingAttr, conv_kernels
+from gedialects.tile.pool import PoolTilingAttr, pool_kernels
 from gedialects.tile.transforms.expand_attention import expand_attention
 from gedialects.tile.transforms.expand_conv import expand_conv
+from gedialects.tile.transforms.expand_pool import expand_pool
 from gedialects.tile.transforms.map_body import MapBodyEmitter
 from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
 
@@ -175,7 +177,7 @@ class KernelExpansion:
         return last
 
     def _release_dead(self, op: Operation, i: int) -> None:
-        for v in set(op.operands):
+        for v in dict.fromkeys(op.operands):  # in operand order: a set's would vary run to run (ids)
             if self.last_use.get(v) == i and v in self.values and self.varies(v):
                 buf = self.values.pop(v)
                 self.pool.release(buf, v in self.double)
@@ -655,7 +657,7 @@ def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
 
 @dataclass(frozen=True)
 class TileExpandStructuredPass(ModulePass):
-    """Expand every tiled structured kernel (and conv kernel) into loops of buffers, DMA, cube and vector ops."""
+    """Expand every tiled structured, conv and pool kernel into loops of buffers, DMA, cube and vector ops."""
 
     name = "tile-expand-structured"
     target: str = "davinci-910"
@@ -670,6 +672,12 @@ class TileExpandStructuredPass(ModulePass):
                 raise PassFailedException(
                     f"tile.kernel {kernel.sym_name.data}: no #tile.conv_tiling (run tile-select-tiling first)")
             expand_conv(kernel, conv, tiling)
+        for kernel, pool in list(pool_kernels(op)):
+            tiling = kernel.attributes.get(st.TILING_ATTR)
+            if not isinstance(tiling, PoolTilingAttr):
+                raise PassFailedException(
+                    f"tile.kernel {kernel.sym_name.data}: no #tile.pool_tiling (run tile-select-tiling first)")
+            expand_pool(kernel, pool, tiling)
         for kernel, tiling in list(st.tiled_kernels(op)):
             try:
                 expand_kernel(kernel, tiling, capacities)
