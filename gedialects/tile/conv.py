@@ -57,7 +57,7 @@ CONV_TILING_ATTR = "tiling"
 RESIDUAL_MODES = ("add", "scale")
 
 
-def _parse_fields(parser, keys: Sequence[str]) -> dict[str, object]:
+def parse_fields(parser, keys: Sequence[str]) -> dict[str, object]:
     """`<key = value, ...>` in the order of `keys`; a value is an integer, a
     list of integers or a bare word."""
     values: dict[str, object] = {}
@@ -102,7 +102,7 @@ class MapViewAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser) -> list[Attribute]:
-        v = _parse_fields(parser, ("shape", "origin", "slice_stride", "padded_w"))
+        v = parse_fields(parser, ("shape", "origin", "slice_stride", "padded_w"))
         return [ArrayAttr([IntAttr(d) for d in v["shape"]]), IntAttr(v["origin"]), IntAttr(v["slice_stride"]),  # type: ignore
                 IntAttr(v["padded_w"])]  # type: ignore[arg-type]
 
@@ -172,7 +172,7 @@ class ConvTilingAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser) -> list[Attribute]:
-        v = _parse_fields(parser, _TILING_FIELDS)
+        v = parse_fields(parser, _TILING_FIELDS)
         return [ArrayAttr([IntAttr(x) for x in v[k]]) if isinstance(v[k], list)  # type: ignore[union-attr]
                 else StringAttr(v[k]) if isinstance(v[k], str) else IntAttr(v[k])  # type: ignore[arg-type]
                 for k in _TILING_FIELDS]

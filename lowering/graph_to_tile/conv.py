@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
-from gedialects.tile.conv import ConvOp, MapViewAttr
+from gedialects.tile.conv import ConvOp
 from lowering.legality import AI_CORE, channel_permutation, engine_of
 from lowering.map_bodies import activation_block
 
@@ -28,7 +28,7 @@ from .context import LoweringContext
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 from .slicing import channel_view, operand_maps, output_pieces, piece_maps, ranges_of
-from .storage import TensorView
+from .storage import TensorView, map_view
 
 
 @lowers(g.ConvOp)
@@ -221,8 +221,3 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         residual_mode=residual_mode, epilogue=Region(epilogue) if epilogue is not None else None,
         stage=Region(stage) if stage is not None else None)
     kernel.emit(conv)
-
-
-def map_view(view: TensorView, c0: int) -> MapViewAttr:
-    """How a tile.conv sees a map stored NC1HWC0."""
-    return MapViewAttr(view.shape, view.origin(c0), view.slice_stride(c0), view.storage.padded_w)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects.builtin import TensorType
 
+from gedialects.tile.conv import MapViewAttr
+
 
 @dataclass
 class GmStorage:
@@ -61,3 +63,8 @@ class TensorView:
         """Element offset of (c1=0, y=0, x=0, c0=0)."""
         st = self.storage
         return self.first_slice * st.padded_h * st.padded_w * c0 + (st.halo[0] * st.padded_w + st.halo[2]) * c0
+
+
+def map_view(view: TensorView, c0: int) -> MapViewAttr:
+    """How a tile.conv or tile.pool sees a map stored NC1HWC0."""
+    return MapViewAttr(view.shape, view.origin(c0), view.slice_stride(c0), view.storage.padded_w)

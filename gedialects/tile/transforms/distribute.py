@@ -5,7 +5,8 @@ smallest that keeps `per_core` (so no core idles at the end), at most the
 target's vector cores. Recorded as `distribution = #tile.distribution<...>`
 and the kernel's block_dim. A conv kernel's cores are its
 `#tile.conv_tiling`'s grid (the conv cost model chose the grid with the
-tiles): they become its block_dim."""
+tiles), a pool kernel's the cores of its `#tile.pool_tiling`: they become
+its block_dim."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvTilingAttr, conv_kernels
+from gedialects.tile.pool import PoolTilingAttr, pool_kernels
 from target.config import load_target
 
 
@@ -45,3 +47,9 @@ class TileDistributePass(ModulePass):
                 raise PassFailedException(
                     f"tile.kernel {kernel.sym_name.data}: no #tile.conv_tiling (run tile-select-tiling first)")
             kernel.properties["block_dim"] = IntegerAttr(tiling.block_dim, i64)
+        for kernel, _ in pool_kernels(op):
+            tiling = kernel.attributes.get(st.TILING_ATTR)
+            if not isinstance(tiling, PoolTilingAttr):
+                raise PassFailedException(
+                    f"tile.kernel {kernel.sym_name.data}: no #tile.pool_tiling (run tile-select-tiling first)")
+            kernel.properties["block_dim"] = IntegerAttr(tiling.cores.data, i64)

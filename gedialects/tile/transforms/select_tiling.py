@@ -17,7 +17,9 @@ when a core runs more than one tile. The choice is recorded on the kernel as
 
 A conv kernel (`tile.conv`) gets a `#tile.conv_tiling` instead: its band,
 channel block, chunk, K parts, core grid and loop order, chosen by the
-conv cost model on the same target formulas (conv_tiling.py).
+conv cost model on the same target formulas (conv_tiling.py); a pool
+kernel (`tile.pool`) a `#tile.pool_tiling`: its band of output rows and
+cores (pool_tiling.py).
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.conv import conv_of
+from gedialects.tile.pool import pool_of
 from gedialects.tile.transforms.conv_tiling import select_conv_tiling
 from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
+from gedialects.tile.transforms.pool_tiling import select_pool_tiling
 from target.config import TargetConfig, load_target
 
 
@@ -219,12 +223,13 @@ class TileSelectTilingPass(ModulePass):
         for kernel in op.walk():
             if not isinstance(kernel, t.KernelOp) or st.TILING_ATTR in kernel.attributes:
                 continue
-            conv = conv_of(kernel)
-            if conv is None and not st.is_structured(kernel):
+            conv, pool = conv_of(kernel), pool_of(kernel)
+            if conv is None and pool is None and not st.is_structured(kernel):
                 continue
             try:
-                kernel.attributes[st.TILING_ATTR] = (choose_tiling(kernel, config) if conv is None
-                                                     else select_conv_tiling(conv, config))
+                kernel.attributes[st.TILING_ATTR] = (select_conv_tiling(conv, config) if conv is not None
+                                                     else select_pool_tiling(pool, config) if pool is not None
+                                                     else choose_tiling(kernel, config))
             except TilingError as e:
                 source = kernel.attributes.get("source")
                 where = f" ({source.data})" if isinstance(source, StringAttr) else ""

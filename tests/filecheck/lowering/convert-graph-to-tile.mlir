@@ -1,9 +1,11 @@
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s
+// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s --check-prefix=EXPAND
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU
 
 // A pool + relu: NCHW input -> NC1HWC0 transdata on the cube, a max-pool
-// kernel over (C1 slice, band) tiles with ping-pong UB buffers, an
-// elementwise kernel, and the NC1HWC0 -> NCHW transdata at the output.
+// kernel (a tile.pool, which the tile passes tile into (C1 slice, band)
+// tiles with ping-pong UB buffers), an elementwise kernel, and the
+// NC1HWC0 -> NCHW transdata at the output.
 
 builtin.module {
   func.func @main(%0: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x8x8xf32> {ge.name = "y"}) {
@@ -20,15 +22,21 @@ builtin.module {
 // CHECK:      tile.kernel "k0_transdata"
 // CHECK:        tile.matmul
 // CHECK:      tile.kernel "k1_max_pool"
-// CHECK:        tile.alloc {{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
-// CHECK:        scf.for
-// CHECK:          tile.copy
-// CHECK:          tile.vec "max"
-// CHECK:          tile.copy
-// CHECK:        {tile.pipeline = "ping-pong"}
+// CHECK:        %[[X:.*]] = tile.gm {tensor = "input_5hd"} : !tile.ref<gm, f32>
+// CHECK:        %[[P:.*]] = tile.gm {tensor = "pool"} : !tile.ref<gm, f32>
+// CHECK:        tile.pool "max" %[[X]], %[[P]] : !tile.ref<gm, f32>, !tile.ref<gm, f32> {input_view = #tile.map_view<shape = [1, 16, 16, 16], {{.*}}>, output_view = #tile.map_view<shape = [1, 16, 8, 8], {{.*}}>, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}
 // CHECK:      tile.kernel "k2_elementwise"
 // CHECK:        tile.vec "relu"
 // CHECK:      tile.kernel "k3_transdata"
+
+// EXPAND:      tile.kernel "k1_max_pool" attributes {{{.*}}tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, cores = {{[0-9]+}}, cycles = {{[0-9]+}}>
+// EXPAND:        tile.alloc {{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
+// EXPAND:        scf.for
+// EXPAND:          tile.copy
+// EXPAND:          tile.vec "max"
+// EXPAND:          tile.copy
+// EXPAND:        {tile.pipeline = "ping-pong"}
+// EXPAND-NOT:    tile.pool
 
 // NPU:      npu.program @main
 // NPU:        npu.input "x"
