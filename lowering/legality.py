@@ -24,6 +24,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
 from gedialects.npu.isa import FRACTAL
+from gedialects.tile.transforms.pool_tiling import MAX_REDUCE_PIXELS
 
 AI_CORE = "AI_CORE"
 AI_CPU = "AI_CPU"
@@ -177,8 +178,17 @@ def _pool(op: g.PoolOp, ctx: Context) -> str | None:
     return None
 
 
-@rule(g.GlobalAvgPoolOp, g.LrnOp)
+@rule(g.LrnOp)
 def _map_op(op: Operation, ctx: Context) -> str | None:
+    return _map(op.operands[0])
+
+
+@rule(g.GlobalAvgPoolOp)
+def _global_pool(op: Operation, ctx: Context) -> str | None:
+    """Its pixels fold in vector repeats (an 8-bit count: pool_tiling.py)."""
+    shape = g.shape_of(op.operands[0])
+    if len(shape) == 4 and shape[2] * shape[3] > MAX_REDUCE_PIXELS:
+        return f"a global pool over {shape[2] * shape[3]} pixels (at most {MAX_REDUCE_PIXELS} on the AI core)"
     return _map(op.operands[0])
 
 

@@ -12,10 +12,12 @@ The input's padding is its storage's zero halo (the view's `padded_w`
 and origin leave room for it); `lowest_halo` says the halo must read as
 the storage type's lowest value (a max pool of values that may be
 negative). An average pool divides by the window's size, or with `counts`
-(a GM tensor of [OH][OW][C0] reciprocals) by the taps inside the map.
+(a GM tensor of [OH][OW][C0] reciprocals) by the taps inside the map; a
+`global_avg` pool's window is the whole map.
 
 `tile-select-tiling` chooses a `#tile.pool_tiling` (bands of output rows of
-one C1 slice, from UB's capacity and the target's cost formulas:
+one C1 slice, or a global pool's slices per tile, from UB's capacity and
+the target's cost formulas:
 pool_tiling.py), `tile-distribute` sets block_dim to its cores and
 `tile-expand-structured` writes the loop (expand_pool.py)."""
 
@@ -41,35 +43,38 @@ from xdsl.utils.exceptions import VerifyException
 from gedialects.tile.conv import MapViewAttr, parse_fields
 from gedialects.tile.ops import KernelOp, RefType, TileOp
 
-POOL_KINDS = ("max", "avg")
+POOL_KINDS = ("max", "avg", "global_avg")
+"""`global_avg`: the mean of each channel over the whole map (the window is
+the map), by a tree of adds rather than a vector op per tap."""
 
 
 @irdl_attr_definition
 class PoolTilingAttr(ParametrizedAttribute):
-    """A pool kernel's tiles: bands of `band_rows` output rows of one C1
-    slice, spread over `cores` cores (contiguous runs); `cycles`: the cost
-    model's prediction for the busiest core."""
+    """A pool kernel's tiles: bands of `band_rows` output rows of `slices`
+    C1 slices, spread over `cores` cores (contiguous runs); `cycles`: the
+    cost model's prediction for the busiest core."""
 
     name = "tile.pool_tiling"
     band_rows: IntAttr = param_def()
+    slices: IntAttr = param_def()
     cores: IntAttr = param_def()
     cycles: IntAttr = param_def()
 
-    def __init__(self, band_rows: int, cores: int, cycles: int):
-        super().__init__(IntAttr(band_rows), IntAttr(cores), IntAttr(cycles))
+    def __init__(self, band_rows: int, slices: int, cores: int, cycles: int):
+        super().__init__(IntAttr(band_rows), IntAttr(slices), IntAttr(cores), IntAttr(cycles))
 
     @classmethod
     def parse_parameters(cls, parser) -> list[Attribute]:
-        v = parse_fields(parser, ("band_rows", "cores", "cycles"))
-        return [IntAttr(v["band_rows"]), IntAttr(v["cores"]), IntAttr(v["cycles"])]  # type: ignore[arg-type]
+        v = parse_fields(parser, ("band_rows", "slices", "cores", "cycles"))
+        return [IntAttr(v[k]) for k in ("band_rows", "slices", "cores", "cycles")]  # type: ignore[arg-type]
 
     def print_parameters(self, printer) -> None:
-        printer.print_string(f"<band_rows = {self.band_rows.data}, cores = {self.cores.data}, "
-                             f"cycles = {self.cycles.data}>")
+        printer.print_string(f"<band_rows = {self.band_rows.data}, slices = {self.slices.data}, "
+                             f"cores = {self.cores.data}, cycles = {self.cycles.data}>")
 
     def verify(self) -> None:
-        if self.band_rows.data < 1 or self.cores.data < 1:
-            raise VerifyException("#tile.pool_tiling: band_rows and cores are positive")
+        if min(self.band_rows.data, self.slices.data, self.cores.data) < 1:
+            raise VerifyException("#tile.pool_tiling: band_rows, slices and cores are positive")
 
 
 def _ints(values: Sequence[int]) -> DenseArrayBase:
@@ -118,6 +123,10 @@ class PoolOp(TileOp):
             raise VerifyException("tile.pool: kernel_size and strides are pairs, pads [top, left, bottom, right]")
         if self.counts is not None and self.kind.data != "avg":
             raise VerifyException("tile.pool: only an average pool divides by counts")
+        if self.kind.data == "global_avg" and (
+                self.ints("kernel_size") != self.input_view.dims[2:] or self.output_view.dims[2:] != (1, 1)
+                or any(self.ints("pads")) or self.ints("strides") != (1, 1)):
+            raise VerifyException("tile.pool: a global_avg pool's window is its whole, unpadded map")
         if self.lowest_halo is not None and self.kind.data != "max":
             raise VerifyException("tile.pool: only a max pool reads its halo as the lowest value")
 

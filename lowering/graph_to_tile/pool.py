@@ -8,7 +8,8 @@
   in UB (`lowest_halo`, decided here from what is known non-negative); avg
   pool scales by 1/k^2, or by a constant of per-pixel reciprocal counts
   (built here) when the padding is not counted.
-* global average pool: a tree of strided vector adds, then x 1/HW.
+* global average pool: a `tile.pool` "global_avg" (a tree of strided vector
+  adds, then x 1/HW).
 * LRN: the channel window crosses C0 slices, so its sum is a 1x1 conv of x^2
   with a banded C x C weight on the cube; the squares and the power are the
   conv kernel's input stage and epilogue."""
@@ -21,7 +22,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
-from gedialects.npu.isa import BLOCKS_PER_REPEAT, MAX_REPEAT
 from gedialects.tile.pool import PoolOp
 from lowering.map_bodies import lrn_blocks
 
@@ -69,39 +69,16 @@ def emit_pool(ctx: LoweringContext, op: g.PoolOp, x: TensorView, out: TensorView
         counts=kernel.gm(counts_name) if counts_name is not None else None))
 
 
-MAX_REDUCE_PIXELS = MAX_REPEAT * BLOCKS_PER_REPEAT
-"""Pixels of a global pool's C1 slice (one 32-byte block each): at most 255
-repeats of 8 blocks (the vector repeat count is 8 bits)."""
-
-
 @lowers(g.GlobalAvgPoolOp)
 def lower_global_pool(ctx: LoweringContext, op: g.GlobalAvgPoolOp) -> None:
+    """One kernel holding a tile.pool "global_avg" (its window the whole map)."""
     x = ctx.values[op.input]
-    _, C, H, W = x.shape
-    c0, es = ctx.c0, ctx.elem_bytes
-    C1 = -(-C // c0)
-    hw = H * W
+    _, _, H, W = x.shape
     out = ctx.storage_for(op.output, "NC1HWC0", "gap")
-    ub_bytes = ctx.config.capacity_bytes["ub"]
-    slices = max(n for n in range(1, C1 + 1)
-                 if C1 % n == 0 and 2 * n * hw * c0 * es <= ub_bytes and hw <= MAX_REDUCE_PIXELS)
-    tiles = C1 // slices
-    block_dim = ctx.cores_for(tiles)
-    kernel = ctx.new_kernel(op, "global_avg_pool", block_dim)
-    ub = kernel.alloc("ub", slices * hw * c0, "NC1HWC0", buffers=2)
-    in_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(out.storage.name)
-    with kernel.tiles(tiles, block_dim, pipeline=True) as tile:
-        c1 = kernel.mul(tile, slices)
-        kernel.copy(ub, kernel.at(in_gm, x.origin(c0), kernel.mul(c1, x.slice_stride(c0))), [slices, H, W * c0],
-                    [hw * c0, W * c0, 1], [x.slice_stride(c0), x.storage.padded_w * c0, 1])
-        n = hw
-        while n > 1:  # fold the upper half of the pixels onto the lower
-            half = n // 2
-            kernel.vec("add", ub, [ub, kernel.at(ub, (n - half) * c0)], [slices, half * c0], [[hw * c0, 1]] * 3)
-            n -= half
-        kernel.vec("muls", ub, [ub], [slices, c0], [[hw * c0, 1], [hw * c0, 1]], 1.0 / hw)
-        kernel.copy(kernel.at(out_gm, out.origin(c0), kernel.mul(c1, out.slice_stride(c0))), ub, [slices, c0],
-                    [out.slice_stride(c0), 1], [hw * c0, 1])
+    kernel = ctx.new_kernel(op, "global_avg_pool", 1)  # tile-distribute sets its cores
+    kernel.emit(PoolOp("global_avg", (kernel.gm(x.storage.name), map_view(x, ctx.c0)),
+                       (kernel.gm(out.storage.name), map_view(out, ctx.c0)), kernel_size=(H, W), strides=(1, 1),
+                       pads=(0, 0, 0, 0)))
 
 
 @lowers(g.LrnOp)

@@ -15,6 +15,7 @@ from gedialects.frontend.onnx_import import import_model
 from gedialects.numerics import assert_close
 from gedialects.zoo import onnxruntime_outputs
 from lowering.pipeline import compile_module, run_compiled
+from target.profile import op_type
 
 RNG = np.random.default_rng(7)
 PRECISIONS = ["must_keep_origin_dtype", "force_fp16"]
@@ -64,6 +65,19 @@ def test_an_ai_cpu_op_between_two_ai_core_convs(precision):
     assert compiled.aicpu == 1 and compiled.kernel_kinds["aicpu"] == 1
     kinds = [k.task_type for k in result.profile.kernels]
     assert kinds.count("AI_CPU") == 1 and kinds.count("AI_CORE") == len(kinds) - 1
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_a_global_pool_too_large_to_fold_runs_on_the_ai_cpu(precision):
+    # 64 x 64 pixels: more than the 2,040 a vector add's 8-bit repeat count
+    # folds; the lowering crashed (max() of nothing), now the legality table
+    # places it on the AI CPU (and a 32 x 32 map stays on the AI core)
+    for side, engine in ((64, "AI_CPU"), (32, "AI_CORE")):
+        nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+                 helper.make_node("GlobalAveragePool", ["c"], ["y"], name="gap")]
+        m = _model(nodes, {"w": _w(16, 3, 3, 3)}, [("x", F, [1, 3, side, side])], [("y", F, [1, 16, 1, 1])])
+        compiled, result = _run(m, {"x": RNG.standard_normal((1, 3, side, side)).astype(np.float32)}, precision)
+        assert [k.task_type for k in result.profile.kernels if op_type(k) == "global_avg_pool"] == [engine]
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)

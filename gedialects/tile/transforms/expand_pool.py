@@ -6,7 +6,9 @@ Tiles = (C1 slice, band of output rows), contiguous runs per core, the UB
 buffers double-buffered (the loop is `tile.pipeline`): the band's input rows
 GM -> UB (the padding is the map's zero halo, first turned into the lowest
 value where the pool says so: `lowest_halo`), one vector op per window tap
-over the whole band (a strided source), an average pool's scaling, UB -> GM."""
+over the whole band (a strided source), an average pool's scaling, UB -> GM.
+A global average pool's tiles are whole maps of several slices, their
+pixels folded in halves (`_global_average`)."""
 
 from __future__ import annotations
 
@@ -49,6 +51,10 @@ def expand_pool(kernel_op: t.KernelOp, pool: PoolOp, tiling: PoolTilingAttr) -> 
     kernel_op.body.detach_block(old)
     kernel_op.body.add_block(Block())
     kernel = TileKernelBuilder(kernel_op, elem)
+    if pool.kind.data == "global_avg":
+        _global_average(kernel, pool, tiling, c0)
+        old.erase(safe_erase=False)
+        return
 
     ub_in = kernel.alloc("ub", in_rows * padded_in_w * c0, "NC1HWC0", buffers=2)
     ub_out = kernel.alloc("ub", band_rows * OW * c0, "NC1HWC0", buffers=2)
@@ -119,3 +125,28 @@ def lowest_halo(kernel: TileKernelBuilder, ub_in, band: Index, band_step: int, i
         rows(0, kernel.min(kernel.max(kernel.mul(first, -1), 0), in_rows))
     if p[2]:
         rows(kernel.min(kernel.max(kernel.add(kernel.mul(first, -1), H), 0), in_rows), in_rows)
+
+
+def _global_average(kernel: TileKernelBuilder, pool: PoolOp, tiling: PoolTilingAttr, c0: int) -> None:
+    """Per tile (`slices` C1 slices of whole maps): the maps GM -> UB, the
+    upper half of the pixels added onto the lower until one is left, x 1/HW,
+    the slices' means UB -> GM."""
+    x, out = pool.input_view, pool.output_view
+    _, C, H, W = x.dims
+    hw = H * W
+    slices, block_dim = tiling.slices.data, tiling.cores.data
+    tiles = -(-C // c0) // slices
+    ub = kernel.alloc("ub", slices * hw * c0, "NC1HWC0", buffers=2)
+    in_gm, out_gm = kernel.gm(_tensor(pool.input)), kernel.gm(_tensor(pool.output))
+    with kernel.tiles(tiles, block_dim, pipeline=True) as tile:
+        c1 = kernel.mul(tile, slices)
+        kernel.copy(ub, kernel.at(in_gm, x.origin.data, kernel.mul(c1, x.slice_stride.data)), [slices, H, W * c0],
+                    [hw * c0, W * c0, 1], [x.slice_stride.data, x.padded_w.data * c0, 1])
+        n = hw
+        while n > 1:  # fold the upper half of the pixels onto the lower
+            half = n // 2
+            kernel.vec("add", ub, [ub, kernel.at(ub, (n - half) * c0)], [slices, half * c0], [[hw * c0, 1]] * 3)
+            n -= half
+        kernel.vec("muls", ub, [ub], [slices, c0], [[hw * c0, 1], [hw * c0, 1]], 1.0 / hw)
+        kernel.copy(kernel.at(out_gm, out.origin.data, kernel.mul(c1, out.slice_stride.data)), ub, [slices, c0],
+                    [out.slice_stride.data, 1], [hw * c0, 1])

@@ -29,7 +29,7 @@ builtin.module {
 // CHECK:        tile.vec "relu"
 // CHECK:      tile.kernel "k3_transdata"
 
-// EXPAND:      tile.kernel "k1_max_pool" attributes {{{.*}}tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, cores = {{[0-9]+}}, cycles = {{[0-9]+}}>
+// EXPAND:      tile.kernel "k1_max_pool" attributes {{{.*}}tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, slices = 1, cores = {{[0-9]+}}, cycles = {{[0-9]+}}>
 // EXPAND:        tile.alloc {{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
 // EXPAND:        scf.for
 // EXPAND:          tile.copy

@@ -35,3 +35,35 @@ tile.program "max_with_counts" {
         kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}
   }
 }
+
+// -----
+
+// VERIFY: error: tile.pool: a global_avg pool's window is its whole, unpadded map
+tile.program "global_window" {
+  tile.kernel "k" attributes {kind = "global_avg_pool", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.pool "global_avg" %x, %y : !tile.ref<gm, f32>, !tile.ref<gm, f32> {
+        input_view = #tile.map_view<shape = [1, 8, 8, 8], origin = 0, slice_stride = 512, padded_w = 8>,
+        output_view = #tile.map_view<shape = [1, 8, 1, 1], origin = 0, slice_stride = 8, padded_w = 1>,
+        kernel_size = array<i64: 4, 4>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+  }
+}
+
+// -----
+
+// 64 x 64 pixels do not fold in 8-bit vector repeats (the legality table
+// sends such a pool to the AI CPU; written by hand, tiling says why).
+// SELECT: error: tile.kernel k: a global pool over 4096 pixels (at most 2040 fold in vector repeats)
+tile.program "global_large" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<1x1x64x64x8xf32>, layout = "NC1HWC0"}
+  tile.tensor {name = "y", kind = "output", offset = 131072 : i64, type = tensor<1x1x1x1x8xf32>, layout = "NC1HWC0"}
+  tile.kernel "k" attributes {kind = "global_avg_pool", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.pool "global_avg" %x, %y : !tile.ref<gm, f32>, !tile.ref<gm, f32> {
+        input_view = #tile.map_view<shape = [1, 8, 64, 64], origin = 0, slice_stride = 32768, padded_w = 64>,
+        output_view = #tile.map_view<shape = [1, 8, 1, 1], origin = 0, slice_stride = 8, padded_w = 1>,
+        kernel_size = array<i64: 64, 64>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
+  }
+}

@@ -16,7 +16,7 @@
 // The cost model takes bands of 4 of the 28 output rows: 4 slices x 7 bands
 // = 28 tiles, one per core.
 // SELECT-LABEL: tile.program "stem_pool"
-// SELECT:       tile.kernel "k" attributes {kind = "max_pool", tiling = #tile.pool_tiling<band_rows = 4, cores = 28, cycles = {{[0-9]+}}>, block_dim = 28 : i64}
+// SELECT:       tile.kernel "k" attributes {kind = "max_pool", tiling = #tile.pool_tiling<band_rows = 4, slices = 1, cores = 28, cycles = {{[0-9]+}}>, block_dim = 28 : i64}
 // Each core: its band's 9 input rows (58 pixels, the halo included) into UB,
 // the halo columns and (edge bands) rows + fp16's lowest, 9 taps as one
 // max per tap over the band (the first two taps in one), the band to GM.
@@ -47,7 +47,7 @@ tile.program "stem_pool" {
 // An average pool that does not count the padding divides by a constant of
 // per-pixel reciprocals (`counts`), loaded per band beside the result.
 // SELECT-LABEL: tile.program "avg_counts"
-// SELECT:       tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, cores = {{[0-9]+}}
+// SELECT:       tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, slices = 1, cores = {{[0-9]+}}
 // EXPAND-LABEL: tile.program "avg_counts"
 // EXPAND:           tile.vec "add"
 // EXPAND:           %[[C:.*]] = tile.gm {tensor = "counts"} : !tile.ref<gm, f32>
@@ -65,5 +65,32 @@ tile.program "avg_counts" {
         input_view = #tile.map_view<shape = [1, 8, 8, 8], origin = 88, slice_stride = 800, padded_w = 10>,
         output_view = #tile.map_view<shape = [1, 8, 8, 8], origin = 0, slice_stride = 512, padded_w = 8>,
         kernel_size = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>}
+  }
+}
+
+// -----
+
+// A global average pool over 7x7 maps of 2048 channels (fp16: 128 C1
+// slices): a tile is whole maps of as many slices as fit UB twice (64 of
+// them, 100 KB: two tiles on two cores), their 49 pixels folded in halves
+// (49 -> 25 -> 13 -> 7 -> 4 -> 2 -> 1: six adds), then x 1/49.
+// SELECT-LABEL: tile.program "global"
+// SELECT:       tiling = #tile.pool_tiling<band_rows = 1, slices = 64, cores = 2, cycles = {{[0-9]+}}>, block_dim = 2 : i64}
+// EXPAND-LABEL: tile.program "global"
+// EXPAND:         %[[UB:.*]] = tile.alloc {shape = array<i64: 50176>, layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f16>
+// EXPAND:         tile.copy %[[UB]], %{{.*}} {shape = array<i64: 64, 7, 112>, dst_strides = array<i64: 784, 112, 1>, src_strides = array<i64: 784, 112, 1>}
+// EXPAND-COUNT-6:   tile.vec "add" %[[UB]], %[[UB]]
+// EXPAND-NEXT:      tile.vec "muls" %[[UB]], %[[UB]] {shape = array<i64: 64, 16>, strides = array<i64: 784, 1, 784, 1>, scalar = 0.020408163265306121 : f64}
+// EXPAND:           tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 64, 16>
+tile.program "global" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<1x128x7x7x16xf16>, layout = "NC1HWC0"}
+  tile.tensor {name = "y", kind = "output", offset = 200704 : i64, type = tensor<1x128x1x1x16xf16>, layout = "NC1HWC0"}
+  tile.kernel "k" attributes {kind = "global_avg_pool", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f16>
+    tile.pool "global_avg" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {
+        input_view = #tile.map_view<shape = [1, 2048, 7, 7], origin = 0, slice_stride = 784, padded_w = 7>,
+        output_view = #tile.map_view<shape = [1, 2048, 1, 1], origin = 0, slice_stride = 16, padded_w = 1>,
+        kernel_size = array<i64: 7, 7>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>}
   }
 }
