@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ArrayAttr, DenseArrayBase, IntAttr, IntegerAttr, StringAttr, i64
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -50,10 +50,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from gedialects.tile.ops import KernelOp, RefType, TileOp
+from gedialects.tile.ops import GmOp, RefType, TileOp
 
-CONV_TILING_ATTR = "tiling"
-"""A conv kernel's `#tile.conv_tiling` (the key structured kernels keep their `#tile.tiling` under)."""
 RESIDUAL_MODES = ("add", "scale")
 
 
@@ -265,6 +263,8 @@ class ConvOp(TileOp):
         return "add" if self.residual_mode is None else self.residual_mode.data
 
     def verify_(self) -> None:
+        if not all(isinstance(v.owner, GmOp) for v in self.operands):
+            raise VerifyException("tile.conv: its operands are tile.gm references (a view's offset is its origin)")
         if len(self.input_views.data) != len(self.inputs) or not self.inputs:
             raise VerifyException("tile.conv: one #tile.map_view per input map")
         if not all(isinstance(v, MapViewAttr) for v in self.input_views.data):
@@ -285,19 +285,4 @@ class ConvOp(TileOp):
                 raise VerifyException(f"tile.conv: the {what} is one map body of one argument")
 
 
-def conv_of(kernel: KernelOp) -> ConvOp | None:
-    """The tile.conv a kernel computes, if it is a conv kernel not yet expanded."""
-    for op in kernel.body.block.ops:
-        if isinstance(op, ConvOp):
-            return op
-    return None
-
-
-def conv_kernels(module: Operation):
-    """(kernel, its tile.conv) for every conv kernel under `module` not yet expanded."""
-    for kernel in module.walk():
-        if isinstance(kernel, KernelOp) and (conv := conv_of(kernel)) is not None:
-            yield kernel, conv
-
-
-__all__ = ["CONV_TILING_ATTR", "ConvOp", "ConvTilingAttr", "MapViewAttr", "conv_kernels", "conv_of"]
+__all__ = ["ConvOp", "ConvTilingAttr", "MapViewAttr", "parse_fields"]

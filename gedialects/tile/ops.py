@@ -395,6 +395,14 @@ class AtOp(TileOp):
         )
 
 
+def gm_tensor_of(ref: SSAValue) -> str | None:
+    """The GM tensor a reference points into (through tile.at), if any."""
+    owner = ref.owner
+    while isinstance(owner, AtOp):
+        owner = owner.ref.owner
+    return owner.tensor.data if isinstance(owner, GmOp) else None
+
+
 @irdl_op_definition
 class LoadIndexOp(TileOp):
     """The integer at `ref` (an i32/i64 UB buffer, plus an element offset),

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, StringAttr, UnitAttr, i64
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -41,7 +41,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from gedialects.tile.conv import MapViewAttr, parse_fields
-from gedialects.tile.ops import KernelOp, RefType, TileOp
+from gedialects.tile.ops import GmOp, RefType, TileOp
 
 POOL_KINDS = ("max", "avg", "global_avg")
 """`global_avg`: the mean of each channel over the whole map (the window is
@@ -71,6 +71,10 @@ class PoolTilingAttr(ParametrizedAttribute):
     def print_parameters(self, printer) -> None:
         printer.print_string(f"<band_rows = {self.band_rows.data}, slices = {self.slices.data}, "
                              f"cores = {self.cores.data}, cycles = {self.cycles.data}>")
+
+    @property
+    def block_dim(self) -> int:
+        return self.cores.data
 
     def verify(self) -> None:
         if min(self.band_rows.data, self.slices.data, self.cores.data) < 1:
@@ -117,6 +121,8 @@ class PoolOp(TileOp):
         return tuple(int(v) for v in self.properties[key].get_values())  # type: ignore[attr-defined]
 
     def verify_(self) -> None:
+        if not all(isinstance(v.owner, GmOp) for v in self.operands):
+            raise VerifyException("tile.pool: its operands are tile.gm references (a view's offset is its origin)")
         if self.kind.data not in POOL_KINDS:
             raise VerifyException(f"tile.pool: kind is one of {', '.join(POOL_KINDS)}")
         if len(self.ints("kernel_size")) != 2 or len(self.ints("strides")) != 2 or len(self.ints("pads")) != 4:
@@ -131,19 +137,4 @@ class PoolOp(TileOp):
             raise VerifyException("tile.pool: only a max pool reads its halo as the lowest value")
 
 
-def pool_of(kernel: KernelOp) -> PoolOp | None:
-    """The tile.pool a kernel computes, if it is a pool kernel not yet expanded."""
-    for op in kernel.body.block.ops:
-        if isinstance(op, PoolOp):
-            return op
-    return None
-
-
-def pool_kernels(module: Operation):
-    """(kernel, its tile.pool) for every pool kernel under `module` not yet expanded."""
-    for kernel in module.walk():
-        if isinstance(kernel, KernelOp) and (pool := pool_of(kernel)) is not None:
-            yield kernel, pool
-
-
-__all__ = ["POOL_KINDS", "PoolOp", "PoolTilingAttr", "pool_kernels", "pool_of"]
+__all__ = ["POOL_KINDS", "PoolOp", "PoolTilingAttr"]

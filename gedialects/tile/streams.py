@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
@@ -51,14 +51,6 @@ class Access:
         return self.reads | self.writes
 
 
-def _base_tensor(ref: SSAValue) -> str | None:
-    """The GM tensor a reference points into (through tile.at), if any."""
-    owner = ref.owner
-    while isinstance(owner, t.AtOp):
-        owner = owner.ref.owner
-    return owner.tensor.data if isinstance(owner, t.GmOp) else None
-
-
 def access_of(task: Operation) -> Access:
     """The GM tensors `task` reads and writes: a loop-level kernel writes the
     tensor a tile.copy's destination points into and reads every other GM
@@ -79,12 +71,12 @@ def access_of(task: Operation) -> Access:
             writes.add(op.tensor.data)
         elif isinstance(op, ConvOp | PoolOp):  # it writes its output and reads every other operand
             for operand in op.operands:
-                name = _base_tensor(operand)
+                name = t.gm_tensor_of(operand)
                 if name is not None:
                     (writes if operand is op.output else reads).add(name)
         elif not isinstance(op, t.GmOp | t.AtOp):  # references, not accesses
             for i, operand in enumerate(op.operands):
-                name = _base_tensor(operand)
+                name = t.gm_tensor_of(operand)
                 if name is not None:
                     (writes if isinstance(op, t.CopyOp) and i == 0 else reads).add(name)
     clears = task.attributes.get("kind") == StringAttr(MEMSET)

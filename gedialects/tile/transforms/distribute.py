@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.tile import structured as st
-from gedialects.tile.conv import ConvTilingAttr, conv_kernels
-from gedialects.tile.pool import PoolTilingAttr, pool_kernels
+from gedialects.tile.map_kernels import map_kernels, tiling_of
 from target.config import load_target
 
 
@@ -41,15 +39,5 @@ class TileDistributePass(ModulePass):
             dist = distribute(tiling.tiles, config.vector_cores)
             kernel.attributes[st.DISTRIBUTION_ATTR] = dist
             kernel.properties["block_dim"] = IntegerAttr(dist.cores.data, i64)
-        for kernel, _ in conv_kernels(op):
-            tiling = kernel.attributes.get(st.TILING_ATTR)
-            if not isinstance(tiling, ConvTilingAttr):
-                raise PassFailedException(
-                    f"tile.kernel {kernel.sym_name.data}: no #tile.conv_tiling (run tile-select-tiling first)")
-            kernel.properties["block_dim"] = IntegerAttr(tiling.block_dim, i64)
-        for kernel, _ in pool_kernels(op):
-            tiling = kernel.attributes.get(st.TILING_ATTR)
-            if not isinstance(tiling, PoolTilingAttr):
-                raise PassFailedException(
-                    f"tile.kernel {kernel.sym_name.data}: no #tile.pool_tiling (run tile-select-tiling first)")
-            kernel.properties["block_dim"] = IntegerAttr(tiling.cores.data, i64)
+        for kernel, map_op in map_kernels(op):
+            kernel.properties["block_dim"] = IntegerAttr(tiling_of(kernel, map_op).block_dim, i64)

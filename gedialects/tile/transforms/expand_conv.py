@@ -42,15 +42,8 @@ class _Map:
 
 
 def _map(ref: SSAValue, view: MapViewAttr) -> _Map:
-    owner = ref.owner
-    assert isinstance(owner, t.GmOp), "tile.conv operands are tile.gm references"
-    return _Map(owner.tensor.data, view.dims, view.origin.data, view.slice_stride.data, view.padded_w.data)
-
-
-def _tensor(ref: SSAValue) -> str:
-    owner = ref.owner
-    assert isinstance(owner, t.GmOp), "tile.conv operands are tile.gm references"
-    return owner.tensor.data
+    return _Map(t.gm_tensor_of(ref), view.dims, view.origin.data, view.slice_stride.data,  # type: ignore[arg-type]
+                view.padded_w.data)
 
 
 def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> None:
@@ -59,8 +52,8 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
     inputs = [_map(ref, view) for ref, view in zip(conv.inputs, conv.views())]
     x, out = inputs[0], _map(conv.output, conv.output_view)
     res = _map(conv.residual, conv.residual_view) if conv.residual is not None else None  # type: ignore[arg-type]
-    wname = _tensor(conv.weights)
-    bname = _tensor(conv.bias) if conv.bias is not None else None
+    wname = t.gm_tensor_of(conv.weights)
+    bname = t.gm_tensor_of(conv.bias) if conv.bias is not None else None
     residual_mode = conv.mode()
     es = elem_bytes(elem)
     fp16 = es == 2

@@ -22,11 +22,6 @@ from gedialects.tile.pool import PoolOp, PoolTilingAttr
 from gedialects.tile.transforms.ub_buffers import elem_bytes
 
 
-def _tensor(ref) -> str:
-    owner = ref.owner
-    assert isinstance(owner, t.GmOp), "tile.pool operands are tile.gm references"
-    return owner.tensor.data
-
 
 def expand_pool(kernel_op: t.KernelOp, pool: PoolOp, tiling: PoolTilingAttr) -> None:
     """Rewrite the body of `kernel_op` (which computes `pool`) into its loop."""
@@ -59,7 +54,7 @@ def expand_pool(kernel_op: t.KernelOp, pool: PoolOp, tiling: PoolTilingAttr) -> 
     ub_in = kernel.alloc("ub", in_rows * padded_in_w * c0, "NC1HWC0", buffers=2)
     ub_out = kernel.alloc("ub", band_rows * OW * c0, "NC1HWC0", buffers=2)
     ub_counts = kernel.alloc("ub", band_rows * OW * c0, "NC1HWC0", buffers=2) if pool.counts is not None else None
-    in_gm, out_gm = kernel.gm(_tensor(pool.input)), kernel.gm(_tensor(pool.output))
+    in_gm, out_gm = kernel.gm(t.gm_tensor_of(pool.input)), kernel.gm(t.gm_tensor_of(pool.output))
     x_padded_w, x_stride = x.padded_w.data, x.slice_stride.data
     out_padded_w, out_stride = out.padded_w.data, out.slice_stride.data
     x_origin = x.origin.data - (p[0] * x_padded_w + p[1]) * c0  # the window's (0, 0), in the halo
@@ -90,8 +85,8 @@ def expand_pool(kernel_op: t.KernelOp, pool: PoolOp, tiling: PoolTilingAttr) -> 
         if not is_max:
             n = band_rows * OW * c0
             if pool.counts is not None:
-                kernel.copy(ub_counts, kernel.at(kernel.gm(_tensor(pool.counts)), 0, kernel.mul(band, n)), [n], [1],
-                            [1])
+                counts_gm = kernel.gm(t.gm_tensor_of(pool.counts))
+                kernel.copy(ub_counts, kernel.at(counts_gm, 0, kernel.mul(band, n)), [n], [1], [1])
                 kernel.vec("mul", ub_out, [ub_out, ub_counts], [n], [[1], [1], [1]])
             else:
                 kernel.vec("muls", ub_out, [ub_out], [n], [[1], [1]], 1.0 / (kh * kw))
@@ -137,7 +132,7 @@ def _global_average(kernel: TileKernelBuilder, pool: PoolOp, tiling: PoolTilingA
     slices, block_dim = tiling.slices.data, tiling.cores.data
     tiles = -(-C // c0) // slices
     ub = kernel.alloc("ub", slices * hw * c0, "NC1HWC0", buffers=2)
-    in_gm, out_gm = kernel.gm(_tensor(pool.input)), kernel.gm(_tensor(pool.output))
+    in_gm, out_gm = kernel.gm(t.gm_tensor_of(pool.input)), kernel.gm(t.gm_tensor_of(pool.output))
     with kernel.tiles(tiles, block_dim, pipeline=True) as tile:
         c1 = kernel.mul(tile, slices)
         kernel.copy(ub, kernel.at(in_gm, x.origin.data, kernel.mul(c1, x.slice_stride.data)), [slices, H, W * c0],

@@ -37,8 +37,8 @@ from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, MAX_STRIDE
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
-from gedialects.tile.conv import ConvTilingAttr, conv_kernels
-from gedialects.tile.pool import PoolTilingAttr, pool_kernels
+from gedialects.tile.conv import ConvOp
+from gedialects.tile.map_kernels import map_kernels, tiling_of
 from gedialects.tile.transforms.expand_attention import expand_attention
 from gedialects.tile.transforms.expand_conv import expand_conv
 from gedialects.tile.transforms.expand_pool import expand_pool
@@ -666,18 +666,12 @@ class TileExpandStructuredPass(ModulePass):
         from target.config import load_target
 
         capacities = dict(load_target(self.target).capacity_bytes)
-        for kernel, conv in list(conv_kernels(op)):
-            tiling = kernel.attributes.get(st.TILING_ATTR)
-            if not isinstance(tiling, ConvTilingAttr):
-                raise PassFailedException(
-                    f"tile.kernel {kernel.sym_name.data}: no #tile.conv_tiling (run tile-select-tiling first)")
-            expand_conv(kernel, conv, tiling)
-        for kernel, pool in list(pool_kernels(op)):
-            tiling = kernel.attributes.get(st.TILING_ATTR)
-            if not isinstance(tiling, PoolTilingAttr):
-                raise PassFailedException(
-                    f"tile.kernel {kernel.sym_name.data}: no #tile.pool_tiling (run tile-select-tiling first)")
-            expand_pool(kernel, pool, tiling)
+        for kernel, map_op in list(map_kernels(op)):
+            tiling = tiling_of(kernel, map_op)
+            if isinstance(map_op, ConvOp):
+                expand_conv(kernel, map_op, tiling)  # type: ignore[arg-type]
+            else:
+                expand_pool(kernel, map_op, tiling)  # type: ignore[arg-type]
         for kernel, tiling in list(st.tiled_kernels(op)):
             try:
                 expand_kernel(kernel, tiling, capacities)

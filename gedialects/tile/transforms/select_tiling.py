@@ -39,8 +39,8 @@ from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
-from gedialects.tile.conv import conv_of
-from gedialects.tile.pool import pool_of
+from gedialects.tile.conv import ConvOp
+from gedialects.tile.map_kernels import map_kernel_op
 from gedialects.tile.transforms.conv_tiling import select_conv_tiling
 from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
 from gedialects.tile.transforms.pool_tiling import select_pool_tiling
@@ -223,13 +223,14 @@ class TileSelectTilingPass(ModulePass):
         for kernel in op.walk():
             if not isinstance(kernel, t.KernelOp) or st.TILING_ATTR in kernel.attributes:
                 continue
-            conv, pool = conv_of(kernel), pool_of(kernel)
-            if conv is None and pool is None and not st.is_structured(kernel):
+            map_op = map_kernel_op(kernel)
+            if map_op is None and not st.is_structured(kernel):
                 continue
             try:
-                kernel.attributes[st.TILING_ATTR] = (select_conv_tiling(conv, config) if conv is not None
-                                                     else select_pool_tiling(pool, config) if pool is not None
-                                                     else choose_tiling(kernel, config))
+                kernel.attributes[st.TILING_ATTR] = (
+                    choose_tiling(kernel, config) if map_op is None
+                    else select_conv_tiling(map_op, config) if isinstance(map_op, ConvOp)
+                    else select_pool_tiling(map_op, config))
             except TilingError as e:
                 source = kernel.attributes.get("source")
                 where = f" ({source.data})" if isinstance(source, StringAttr) else ""

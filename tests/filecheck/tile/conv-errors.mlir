@@ -76,3 +76,23 @@ tile.program "ragged_chunk" {
   tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 20, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, cycles = 0>} {
   }
 }
+
+// -----
+
+// A view's offset is its #tile.map_view's origin, not a tile.at.
+// VERIFY: error: tile.conv: its operands are tile.gm references (a view's offset is its origin)
+tile.program "offset_operand" {
+  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64} {
+    %g = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %x = tile.at %g {offset = 64 : i64} : !tile.ref<gm, f32> -> !tile.ref<gm, f32>
+    %w = tile.gm {tensor = "w"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.conv ins(%x : !tile.ref<gm, f32>) weights(%w : !tile.ref<gm, f32>) outs(%y : !tile.ref<gm, f32>) attributes {
+        input_views = [#tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>],
+        output_view = #tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>,
+        kernel_size = array<i64: 3, 3>, stride = 1 : i64, dilation = 1 : i64, pads = array<i64: 1, 1, 1, 1>,
+        in_slices = 2 : i64, out_fractals = 1 : i64, superblocks = 1 : i64, block_in_channels = 16 : i64} {
+    } {
+    }
+  }
+}

@@ -1,0 +1,41 @@
+"""Kernels of NC1HWC0 maps that hold one op each before tiling (`tile.conv`,
+`tile.pool`): what the tile passes need to find them and their tilings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import PassFailedException
+
+from gedialects.tile.conv import ConvOp, ConvTilingAttr
+from gedialects.tile.ops import KernelOp
+from gedialects.tile.pool import PoolOp, PoolTilingAttr
+from gedialects.tile.structured import TILING_ATTR  # a map kernel keeps its tiling under the same key
+
+MapKernelOp = ConvOp | PoolOp
+TILING_TYPES: dict[type, type] = {ConvOp: ConvTilingAttr, PoolOp: PoolTilingAttr}
+
+
+def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
+    """The tile.conv or tile.pool `kernel` computes, if it is not expanded yet."""
+    for op in kernel.body.block.ops:
+        if isinstance(op, MapKernelOp):
+            return op
+    return None
+
+
+def map_kernels(module: Operation) -> Iterator[tuple[KernelOp, MapKernelOp]]:
+    """(kernel, its tile.conv or tile.pool) for every map kernel under `module` not yet expanded."""
+    for kernel in module.walk():
+        if isinstance(kernel, KernelOp) and (op := map_kernel_op(kernel)) is not None:
+            yield kernel, op
+
+
+def tiling_of(kernel: KernelOp, op: MapKernelOp) -> ConvTilingAttr | PoolTilingAttr:
+    """The map kernel's tiling; none is a PassFailedException naming the pass to run first."""
+    tiling = kernel.attributes.get(TILING_ATTR)
+    kind = TILING_TYPES[type(op)]
+    if not isinstance(tiling, kind):
+        raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: no #{kind.name} (run tile-select-tiling first)")
+    return tiling
