@@ -33,7 +33,8 @@ REASON_ATTR = "ge.reason"
 
 CUBE_ACTIVATIONS = ("", *g.ACTIVATIONS)
 """Epilogues the conv and gemm kernels apply (every fused activation: its map
-body runs on the output buffer, graph_to_tile/activation.py)."""
+body runs on the output buffer: the epilogue region of their tile.conv or
+tile.gemm, gedialects/tile/transforms/buffer_body.py)."""
 MAP_OPS = (g.ConvOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.LrnOp)
 """Ops only the map kernels run: they read and write 4-D feature maps in NC1HWC0."""
 MAP_ELEMENTWISE = (g.FusionOp, g.BatchNormOp, g.ReluOp, g.AddOp, g.MulOp, g.SubOp, g.SumOp)
@@ -43,7 +44,7 @@ FUSION_BODY_OPS = (g.ReluOp, g.IdentityOp, g.AddOp, g.SubOp, g.MulOp, g.DivOp, g
 MAP_UNARY_OPS = (g.SigmoidOp, g.TanhOp, g.ErfOp, g.GeluOp, g.SqrtOp, g.ExpOp, g.LogOp, g.NegOp, g.AbsOp,
                  g.ReciprocalOp, g.HardSigmoidOp, g.HardSwishOp, g.SoftplusOp, g.LeakyReluOp)
 """Unary ops a graph.fusion body on maps may also hold: their map bodies
-(lowering/map_bodies.py) run on the band's buffer (graph_to_tile/activation.py)."""
+(lowering/map_bodies.py) run on the band's buffer (gedialects/tile/transforms/buffer_body.py)."""
 SCALE_EQUIVARIANT_BINARY = (g.AddOp, g.MulOp, g.MaxOp, g.MinOp)
 """Binary ops whose constant operand may come first (the kernel swaps it)."""
 

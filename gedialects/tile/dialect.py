@@ -1,11 +1,11 @@
 """The tile dialect's registration: the loop-level ops (ops.py) and the
-structured ops they are expanded from (structured.py, conv.py, pool.py)."""
+structured ops they are expanded from (structured.py, conv.py, pool.py, gemm.py)."""
 
 from __future__ import annotations
 
 from xdsl.ir import Dialect
 
-from gedialects.tile import conv, ops, pool, structured
+from gedialects.tile import conv, gemm, ops, pool, structured
 
 Tile = Dialect(
     "tile",
@@ -14,7 +14,7 @@ Tile = Dialect(
         ops.CopyOp, ops.Im2colOp, ops.LoadFractalOp, ops.MatmulOp, ops.VecOp, ops.ReduceOp, ops.CastOp,
         ops.DupOp, ops.LoadIndexOp, ops.AicpuOp, ops.AicpuReturnOp, ops.MemcpyOp, ops.StreamRecordOp, ops.StreamWaitOp,
         structured.LoadOp, structured.GatherOp, structured.StoreOp, structured.MapOp, structured.YieldOp, structured.ReductionOp,
-        structured.BatchMatmulOp, structured.AttentionOp, conv.ConvOp, pool.PoolOp,
+        structured.BatchMatmulOp, structured.AttentionOp, conv.ConvOp, pool.PoolOp, gemm.GemmOp,
     ],
-    [ops.RefType, structured.TilingAttr, structured.DistributionAttr, conv.ConvTilingAttr, conv.MapViewAttr, pool.PoolTilingAttr],
+    [ops.RefType, structured.TilingAttr, structured.DistributionAttr, conv.ConvTilingAttr, conv.MapViewAttr, pool.PoolTilingAttr, gemm.GemmTilingAttr],
 )

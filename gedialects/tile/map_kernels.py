@@ -1,5 +1,6 @@
-"""Kernels of NC1HWC0 maps that hold one op each before tiling (`tile.conv`,
-`tile.pool`): what the tile passes need to find them and their tilings."""
+"""The CNN patterns' kernels that hold one op each before tiling (`tile.conv`,
+`tile.pool`, `tile.gemm`): what the tile passes need to find them and their
+tilings."""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.tile.conv import ConvOp, ConvTilingAttr
+from gedialects.tile.gemm import GemmOp, GemmTilingAttr
 from gedialects.tile.ops import KernelOp
 from gedialects.tile.pool import PoolOp, PoolTilingAttr
 from gedialects.tile.structured import TILING_ATTR  # a map kernel keeps its tiling under the same key
 
-MapKernelOp = ConvOp | PoolOp
-TILING_TYPES: dict[type, type] = {ConvOp: ConvTilingAttr, PoolOp: PoolTilingAttr}
+MapKernelOp = ConvOp | PoolOp | GemmOp
+TILING_TYPES: dict[type, type] = {ConvOp: ConvTilingAttr, PoolOp: PoolTilingAttr, GemmOp: GemmTilingAttr}
 
 
 def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
-    """The tile.conv or tile.pool `kernel` computes, if it is not expanded yet."""
+    """The tile.conv, tile.pool or tile.gemm `kernel` computes, if it is not expanded yet."""
     for op in kernel.body.block.ops:
         if isinstance(op, MapKernelOp):
             return op
@@ -26,14 +28,14 @@ def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
 
 
 def map_kernels(module: Operation) -> Iterator[tuple[KernelOp, MapKernelOp]]:
-    """(kernel, its tile.conv or tile.pool) for every map kernel under `module` not yet expanded."""
+    """(kernel, its tile.conv, tile.pool or tile.gemm) for every such kernel under `module` not yet expanded."""
     for kernel in module.walk():
         if isinstance(kernel, KernelOp) and (op := map_kernel_op(kernel)) is not None:
             yield kernel, op
 
 
-def tiling_of(kernel: KernelOp, op: MapKernelOp) -> ConvTilingAttr | PoolTilingAttr:
-    """The map kernel's tiling; none is a PassFailedException naming the pass to run first."""
+def tiling_of(kernel: KernelOp, op: MapKernelOp) -> ConvTilingAttr | PoolTilingAttr | GemmTilingAttr:
+    """The kernel's tiling; none is a PassFailedException naming the pass to run first."""
     tiling = kernel.attributes.get(TILING_ATTR)
     kind = TILING_TYPES[type(op)]
     if not isinstance(tiling, kind):

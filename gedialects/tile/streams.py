@@ -24,6 +24,7 @@ from xdsl.ir import Operation
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.gemm import GemmOp
 from gedialects.tile.pool import PoolOp
 
 
@@ -55,8 +56,8 @@ def access_of(task: Operation) -> Access:
     """The GM tensors `task` reads and writes: a loop-level kernel writes the
     tensor a tile.copy's destination points into and reads every other GM
     operand; a structured kernel writes by tile.store and reads by
-    tile.load/tile.gather; a conv or pool kernel writes its tile.conv's or
-    tile.pool's output and reads its other operands."""
+    tile.load/tile.gather; a conv, pool or gemm kernel writes its op's output
+    and reads its other operands."""
     if isinstance(task, t.AicpuOp):
         return Access(frozenset(n.data for n in task.in_names.data),  # type: ignore[attr-defined]
                       frozenset(n.data for n in task.out_names.data))  # type: ignore[attr-defined]
@@ -69,7 +70,7 @@ def access_of(task: Operation) -> Access:
             reads.add(op.tensor.data)
         elif isinstance(op, st.StoreOp):
             writes.add(op.tensor.data)
-        elif isinstance(op, ConvOp | PoolOp):  # it writes its output and reads every other operand
+        elif isinstance(op, ConvOp | PoolOp | GemmOp):  # it writes its output and reads every other operand
             for operand in op.operands:
                 name = t.gm_tensor_of(operand)
                 if name is not None:

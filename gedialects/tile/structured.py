@@ -70,6 +70,7 @@ from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.gemm import GemmOp
 from gedialects.tile.ops import KernelOp, TileOp
 
 REDUCTIONS = ("sum", "max")
@@ -433,11 +434,11 @@ class MapOp(TileOp):
 
 @irdl_op_definition
 class YieldOp(TileOp):
-    """Ends a map body (a tile.map's, a tile.conv's epilogue or stage): the element it produces."""
+    """Ends a map body (a tile.map's, a tile.conv's epilogue or stage, a tile.gemm's epilogue): the element it produces."""
 
     name = "tile.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(MapOp, ConvOp))
+    traits = traits_def(IsTerminator(), HasParent(MapOp, ConvOp, GemmOp))
     assembly_format = "$values `:` type($values) attr-dict"
 
     def __init__(self, values: Sequence[SSAValue]):

@@ -3,33 +3,27 @@
 The left operand is one row block (M <= 16, batch 1): an ND row, or a
 flattened NC1HWC0 map read in its stored order, the weight rows permuted at
 compile time to match (FLAT_NC1HWC0). The weights (alpha, force_fp16
-scales folded in) are packed into [K1][N1][16][k0]. Tiles are blocks of
-output fractals over the cores; K is accumulated in L0C in steps that fit
-L0A/L0B halves (double-buffered); bias and the fused activation on the vector unit."""
+scales folded in) are packed into [K1][N1][16][k0]. One kernel holding a
+`tile.gemm` (gedialects/tile/gemm.py); the tile passes choose its blocks of
+output fractals and K step (gemm_tiling.py) and write its loops
+(expand_gemm.py)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import f32
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Region
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
-from gedialects.npu.isa import FRACTAL_BYTES
-from gedialects.tile import ops as t
-from gedialects.tile.builder import Index
+from gedialects.tile.gemm import GemmOp
+from lowering.map_bodies import activation_block
 
-from .activation import EpilogueActivation
 from .context import LoweringContext
-from .planning import CUBE_CHANNELS, FRACTAL_ELEMS
+from .planning import CUBE_CHANNELS
 from .registry import lowers
-
-GEMM_STEP_CYCLES = 40
-"""Cost model: fixed cycles of one K step (its loads and mmad issued and synchronised)."""
-
 
 def _place_flat_map_rows(B: np.ndarray, src_shape: tuple, c0: int, out: np.ndarray) -> None:
     """Weight rows for a left operand that is a flattened map read in its
@@ -95,68 +89,12 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
                            else bias.reshape(-1)[:N] * beta)
         bname = ctx.add_constant("gemm_b", padded_bias)
     out = ctx.storage_for(op.results[0], "ND", "gemm")
-    tile_fractals, k_fractals = _choose_gemm_tiling(ctx, K1, N1)
-    tiles = N1 // tile_fractals
-    block_dim = ctx.cores_for(tiles)
-    tile_channels = tile_fractals * CUBE_CHANNELS
-    kernel = ctx.new_kernel(op, "gemm", block_dim)
-    l1a = kernel.alloc("l1", k_fractals * 16 * k0, "ZZ", buffers=2)
-    l1b = kernel.alloc("l1", k_fractals * tile_channels * k0, "ZN", buffers=2)
-    l0a = kernel.alloc("l0a", k_fractals * 16 * k0, "ZZ", buffers=2)
-    l0b = kernel.alloc("l0b", k_fractals * tile_channels * k0, "ZN", buffers=2)
-    l0c = kernel.alloc("l0c", tile_fractals * FRACTAL_ELEMS, "NZ", elem=f32)
-    ub_out = kernel.alloc("ub", tile_fractals * FRACTAL_ELEMS, "NZ")
-    ub_bias = kernel.alloc("ub", tile_channels, "ND") if bname else None
-    activation = EpilogueActivation(kernel, op.str_("activation", ""), op.floats("activation_params"), scale_out)
-    a_gm, w_gm, out_gm = kernel.gm(a.storage.name), kernel.gm(wname), kernel.gm(out.storage.name)
-    a_origin = a.origin(c0) if a.storage.layout == "NC1HWC0" else 0
-
-    def k_step(kk: Index, j: Index, first: bool) -> None:
-        """K step kk of output block j: k_fractals fractals of A and of B -> L0, mmad into L0C."""
-        kernel.copy(l1a, kernel.at(a_gm, a_origin, kernel.mul(kk, k_fractals * k0)), [k_fractals, k0], [16 * k0, 1], [k0, 1])
-        w_offset = kernel.add(kernel.mul(kk, k_fractals * N1 * CUBE_CHANNELS * k0), kernel.mul(j, tile_channels * k0))
-        kernel.copy(l1b, kernel.at(w_gm, 0, w_offset), [k_fractals, tile_channels * k0], [tile_channels * k0, 1],
-                    [N1 * CUBE_CHANNELS * k0, 1])
-        kernel.emit(t.LoadFractalOp(l0a, l1a, k_fractals))
-        kernel.emit(t.LoadFractalOp(l0b, l1b, k_fractals * tile_fractals))
-        kernel.emit(t.MatmulOp(l0c, l0a, l0b, 16, tile_channels, k_fractals * k0, not first))
-
-    with kernel.tiles(tiles, block_dim) as j:
-        k_step(0, j, True)
-        if K1 // k_fractals > 1:
-            with kernel.loop(1, K1 // k_fractals, 1, pipeline=True) as kk:
-                k_step(kk, j, False)
-        kernel.copy(ub_out, l0c, [tile_fractals * FRACTAL_ELEMS], [1], [1], cast=ctx.fp16)
-        if ub_bias is not None:
-            kernel.copy(ub_bias, kernel.at(kernel.gm(bname), 0, kernel.mul(j, tile_channels)), [tile_channels], [1], [1])
-            kernel.vec("add", ub_out, [ub_out, ub_bias], [tile_fractals, 16], [[FRACTAL_ELEMS, 1], [FRACTAL_ELEMS, 1], [16, 1]])
-        activation.apply(ub_out, tile_fractals * FRACTAL_ELEMS)
-        if M == 1:
-            kernel.copy(kernel.at(out_gm, 0, kernel.mul(j, tile_channels)), ub_out, [tile_fractals, 16], [16, 1], [FRACTAL_ELEMS, 1])
-        else:
-            if N % c0:
-                raise PassFailedException(f"{describe_op(op)}: M > 1 needs N a multiple of {c0}")
-            kernel.copy(kernel.at(out_gm, 0, kernel.mul(j, tile_channels)), ub_out, [tile_fractals, M, 16], [16, N, 1],
-                        [FRACTAL_ELEMS, 16, 1])
-
-
-def _choose_gemm_tiling(ctx: LoweringContext, K1: int, N1: int) -> tuple[int, int]:
-    """(output fractals per tile, K fractals per step): the cheapest by GM
-    traffic over the cores plus a fixed cost per K step; L0A/L0B halves
-    (double buffering) bound the step."""
-    cap = ctx.config.capacity_bytes
-    best = None
-    for tile_fractals in [x for x in range(1, N1 + 1) if N1 % x == 0]:
-        k_fractals = min(K1, (cap["l0b"] // 2) // (tile_fractals * FRACTAL_BYTES), (cap["l0a"] // 2) // FRACTAL_BYTES)
-        if k_fractals < 1:
-            continue
-        while K1 % k_fractals:
-            k_fractals -= 1
-        tiles = N1 // tile_fractals
-        cores = ctx.cores_for(tiles)
-        steps = (tiles / cores) * (K1 // k_fractals)
-        cost = ctx.config.dma_cycles("gm_l1", K1 * N1 * FRACTAL_BYTES // cores, cores) + steps * GEMM_STEP_CYCLES
-        if best is None or cost < best[0]:
-            best = (cost, tile_fractals, k_fractals)
-    _, tile_fractals, k_fractals = best
-    return tile_fractals, k_fractals
+    if M > 1 and N % c0:
+        raise PassFailedException(f"{describe_op(op)}: M > 1 needs N a multiple of {c0}")
+    kernel = ctx.new_kernel(op, "gemm", 1)  # tile-distribute sets its cores
+    act = op.str_("activation", "")
+    epilogue = activation_block(act, op.floats("activation_params"), ctx.elem, scale_out) if act else None
+    kernel.emit(GemmOp(
+        kernel.gm(a.storage.name), kernel.gm(wname), kernel.gm(out.storage.name), m=M, n=N, k_fractals=K1,
+        n_fractals=N1, a_origin=a.origin(c0) if a.storage.layout == "NC1HWC0" else 0,
+        bias=kernel.gm(bname) if bname is not None else None, epilogue=Region(epilogue) if epilogue else None))

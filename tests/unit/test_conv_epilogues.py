@@ -1,5 +1,6 @@
-"""Map bodies on the CNN kernels' buffers (lowering/graph_to_tile/activation.py),
-against onnxruntime in both precision modes: every activation graph-fuse
+"""Map bodies on the CNN kernels' buffers (the epilogue regions of tile.conv
+and tile.gemm: gedialects/tile/transforms/buffer_body.py), against
+onnxruntime in both precision modes: every activation graph-fuse
 folds into a conv, a residual plus a bounded activation, a force_fp16 output
 stored scaled (range scaling) under a non-equivariant activation, the CNN
 gemm's tanh, and a squeeze-excite block (SiLU as a loop fusion on a

@@ -1,5 +1,5 @@
 """tile-expand-structured: structured kernels -> loops of buffers, DMA and vector ops
-(and conv and pool kernels, by expand_conv.py and expand_pool.py).
+(and conv, pool and CNN gemm kernels, by expand_conv.py, expand_pool.py and expand_gemm.py).
 
 For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
 `#tile.distribution` (tile-distribute), the body becomes
@@ -38,9 +38,11 @@ from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.gemm import GemmOp
 from gedialects.tile.map_kernels import map_kernels, tiling_of
 from gedialects.tile.transforms.expand_attention import expand_attention
 from gedialects.tile.transforms.expand_conv import expand_conv
+from gedialects.tile.transforms.expand_gemm import expand_gemm
 from gedialects.tile.transforms.expand_pool import expand_pool
 from gedialects.tile.transforms.map_body import MapBodyEmitter
 from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
@@ -657,7 +659,7 @@ def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
 
 @dataclass(frozen=True)
 class TileExpandStructuredPass(ModulePass):
-    """Expand every tiled structured, conv and pool kernel into loops of buffers, DMA, cube and vector ops."""
+    """Expand every tiled structured, conv, pool and gemm kernel into loops of buffers, DMA, cube and vector ops."""
 
     name = "tile-expand-structured"
     target: str = "davinci-910"
@@ -670,6 +672,8 @@ class TileExpandStructuredPass(ModulePass):
             tiling = tiling_of(kernel, map_op)
             if isinstance(map_op, ConvOp):
                 expand_conv(kernel, map_op, tiling)  # type: ignore[arg-type]
+            elif isinstance(map_op, GemmOp):
+                expand_gemm(kernel, map_op, tiling)  # type: ignore[arg-type]
             else:
                 expand_pool(kernel, map_op, tiling)  # type: ignore[arg-type]
         for kernel, tiling in list(st.tiled_kernels(op)):

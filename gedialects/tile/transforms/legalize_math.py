@@ -31,6 +31,7 @@ from xdsl.pattern_rewriter import (
 
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.gemm import GemmOp
 
 ERF_P = 0.3275911
 ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
@@ -64,11 +65,11 @@ class _Emitter:
 
 
 def _in_map_body(op: Operation) -> bool:
-    """In a tile.map body or a tile.conv's epilogue or stage, or in a body
-    being built that has no parent yet (a fused epilogue of a loop-level
-    kernel, `legalize_body`)."""
+    """In a tile.map body, a tile.conv's epilogue or stage or a tile.gemm's
+    epilogue, or in a body being built that has no parent yet (a fused
+    epilogue of a loop-level kernel, `legalize_body`)."""
     block = op.parent_block()
-    return block is not None and (block.parent is None or isinstance(op.parent_op(), st.MapOp | ConvOp))
+    return block is not None and (block.parent is None or isinstance(op.parent_op(), st.MapOp | ConvOp | GemmOp))
 
 
 TANH_SERIES = (1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835)
@@ -157,7 +158,7 @@ def legalize_body(block: Block) -> None:
 
 @dataclass(frozen=True)
 class TileLegalizeMathPass(ModulePass):
-    """Rewrite tanh, erf and powf in map bodies (tile.map, tile.conv) into vector-unit ops."""
+    """Rewrite tanh, erf and powf in map bodies (tile.map, tile.conv, tile.gemm) into vector-unit ops."""
 
     name = "tile-legalize-math"
 

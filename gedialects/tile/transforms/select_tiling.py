@@ -19,7 +19,8 @@ A conv kernel (`tile.conv`) gets a `#tile.conv_tiling` instead: its band,
 channel block, chunk, K parts, core grid and loop order, chosen by the
 conv cost model on the same target formulas (conv_tiling.py); a pool
 kernel (`tile.pool`) a `#tile.pool_tiling`: its band of output rows and
-cores (pool_tiling.py).
+cores (pool_tiling.py); a CNN gemm (`tile.gemm`) a `#tile.gemm_tiling`:
+output fractals per tile and the K step (gemm_tiling.py).
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.gemm import GemmOp
 from gedialects.tile.map_kernels import map_kernel_op
 from gedialects.tile.transforms.conv_tiling import select_conv_tiling
 from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
+from gedialects.tile.transforms.gemm_tiling import select_gemm_tiling
 from gedialects.tile.transforms.pool_tiling import select_pool_tiling
 from target.config import TargetConfig, load_target
 
@@ -230,6 +233,7 @@ class TileSelectTilingPass(ModulePass):
                 kernel.attributes[st.TILING_ATTR] = (
                     choose_tiling(kernel, config) if map_op is None
                     else select_conv_tiling(map_op, config) if isinstance(map_op, ConvOp)
+                    else select_gemm_tiling(map_op, config) if isinstance(map_op, GemmOp)
                     else select_pool_tiling(map_op, config))
             except TilingError as e:
                 source = kernel.attributes.get("source")

@@ -61,9 +61,10 @@
 // F16:         tile.gm {tensor = "y"} : !tile.ref<gm, f32>
 // F16:         tile.matmul %[[TC]], {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
 // F16:         tile.copy %[[TU]], %[[TC]] {{.*}}src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
+// The gemm holds a tile.gemm on f16 operands (its mmads: NPU16 below).
 // F16-LABEL: tile.kernel "k4_gemm"
-// F16:         tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>
-// F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
+// F16:         %[[GO:.*]] = tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>
+// F16:         tile.gemm %{{.*}}, %{{.*}}, %[[GO]] : !tile.ref<gm, f16>, !tile.ref<gm, f16>, !tile.ref<gm, f16> attributes {m = 1 : i64, n = 10 : i64, k_fractals = 1 : i64, n_fractals = 1 : i64
 // The fp16 row-major result to the fp32 output: a structured kernel (the
 // tile passes spread a large one over the cores).
 // F16-LABEL: tile.kernel "k5_cast" attributes {kind = "cast", source = "output 'z' f16 -> f32"{{.*}}block_dim = 1 : i64}
