@@ -21,7 +21,7 @@ block_dim to its cores, `tile-expand-structured` writes the loops
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntAttr, IntegerAttr, i64
-from xdsl.ir import Attribute, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -35,14 +35,11 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from gedialects.tile.conv import parse_fields
+from gedialects.tile.core_tiling import CoreTilingAttr
 from gedialects.tile.ops import GmOp, RefType, TileOp
 
-_TILING_FIELDS = ("tile_fractals", "k_fractals", "cores", "cycles")
-
-
 @irdl_attr_definition
-class GemmTilingAttr(ParametrizedAttribute):
+class GemmTilingAttr(CoreTilingAttr):
     """A gemm kernel's tiles: blocks of `tile_fractals` output fractals (16
     columns each), K accumulated in steps of `k_fractals` fractals, the
     tiles spread over `cores` cores; `cycles`: the cost model's figure."""
@@ -52,25 +49,6 @@ class GemmTilingAttr(ParametrizedAttribute):
     k_fractals: IntAttr = param_def()
     cores: IntAttr = param_def()
     cycles: IntAttr = param_def()
-
-    def __init__(self, tile_fractals: int, k_fractals: int, cores: int, cycles: int):
-        super().__init__(IntAttr(tile_fractals), IntAttr(k_fractals), IntAttr(cores), IntAttr(cycles))
-
-    @property
-    def block_dim(self) -> int:
-        return self.cores.data
-
-    @classmethod
-    def parse_parameters(cls, parser) -> list[Attribute]:
-        v = parse_fields(parser, _TILING_FIELDS)
-        return [IntAttr(v[k]) for k in _TILING_FIELDS]  # type: ignore[arg-type]
-
-    def print_parameters(self, printer) -> None:
-        printer.print_string("<" + ", ".join(f"{k} = {getattr(self, k).data}" for k in _TILING_FIELDS) + ">")
-
-    def verify(self) -> None:
-        if min(self.tile_fractals.data, self.k_fractals.data, self.cores.data) < 1:
-            raise VerifyException("#tile.gemm_tiling: tile_fractals, k_fractals and cores are positive")
 
 
 @irdl_op_definition

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, StringAttr, UnitAttr, i64
-from xdsl.ir import Attribute, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     ParsePropInAttrDict,
@@ -40,7 +40,8 @@ from xdsl.irdl import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from gedialects.tile.conv import MapViewAttr, parse_fields
+from gedialects.tile.conv import MapViewAttr
+from gedialects.tile.core_tiling import CoreTilingAttr
 from gedialects.tile.ops import GmOp, RefType, TileOp
 
 POOL_KINDS = ("max", "avg", "global_avg")
@@ -49,7 +50,7 @@ the map), by a tree of adds rather than a vector op per tap."""
 
 
 @irdl_attr_definition
-class PoolTilingAttr(ParametrizedAttribute):
+class PoolTilingAttr(CoreTilingAttr):
     """A pool kernel's tiles: bands of `band_rows` output rows of `slices`
     C1 slices, spread over `cores` cores (contiguous runs); `cycles`: the
     cost model's prediction for the busiest core."""
@@ -59,26 +60,6 @@ class PoolTilingAttr(ParametrizedAttribute):
     slices: IntAttr = param_def()
     cores: IntAttr = param_def()
     cycles: IntAttr = param_def()
-
-    def __init__(self, band_rows: int, slices: int, cores: int, cycles: int):
-        super().__init__(IntAttr(band_rows), IntAttr(slices), IntAttr(cores), IntAttr(cycles))
-
-    @classmethod
-    def parse_parameters(cls, parser) -> list[Attribute]:
-        v = parse_fields(parser, ("band_rows", "slices", "cores", "cycles"))
-        return [IntAttr(v[k]) for k in ("band_rows", "slices", "cores", "cycles")]  # type: ignore[arg-type]
-
-    def print_parameters(self, printer) -> None:
-        printer.print_string(f"<band_rows = {self.band_rows.data}, slices = {self.slices.data}, "
-                             f"cores = {self.cores.data}, cycles = {self.cycles.data}>")
-
-    @property
-    def block_dim(self) -> int:
-        return self.cores.data
-
-    def verify(self) -> None:
-        if min(self.band_rows.data, self.slices.data, self.cores.data) < 1:
-            raise VerifyException("#tile.pool_tiling: band_rows, slices and cores are positive")
 
 
 def _ints(values: Sequence[int]) -> DenseArrayBase:
