@@ -44,7 +44,7 @@ FUSION_BODY_OPS = (g.ReluOp, g.IdentityOp, g.AddOp, g.SubOp, g.MulOp, g.DivOp, g
 MAP_UNARY_OPS = (g.SigmoidOp, g.TanhOp, g.ErfOp, g.GeluOp, g.SqrtOp, g.ExpOp, g.LogOp, g.NegOp, g.AbsOp,
                  g.ReciprocalOp, g.HardSigmoidOp, g.HardSwishOp, g.SoftplusOp, g.LeakyReluOp)
 """Unary ops a graph.fusion body on maps may also hold: their map bodies
-(lowering/map_bodies.py) run on the band's buffer (gedialects/tile/transforms/buffer_body.py)."""
+(lowering/map_bodies.py) join the tile.elementwise's body."""
 SCALE_EQUIVARIANT_BINARY = (g.AddOp, g.MulOp, g.MaxOp, g.MinOp)
 """Binary ops whose constant operand may come first (the kernel swaps it)."""
 

@@ -292,20 +292,25 @@ def lrn_blocks(bias: float, beta: float, element: Attribute = f32) -> tuple[Bloc
     return square, power
 
 
-def unary_block(op: Operation, element: Attribute = f32) -> Block:
-    """A detached map body of one argument of type `element`: the unary
-    elementwise graph op `op` (its ELEMENTWISE body), computed in fp32."""
-    return _storage_block(element, element != f32, lambda sb, x: ELEMENTWISE[type(op)](sb, op, x))
+def unary_value(block: Block, op: Operation, x: SSAValue, element: Attribute = f32) -> SSAValue:
+    """The unary elementwise graph op `op` (its ELEMENTWISE body) on x, an
+    element of type `element`, appended to `block`: computed in fp32."""
+    return _in_storage_type(block, element, element != f32, lambda sb, v: ELEMENTWISE[type(op)](sb, op, v), x)
 
 
 def _storage_block(element: Attribute, wide: bool, build) -> Block:
     """A one-argument body in `element`; `wide`: computed in fp32 between two casts."""
     block = Block(arg_types=[element])
-    sb = ScalarBuilder(block, f32 if wide else element)
-    x = sb.emit(arith.ExtFOp(block.args[0], f32)) if wide else block.args[0]
-    y = build(sb, x)
-    block.add_op(YieldOp([sb.emit(arith.TruncFOp(y, element)) if wide else y]))
+    block.add_op(YieldOp([_in_storage_type(block, element, wide, build, block.args[0])]))
     return block
+
+
+def _in_storage_type(block: Block, element: Attribute, wide: bool, build, x: SSAValue) -> SSAValue:
+    """build(builder, x) appended to `block` for x of type `element`, the
+    result in `element`; `wide`: computed in fp32 between two casts."""
+    sb = ScalarBuilder(block, f32 if wide else element)
+    y = build(sb, sb.emit(arith.ExtFOp(x, f32)) if wide else x)
+    return sb.emit(arith.TruncFOp(y, element)) if wide else y
 
 
 def fusion_tensor_constants(op: Operation) -> list[SSAValue]:

@@ -46,9 +46,7 @@ from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
-from gedialects.tile.conv import ConvOp
-from gedialects.tile.gemm import GemmOp
-from gedialects.tile.pool import PoolOp
+from gedialects.tile.map_kernels import MapKernelOp
 from gedialects.tile.transforms.allocate import buffer_bytes
 from lowering.fp16_scaling import MASK_SENTINEL
 
@@ -252,7 +250,7 @@ class KernelTranslator:
                     self.emit(npu.VdupOp(dt, self.ptr(dst, s), op.value.value.data, repeat=full))
                 if tail:
                     self.emit(npu.VdupOp(dt, self.ptr(dst, s + full * epr), op.value.value.data, repeat=1, mask=tail))
-        elif isinstance(op, (*st.STRUCTURED_OPS, ConvOp, PoolOp, GemmOp)):
+        elif isinstance(op, st.STRUCTURED_OPS) or isinstance(op, MapKernelOp):
             raise PassFailedException(f"tile.kernel @{self.kop.sym_name.data}: {op.name} is not expanded "
                                       "(run tile-select-tiling, tile-distribute and tile-expand-structured first)")
         else:

@@ -1,26 +1,29 @@
 """The CNN patterns' kernels that hold one op each before tiling (`tile.conv`,
-`tile.pool`, `tile.gemm`): what the tile passes need to find them and their
-tilings."""
+`tile.pool`, `tile.gemm`, `tile.elementwise`): what the tile passes need to
+find them, their tilings and the GM tensors they write."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.tile.conv import ConvOp, ConvTilingAttr
+from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
 from gedialects.tile.gemm import GemmOp, GemmTilingAttr
 from gedialects.tile.ops import KernelOp
 from gedialects.tile.pool import PoolOp, PoolTilingAttr
 from gedialects.tile.structured import TILING_ATTR  # a map kernel keeps its tiling under the same key
 
-MapKernelOp = ConvOp | PoolOp | GemmOp
-TILING_TYPES: dict[type, type] = {ConvOp: ConvTilingAttr, PoolOp: PoolTilingAttr, GemmOp: GemmTilingAttr}
+MapKernelOp = ConvOp | PoolOp | GemmOp | ElementwiseOp
+MapKernelTiling = ConvTilingAttr | PoolTilingAttr | GemmTilingAttr | ElementwiseTilingAttr
+TILING_TYPES: dict[type, type] = {ConvOp: ConvTilingAttr, PoolOp: PoolTilingAttr, GemmOp: GemmTilingAttr,
+                                  ElementwiseOp: ElementwiseTilingAttr}
 
 
 def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
-    """The tile.conv, tile.pool or tile.gemm `kernel` computes, if it is not expanded yet."""
+    """The tile.conv, tile.pool, tile.gemm or tile.elementwise `kernel` computes, if it is not expanded yet."""
     for op in kernel.body.block.ops:
         if isinstance(op, MapKernelOp):
             return op
@@ -28,13 +31,18 @@ def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
 
 
 def map_kernels(module: Operation) -> Iterator[tuple[KernelOp, MapKernelOp]]:
-    """(kernel, its tile.conv, tile.pool or tile.gemm) for every such kernel under `module` not yet expanded."""
+    """(kernel, its map kernel op) for every such kernel under `module` not yet expanded."""
     for kernel in module.walk():
         if isinstance(kernel, KernelOp) and (op := map_kernel_op(kernel)) is not None:
             yield kernel, op
 
 
-def tiling_of(kernel: KernelOp, op: MapKernelOp) -> ConvTilingAttr | PoolTilingAttr | GemmTilingAttr:
+def written_by(op: MapKernelOp) -> list[SSAValue]:
+    """The operands `op` writes (every other operand it reads)."""
+    return list(op.outputs) if isinstance(op, ElementwiseOp) else [op.output]
+
+
+def tiling_of(kernel: KernelOp, op: MapKernelOp) -> MapKernelTiling:
     """The kernel's tiling; none is a PassFailedException naming the pass to run first."""
     tiling = kernel.attributes.get(TILING_ATTR)
     kind = TILING_TYPES[type(op)]

@@ -23,9 +23,7 @@ from xdsl.ir import Operation
 
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
-from gedialects.tile.conv import ConvOp
-from gedialects.tile.gemm import GemmOp
-from gedialects.tile.pool import PoolOp
+from gedialects.tile.map_kernels import MapKernelOp, written_by
 
 
 MEMSET = "memset"
@@ -70,11 +68,12 @@ def access_of(task: Operation) -> Access:
             reads.add(op.tensor.data)
         elif isinstance(op, st.StoreOp):
             writes.add(op.tensor.data)
-        elif isinstance(op, ConvOp | PoolOp | GemmOp):  # it writes its output and reads every other operand
+        elif isinstance(op, MapKernelOp):  # it writes its outputs and reads every other operand
+            written = written_by(op)
             for operand in op.operands:
                 name = t.gm_tensor_of(operand)
                 if name is not None:
-                    (writes if operand is op.output else reads).add(name)
+                    (writes if operand in written else reads).add(name)
         elif not isinstance(op, t.GmOp | t.AtOp):  # references, not accesses
             for i, operand in enumerate(op.operands):
                 name = t.gm_tensor_of(operand)

@@ -70,6 +70,7 @@ from xdsl.traits import HasParent, IsTerminator
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 from gedialects.tile.ops import KernelOp, TileOp
 
@@ -434,11 +435,12 @@ class MapOp(TileOp):
 
 @irdl_op_definition
 class YieldOp(TileOp):
-    """Ends a map body (a tile.map's, a tile.conv's epilogue or stage, a tile.gemm's epilogue): the element it produces."""
+    """Ends a map body (a tile.map's or tile.elementwise's, a tile.conv's epilogue or stage, a tile.gemm's
+    epilogue): the element(s) it produces."""
 
     name = "tile.yield"
     values = var_operand_def()
-    traits = traits_def(IsTerminator(), HasParent(MapOp, ConvOp, GemmOp))
+    traits = traits_def(IsTerminator(), HasParent(MapOp, ConvOp, GemmOp, ElementwiseOp))
     assembly_format = "$values `:` type($values) attr-dict"
 
     def __init__(self, values: Sequence[SSAValue]):

@@ -1,90 +1,97 @@
-"""Vector kernels over NC1HWC0 maps: graph elementwise ops and loop fusions
-(`lower_elementwise`), and `map_kernel`, the kernel skeleton other patterns
-reuse for a vector pass over maps (stripping a halo).
-
-Per tile (a C1 slice x a band of rows): load each map operand GM -> UB,
-apply the body on the vector unit (per-channel constants broadcast along
-pixels; scalar constants as immediates), store UB -> GM. Tiles are
-double-buffered and split over the cores."""
+"""Elementwise ops, batch norms and loop fusions on NC1HWC0 maps
+(`lower_elementwise`), and `copy_map` (a map copied without its halo): each
+one `tile.elementwise` (gedialects/tile/elementwise.py) whose body is the
+computation as a map body in the maps' element type. Per-channel constants
+(a batch norm's scale and shift, a constant of C values) are packed C1 x C0
+in GM and a computed squeeze-excite gate [1, C, 1, 1] is read where it is
+stored: both broadcast over the pixels; a scalar is an arith.constant (an
+immediate). How the kernel is tiled is the tile passes' choice
+(tile-select-tiling's band, tile-distribute, tile-expand-structured)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.tile.builder import TileKernelBuilder
-from gedialects.tile.transforms.buffer_body import BufferBody
-from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES
+from gedialects.tile.conv import MapViewAttr
+from gedialects.tile.elementwise import ElementwiseOp
+from gedialects.tile.structured import YieldOp
 from lowering.legality import MAP_ELEMENTWISE, MAP_UNARY_OPS
-from lowering.map_bodies import unary_block
+from lowering.map_bodies import ScalarBuilder, unary_value
 
 from .context import LoweringContext
 from .registry import lowers
-from .storage import TensorView
+from .storage import TensorView, map_view
 
-
-def map_kernel(ctx: LoweringContext, op: Operation, kind: str, ins: list[TensorView], out: TensorView,
-               body, extra_bufs: int = 0) -> None:
-    """A vector kernel over NC1HWC0 maps of one shape: per tile (C1 slice,
-    band of rows) load every input, `body(kernel, srcs, dst, n, scratch)`
-    computes the band into dst (n elements, dense; `extra_bufs` scratch
-    buffers of n), store."""
-    _, C, H, W = out.shape
-    c0, es = ctx.c0, ctx.elem_bytes
-    C1 = -(-C // c0)
-    usable = ctx.config.capacity_bytes["ub"] - UB_RESERVE_BYTES
-    nbuf = len(ins) + 1 + extra_bufs
-    rows = [r for r in range(1, H + 1) if H % r == 0 and 2 * nbuf * r * W * c0 * es <= usable]
-    if not rows:
-        raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
-    band_rows = max(rows)
-    bands = H // band_rows
-    tiles = C1 * bands
-    block_dim = ctx.cores_for(tiles)
-    kernel = ctx.new_kernel(op, kind, block_dim)
-    n = band_rows * W * c0
-    bufs = [kernel.alloc("ub", n, "NC1HWC0", buffers=2) for _ in ins]
-    dst = kernel.alloc("ub", n, "NC1HWC0", buffers=2)
-    scratch = [kernel.alloc("ub", n, "NC1HWC0", buffers=2) for _ in range(extra_bufs)]
-    with kernel.tiles(tiles, block_dim, pipeline=True) as tile:
-        c1 = kernel.div(tile, bands)
-        band = kernel.rem(tile, bands)
-        for view, buf in zip(ins, bufs):
-            _load_band(ctx, kernel, buf, view, c1, band, band_rows, W)
-        body(kernel, bufs, dst, n, scratch)
-        _store_band(ctx, kernel, out, dst, c1, band, band_rows, W)
-
-
-def _load_band(ctx: LoweringContext, kernel: TileKernelBuilder, buf: SSAValue, view: TensorView,
-               c1, band, band_rows: int, W: int) -> None:
-    """Rows [band * band_rows, +band_rows) of C1 slice c1 of view -> buf (dense, no halo)."""
-    c0 = ctx.c0
-    src = kernel.add(kernel.mul(c1, view.slice_stride(c0)), kernel.mul(band, band_rows * view.storage.padded_w * c0))
-    kernel.copy(buf, kernel.at(kernel.gm(view.storage.name), view.origin(c0), src), [band_rows, W * c0], [W * c0, 1],
-                [view.storage.padded_w * c0, 1])
-
-
-def _store_band(ctx: LoweringContext, kernel: TileKernelBuilder, out: TensorView, buf: SSAValue,
-                c1, band, band_rows: int, W: int) -> None:
-    """buf -> rows [band * band_rows, +band_rows) of C1 slice c1 of out."""
-    c0 = ctx.c0
-    dst = kernel.add(kernel.mul(c1, out.slice_stride(c0)), kernel.mul(band, band_rows * out.storage.padded_w * c0))
-    kernel.copy(kernel.at(kernel.gm(out.storage.name), out.origin(c0), dst), buf, [band_rows, W * c0],
-                [out.storage.padded_w * c0, 1], [W * c0, 1])
-
-
-# ------------------------------------------------------- elementwise ops and loop fusions
-
-DENSE = ((1,), (1,), (1,))
-"""Strides of a dense binary vector op (dst, a, b)."""
-UNARY = ((1,), (1,))
-"""Strides of a dense unary vector op (dst, a)."""
-COMMUTATIVE = ("add", "mul", "max", "min")
 SCALED_WITH_MAP = ("add", "sub", "max", "min")
 """force_fp16: a constant added to (or compared with) a scaled map is scaled with it."""
+BINARY = {"add": "add", "sum": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
+"""Graph ops of a map body with two or more operands -> the ScalarBuilder method folding them."""
+
+
+class ElementwiseBody:
+    """The map body of a tile.elementwise being built: one block argument
+    per input (a map of the output's shape, a per-channel constant or gate),
+    scalar ops in the maps' element type."""
+
+    def __init__(self, ctx: LoweringContext, kernel: TileKernelBuilder, shape: tuple[int, ...]):
+        self.ctx, self.kernel, self.shape = ctx, kernel, tuple(shape)
+        self.block = Block()
+        self.sb = ScalarBuilder(self.block, ctx.elem)
+        self.inputs: list[tuple[SSAValue, MapViewAttr]] = []
+        self._args: dict[object, SSAValue] = {}
+
+    def _arg(self, key: object, place: Callable[[], tuple[str, MapViewAttr]]) -> SSAValue:
+        """The block argument of input `key`, placed (GM tensor, view) on first use."""
+        if key not in self._args:
+            tensor, view = place()
+            self._args[key] = self.block.insert_arg(self.ctx.elem, len(self.block.args))
+            self.inputs.append((self.kernel.gm(tensor), view))
+        return self._args[key]
+
+    def map(self, v: SSAValue) -> SSAValue:
+        """Graph value v's map: of the output's shape, or per-channel (a gate)."""
+        return self.view_input(("map", v), self.ctx.values[v])
+
+    def view_input(self, key: object, view: TensorView) -> SSAValue:
+        return self._arg(key, lambda: (view.storage.name, map_view(view, self.ctx.c0)))
+
+    def channel_constant(self, values: np.ndarray) -> SSAValue:
+        """C values (or one, repeated) broadcast over the pixels: one GM constant per distinct array."""
+        values = np.ascontiguousarray(values, np.float32).reshape(-1)
+        c, c0 = self.shape[1], self.ctx.c0
+
+        def place() -> tuple[str, MapViewAttr]:
+            padded = np.zeros(-(-c // c0) * c0, np.float32)
+            padded[:c] = np.broadcast_to(values, (c,))
+            return self.ctx.add_constant("chan", padded), MapViewAttr((1, c, 1, 1), 0, c0, 1)
+
+        return self._arg(("chan", values.tobytes()), place)
+
+    def finish(self, results: list[SSAValue]) -> Region:
+        self.block.add_op(YieldOp(results))
+        return Region(self.block)
+
+
+def _emit(ctx: LoweringContext, op: Operation | None, kind: str, shape: tuple[int, ...],
+          build: Callable[[ElementwiseBody], list[SSAValue]], outs: list[TensorView]) -> None:
+    """One elementwise kernel: `build` writes the body and returns the yielded elements, one per output."""
+    kernel = ctx.new_kernel(op, kind, 1)  # tile-distribute sets its cores from the tiling
+    body = ElementwiseBody(ctx, kernel, shape)
+    results = build(body)
+    outputs = [(kernel.gm(out.storage.name), map_view(out, ctx.c0)) for out in outs]
+    kernel.emit(ElementwiseOp(body.inputs, outputs, body.finish(results)))
+
+
+def copy_map(ctx: LoweringContext, op: Operation, kind: str, x: TensorView, out: TensorView) -> None:
+    """out = x, map to map (a halo dropped or added on the way)."""
+    _emit(ctx, op, kind, x.shape, lambda body: [body.view_input("source", x)], [out])
 
 
 def _body_of(ctx: LoweringContext, op: Operation):
@@ -117,155 +124,57 @@ def _body_of(ctx: LoweringContext, op: Operation):
 @lowers(*MAP_ELEMENTWISE)
 def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
     out_v = op.results[0]
-    shape = g.shape_of(out_v)
+    shape = tuple(g.shape_of(out_v))
     if len(shape) != 4:
         raise PassFailedException(f"{describe_op(op)}: elementwise ops on non-4-D tensors are not lowered yet")
-    _, C, H, W = shape
-    c0, es = ctx.c0, ctx.elem_bytes
-    C1 = -(-C // c0)
-    args, env, body, results = _body_of(ctx, op)
-    maps = [a for a in dict.fromkeys(args) if a in ctx.values and g.shape_of(a) == shape]
+    C = shape[1]
+    args, env, steps, results = _body_of(ctx, op)
     outs = [ctx.storage_for(r, "NC1HWC0", op.name.split(".")[-1]) for r, _ in results]
-    usable = ctx.config.capacity_bytes["ub"] - UB_RESERVE_BYTES
-    # a unary op's map body takes up to 6 fp32 temporaries of the band (tanh's
-    # series, erf's polynomial): 6 double-buffered units of >= 2 bytes each
-    nbuf = len(maps) + len(body) + 1 + 6 * sum(isinstance(o, MAP_UNARY_OPS) for o in body)
-    band_rows = (max(r for r in range(1, H + 1) if H % r == 0 and 2 * nbuf * r * W * c0 * es <= usable)
-                 if 2 * nbuf * W * c0 * es <= usable else 0)
-    if not band_rows:
-        raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
-    bands = H // band_rows
-    tiles = C1 * bands
-    block_dim = ctx.cores_for(tiles)
-    kernel = ctx.new_kernel(op, "elementwise", block_dim)
-    n = band_rows * W * c0
-    bufs = {a: kernel.alloc("ub", n, "NC1HWC0", buffers=2) for a in maps}
-    unary_bodies: dict[Operation, BufferBody] = {}  # each built once, applied per tile
-    channel_consts: dict[bytes, tuple[str, SSAValue]] = {}  # values -> (GM constant, UB block), one per distinct array
-    per_channel = [[c0, 1], [c0, 1], [0, 1]]  # strides: a per-channel block broadcast along pixels
 
-    def channel_const(arr: np.ndarray) -> SSAValue:
-        key = np.ascontiguousarray(arr, np.float32).tobytes()
-        if key not in channel_consts:
-            padded = np.zeros(C1 * c0, np.float32)
-            padded[:C] = np.broadcast_to(arr.reshape(-1), (C,)) if arr.size in (1, C) else arr.reshape(-1)
-            name = ctx.add_constant("chan", padded)
-            channel_consts[key] = (name, kernel.alloc("ub", c0, "ND", buffers=2))
-        return channel_consts[key][1]
+    def build(body: ElementwiseBody) -> list[SSAValue]:
+        sb = body.sb
+        computed: dict[SSAValue, SSAValue] = {}  # graph value of the fusion body -> its element
 
-    with kernel.tiles(tiles, block_dim, pipeline=True) as tile:
-        c1 = kernel.div(tile, bands)
-        band = kernel.rem(tile, bands)
-        for a in maps:
-            _load_band(ctx, kernel, bufs[a], ctx.values[a], c1, band, band_rows, W)
-
-        def load_const(arr) -> SSAValue:
-            """This tile's C0 values of a per-channel constant, in UB."""
-            buf = channel_const(arr)
-            name = channel_consts[np.ascontiguousarray(arr, np.float32).tobytes()][0]
-            kernel.copy(buf, kernel.at(kernel.gm(name), 0, kernel.mul(c1, c0)), [c0], [1], [1])
-            return buf
-
-        def load_gate(v) -> SSAValue:
-            """This tile's C0 values of a computed [1, C, 1, 1] map, in UB."""
-            if v not in gates:
-                gates[v] = kernel.alloc("ub", c0, "NC1HWC0", buffers=2)
-            view = ctx.values[v]
-            kernel.copy(gates[v], kernel.at(kernel.gm(view.storage.name), view.origin(c0),
-                                            kernel.mul(c1, view.slice_stride(c0))), [c0], [1], [1])
-            return gates[v]
-
-        def operand(v):
-            """("buf", UB buffer) | ("scalar", float) | ("chan", per-channel array) | ("gate", UB block)."""
-            if v in env:
-                v = env[v]
-            if isinstance(v, tuple):
-                return v
-            if v in vals:
-                return ("buf", vals[v])
-            if v in ctx.values and tuple(g.shape_of(v)) == (1, C, 1, 1):
-                return ("gate", load_gate(v))
+        def operand(v: SSAValue, const_scale: float = 1.0) -> SSAValue:
+            """v's element: a fusion argument's, a computed one, a map's, a constant's."""
+            v = env.get(v, v)
+            if v in computed:
+                return computed[v]
+            if v in ctx.values and tuple(g.shape_of(v)) in (shape, (1, C, 1, 1)):
+                return body.map(v)
             arr = ctx.constant_value(v)
             if arr is None:
                 raise PassFailedException(f"{describe_op(op)}: operand is neither a map nor a constant")
             if arr.size == 1:
-                return ("scalar", float(arr.reshape(-1)[0]))
+                return sb.const(float(arr.reshape(-1)[0]) / const_scale)
             if arr.size == C:
-                return ("chan", arr)
+                return body.channel_constant(np.asarray(arr, np.float32) / const_scale)
             raise PassFailedException(f"{describe_op(op)}: broadcast of shape {arr.shape} not lowered")
 
-        vals: dict = {a: bufs[a] for a in maps}  # graph value -> its UB buffer in this tile
-        gates: dict = {}
-        cur = None
-        for item in body:
-            if isinstance(item, tuple):  # batch norm
-                kind, arr = item
-                src = cur if cur is not None else bufs[args[0]]
-                dst = kernel.alloc("ub", n, "NC1HWC0", buffers=2)
-                const = load_const(arr)
-                kernel.vec("mul" if kind == "mulc" else "add", dst, [src, const], [band_rows * W, c0], per_channel)
-                cur = dst
+        current: SSAValue | None = None
+        for step in steps:
+            if isinstance(step, tuple):  # batch norm: x * scale + shift, per channel
+                kind, values = step
+                x = current if current is not None else operand(args[0])
+                c = body.channel_constant(values)
+                current = sb.mul(x, c) if kind == "mulc" else sb.add(x, c)
                 continue
-            o = item
-            dst = kernel.alloc("ub", n, "NC1HWC0", buffers=2)
-            ins = [operand(v) for v in o.operands]
-            name = o.name.split(".")[-1]
-            if name == "relu":
-                kernel.vec("relu", dst, [ins[0][1]], [n], UNARY)
-            elif isinstance(o, MAP_UNARY_OPS):
-                if o not in unary_bodies:
-                    unary_bodies[o] = BufferBody(kernel, unary_block(o, kernel.elem))
-                unary_bodies[o].apply(ins[0][1], n, dst)
+            name = step.name.split(".")[-1]
+            if isinstance(step, MAP_UNARY_OPS):
+                current = unary_value(body.block, step, operand(step.operands[0]), ctx.elem)
+            elif name == "relu":
+                current = sb.max(operand(step.operands[0]), sb.const(0.0))
             elif name == "identity":
-                kernel.vec("adds", dst, [ins[0][1]], [n], UNARY, 0.0)
-            elif name in ("add", "sub", "mul", "div", "max", "min", "sum"):
-                if name == "sum":
-                    name = "add"
-                acc = ins[0]
-                for other in ins[1:]:
-                    a, b = acc, other
-                    if a[0] != "buf" and b[0] == "buf" and name in COMMUTATIVE:
-                        a, b = b, a
-                    if a[0] != "buf":
-                        raise PassFailedException(f"{describe_op(op)}: constant-first {name} not lowered")
-                    const_scale = ctx.scale_of(out_v) if name in SCALED_WITH_MAP else 1.0
-                    if b[0] == "buf":
-                        kernel.vec(name, dst, [a[1], b[1]], [n], DENSE)
-                    elif b[0] == "gate":
-                        kernel.vec(name, dst, [a[1], b[1]], [band_rows * W, c0], per_channel)
-                    elif b[0] == "chan":
-                        kernel.vec(name, dst, [a[1], load_const(np.asarray(b[1], np.float32) / const_scale)],
-                                   [band_rows * W, c0], per_channel)
-                    else:
-                        _binary_with_scalar(kernel, name, dst, a[1], b[1] / const_scale, n)
-                    acc = ("buf", dst)
+                current = operand(step.operands[0])
+            elif name in BINARY:
+                const_scale = ctx.scale_of(out_v) if BINARY[name] in SCALED_WITH_MAP else 1.0
+                values = [operand(v, const_scale) for v in step.operands]
+                current = values[0]
+                for other in values[1:]:
+                    current = getattr(sb, BINARY[name])(current, other)
             else:
-                raise PassFailedException(f"{describe_op(op)}: {o.name} is not lowered in elementwise kernels")
-            vals[o.results[0]] = dst
-            cur = dst
-        for out, (_, yielded) in zip(outs, results):  # a loop fusion may yield several values
-            if yielded is None:
-                final = cur
-            elif yielded in env and env[yielded] in bufs:
-                final = bufs[env[yielded]]
-            else:
-                final = vals[yielded]
-            _store_band(ctx, kernel, out, final, c1, band, band_rows, W)
+                raise PassFailedException(f"{describe_op(op)}: {step.name} is not lowered in elementwise kernels")
+            computed[step.results[0]] = current
+        return [current if yielded is None else operand(yielded) for _, yielded in results]  # type: ignore[misc]
 
-
-def _binary_with_scalar(kernel: TileKernelBuilder, name: str, dst, a, value: float, n: int) -> None:
-    """dst = a <name> value, with the vector unit's scalar ops (adds, muls, maxs)."""
-    if name == "add":
-        kernel.vec("adds", dst, [a], [n], UNARY, value)
-    elif name == "sub":
-        kernel.vec("adds", dst, [a], [n], UNARY, -value)
-    elif name == "mul":
-        kernel.vec("muls", dst, [a], [n], UNARY, value)
-    elif name == "div":
-        kernel.vec("muls", dst, [a], [n], UNARY, 1.0 / value)
-    elif name == "max":
-        kernel.vec("maxs", dst, [a], [n], UNARY, value)
-    else:  # min(a, v) = -max(-a, -v)
-        kernel.vec("muls", dst, [a], [n], UNARY, -1.0)
-        kernel.vec("maxs", dst, [dst], [n], UNARY, -value)
-        kernel.vec("muls", dst, [dst], [n], UNARY, -1.0)
+    _emit(ctx, op, "elementwise", shape, build, outs)

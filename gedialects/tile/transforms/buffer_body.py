@@ -1,5 +1,5 @@
 """`BufferBody`: a map body run on a loop-level kernel's UB buffers (a conv's
-epilogue or staged input, the CNN map kernels' unary ops). The body
+epilogue or staged input, a gemm's epilogue). The body
 (legalized by tile-legalize-math's patterns) becomes vector ops through the
 map-body emitter the structured kernels use, so an activation or a unary op
 is defined once for every kernel that runs it."""

@@ -38,10 +38,12 @@ from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.builder import Index, TileBuilder
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 from gedialects.tile.map_kernels import map_kernels, tiling_of
 from gedialects.tile.transforms.expand_attention import expand_attention
 from gedialects.tile.transforms.expand_conv import expand_conv
+from gedialects.tile.transforms.expand_elementwise import expand_elementwise
 from gedialects.tile.transforms.expand_gemm import expand_gemm
 from gedialects.tile.transforms.expand_pool import expand_pool
 from gedialects.tile.transforms.map_body import MapBodyEmitter
@@ -659,7 +661,7 @@ def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
 
 @dataclass(frozen=True)
 class TileExpandStructuredPass(ModulePass):
-    """Expand every tiled structured, conv, pool and gemm kernel into loops of buffers, DMA, cube and vector ops."""
+    """Expand every tiled structured, conv, pool, gemm and elementwise kernel into loops of buffers, DMA, cube and vector ops."""
 
     name = "tile-expand-structured"
     target: str = "davinci-910"
@@ -674,6 +676,8 @@ class TileExpandStructuredPass(ModulePass):
                 expand_conv(kernel, map_op, tiling)  # type: ignore[arg-type]
             elif isinstance(map_op, GemmOp):
                 expand_gemm(kernel, map_op, tiling)  # type: ignore[arg-type]
+            elif isinstance(map_op, ElementwiseOp):
+                expand_elementwise(kernel, map_op, tiling)  # type: ignore[arg-type]
             else:
                 expand_pool(kernel, map_op, tiling)  # type: ignore[arg-type]
         for kernel, tiling in list(st.tiled_kernels(op)):

@@ -31,6 +31,7 @@ from xdsl.pattern_rewriter import (
 
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 
 ERF_P = 0.3275911
@@ -65,11 +66,12 @@ class _Emitter:
 
 
 def _in_map_body(op: Operation) -> bool:
-    """In a tile.map body, a tile.conv's epilogue or stage or a tile.gemm's
-    epilogue, or in a body being built that has no parent yet (a fused
-    epilogue of a loop-level kernel, `legalize_body`)."""
+    """In a tile.map or tile.elementwise body, a tile.conv's epilogue or
+    stage or a tile.gemm's epilogue, or in a body being built that has no
+    parent yet (a fused epilogue of a loop-level kernel, `legalize_body`)."""
     block = op.parent_block()
-    return block is not None and (block.parent is None or isinstance(op.parent_op(), st.MapOp | ConvOp | GemmOp))
+    return block is not None and (block.parent is None
+                                  or isinstance(op.parent_op(), st.MapOp | ConvOp | GemmOp | ElementwiseOp))
 
 
 TANH_SERIES = (1.0, -1.0 / 3, 2.0 / 15, -17.0 / 315, 62.0 / 2835)

@@ -107,8 +107,23 @@ class MapBodyEmitter:
         may be written into them, and the returned buffer may be one of them;
         any other returned buffer is a fresh one the caller owns. `into`: the
         op that yields writes its result there (returned)."""
-        consumable = consumable or set()
-        yielded = body.last_op.operands[0] if isinstance(body.last_op, st.YieldOp) else None
+        if into is not None:
+            self.run_into(body, args, [into], consumable)
+            return into
+        return self._run(body, args, result_box, result_element, consumable or set(), None)  # type: ignore[return-value]
+
+    def run_into(self, body: Block, args: list[Buffer], outs: list[Buffer], consumable: set[Buffer] | None = None) -> None:
+        """The body's yielded values written into `outs`, one per value (a
+        loop fusion yields several): the op that computes a yielded value
+        writes it there directly."""
+        self._run(body, args, outs[0].box, outs[0].element, consumable or set(), outs)
+
+    def _run(self, body: Block, args: list[Buffer], result_box: tuple[int, ...], result_element: Attribute,
+             consumable: set[Buffer], outs: list[Buffer] | None) -> Buffer | None:
+        targets: dict[SSAValue, Buffer] = {}  # a yielded value -> the buffer its op writes
+        if outs is not None and isinstance(body.last_op, st.YieldOp):
+            for v, buf in zip(body.last_op.values, outs):
+                targets.setdefault(v, buf)
         env: dict[SSAValue, Buffer | float] = dict(zip(body.args, args))
         uses_left = {v: len(list(v.uses)) for v in body.args}
         uses_left.update({v: len(list(v.uses)) for o in body.ops for v in o.results})
@@ -122,13 +137,15 @@ class MapBodyEmitter:
 
         for inner in body.ops:
             if isinstance(inner, st.YieldOp):
+                if outs is not None:
+                    for v, target in zip(inner.values, outs):
+                        out = env[v]
+                        if isinstance(out, float):  # a constant
+                            self.dup(target, out)
+                        elif out is not target:  # an argument, or a value yielded twice
+                            self.vector("adds", target, [out], 0.0)
+                    return None
                 out = env[inner.values[0]]
-                if into is not None:
-                    if isinstance(out, float):  # a constant
-                        self.dup(into, out)
-                    elif out is not into:  # an argument (an op's result went there directly)
-                        self.vector("adds", into, [out], 0.0)
-                    return into
                 if not isinstance(out, Buffer):
                     buf = self.new_buffer(result_box, result_element)
                     self.dup(buf, out)
@@ -152,7 +169,7 @@ class MapBodyEmitter:
             for v in inner.operands:
                 uses_left[v] -= 1
             reusable = [x for x in operands if isinstance(x, Buffer) and x in writable and dead(x)]
-            forced = into if into is not None and inner.results[0] is yielded else None
+            forced = targets.get(inner.results[0])
             result = self.body_op(inner, operands, reusable, forced)
             env[inner.results[0]] = result
             if isinstance(result, Buffer):

@@ -20,7 +20,9 @@ channel block, chunk, K parts, core grid and loop order, chosen by the
 conv cost model on the same target formulas (conv_tiling.py); a pool
 kernel (`tile.pool`) a `#tile.pool_tiling`: its band of output rows and
 cores (pool_tiling.py); a CNN gemm (`tile.gemm`) a `#tile.gemm_tiling`:
-output fractals per tile and the K step (gemm_tiling.py).
+output fractals per tile and the K step (gemm_tiling.py); a CNN elementwise
+kernel (`tile.elementwise`) a `#tile.elementwise_tiling`: its band of rows
+and cores (elementwise_tiling.py).
 """
 
 from __future__ import annotations
@@ -30,22 +32,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from gedialects.npu.dma import plan_copy
-from gedialects.npu.isa import FRACTAL, REPEAT_BYTES
+from gedialects.npu.isa import FRACTAL
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 from gedialects.tile.map_kernels import map_kernel_op
 from gedialects.tile.transforms.conv_tiling import select_conv_tiling
-from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
+from gedialects.tile.transforms.elementwise_tiling import select_elementwise_tiling
+from gedialects.tile.transforms.expand_structured import TilingError, dry_run
 from gedialects.tile.transforms.gemm_tiling import select_gemm_tiling
+from gedialects.tile.transforms.tile_cost import hoisted_cycles, hoisted_work, predicted_cycles, tile_work
 from gedialects.tile.transforms.pool_tiling import select_pool_tiling
 from target.config import TargetConfig, load_target
 
@@ -74,110 +76,6 @@ def candidate_tiles(shape: Sequence[int], split_last: bool) -> list[tuple[int, .
                 if cand not in out:
                     out.append(cand)
     return out
-
-
-@dataclass(frozen=True)
-class TileWork:
-    """What one tile costs: bytes in and out of GM and the DMA instructions
-    that move them (each pays the GM latency), vector and cube cycles,
-    instructions."""
-
-    bytes_in: int
-    bytes_out: int
-    vector_cycles: int
-    cube_cycles: int
-    instructions: int
-    dmas_in: int = 1
-    dmas_out: int = 1
-
-
-def tile_work(body: Block, config: TargetConfig) -> TileWork:
-    """The work of one iteration of the expansion's tile loop."""
-    loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
-    return _work(_weighted(loop.body.block if loop is not None else body, 1), config)
-
-
-def hoisted_work(body: Block, config: TargetConfig) -> TileWork:
-    """The work the expansion does once, outside its tile loop: the loads
-    that do not move with the tile (all of them when there is one tile)."""
-    return _work([(op, 1) for op in body.ops if not isinstance(op, scf.ForOp)], config)
-
-
-def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
-    bytes_in = bytes_out = vec = cube = instrs = dmas_in = dmas_out = 0
-    for op, times in ops:
-        if isinstance(op, t.MatmulOp):
-            dtype = "f16" if elem_bytes(op.a.type.element) == 2 else "f32"  # type: ignore[attr-defined]
-            cube += times * config.mmad_cycles(dtype, op.m.value.data, op.n.value.data, op.k.value.data)
-            instrs += times
-        elif isinstance(op, t.CopyOp) and t.space_of(op.src) != "gm" and t.space_of(op.dst) != "gm":
-            instrs += times  # on-chip moves (L0C -> UB) ride on other pipes
-        elif isinstance(op, t.CopyOp):
-            src_es, dst_es = (elem_bytes(v.type.element) for v in (op.src, op.dst))  # type: ignore[attr-defined]
-            n = times * math.prod(t.ints(op.shape)) * src_es
-            dmas = times * plan_copy(t.ints(op.shape), t.ints(op.dst_strides), t.ints(op.src_strides), dst_es, src_es,
-                                     t.space_of(op.dst), t.space_of(op.src)).instructions
-            if t.space_of(op.src) == "gm":
-                bytes_in, dmas_in = bytes_in + n, dmas_in + dmas
-            else:
-                bytes_out, dmas_out = bytes_out + n, dmas_out + dmas
-            instrs += times
-        elif isinstance(op, t.LoadIndexOp):
-            instrs += times
-        elif isinstance(op, t.VecOp | t.ReduceOp | t.CastOp | t.DupOp):
-            ref = op.operands[0]
-            epr = REPEAT_BYTES // elem_bytes(ref.type.element)  # type: ignore[attr-defined]
-            if isinstance(op, t.VecOp):
-                name, elements = "v" + op.op.data, math.prod(t.ints(op.shape))
-            elif isinstance(op, t.ReduceOp):
-                name = f"vreduce_{op.op.data}"
-                elements = op.rows.value.data * op.cols.value.data
-            elif isinstance(op, t.CastOp):
-                widest = max(elem_bytes(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
-                name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // widest
-            else:
-                name, elements = "vdup", op.count.value.data
-            repeats = -(-elements // epr)
-            vec += times * config.vector_cycles(name, repeats)
-            instrs += times
-    return TileWork(bytes_in, bytes_out, vec, cube, instrs, dmas_in, dmas_out)
-
-
-def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
-    """The ops of a block and of the loops in it, each with how often it
-    runs per execution of the block (a loop's trip count when its bounds are
-    constants, else once)."""
-    out: list[tuple[Operation, int]] = []
-    for op in block.ops:
-        if isinstance(op, scf.ForOp):
-            bounds = [b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
-                      for b in (op.lb, op.ub, op.step)]
-            trips = 1 if None in bounds else max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
-            out += _weighted(op.body.block, times * trips)
-        else:
-            out.append((op, times))
-    return out
-
-
-def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
-    cores = min(tiles, config.vector_cores)
-    per_core = -(-tiles // cores)
-    latency = config.latency_cycles["dma_gm"]
-    load = config.dma_cycles("gm_ub", work.bytes_in, cores) + (work.dmas_in - 1) * latency if work.bytes_in else 0
-    store = config.dma_cycles("ub_gm", work.bytes_out, cores) + (work.dmas_out - 1) * latency if work.bytes_out else 0
-    issue = work.instructions * config.latency_cycles["issue"]
-    if per_core == 1:
-        return load + work.cube_cycles + work.vector_cycles + store + issue
-    # double-buffered: the pipes overlap across tiles; the first load and the last store do not
-    return per_core * (max(load, work.cube_cycles, work.vector_cycles, store) + issue) + load + store
-
-
-def hoisted_cycles(once: TileWork, tiles: int, config: TargetConfig) -> int:
-    """Each core loads the hoisted operands once, before its tiles."""
-    if not once.bytes_in:
-        return 0
-    cores = min(tiles, config.vector_cores)
-    return config.dma_cycles("gm_ub", once.bytes_in, cores) + (once.dmas_in - 1) * config.latency_cycles["dma_gm"]
 
 
 def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
@@ -234,6 +132,7 @@ class TileSelectTilingPass(ModulePass):
                     choose_tiling(kernel, config) if map_op is None
                     else select_conv_tiling(map_op, config) if isinstance(map_op, ConvOp)
                     else select_gemm_tiling(map_op, config) if isinstance(map_op, GemmOp)
+                    else select_elementwise_tiling(map_op, config) if isinstance(map_op, ElementwiseOp)
                     else select_pool_tiling(map_op, config))
             except TilingError as e:
                 source = kernel.attributes.get("source")

@@ -26,7 +26,11 @@ builtin.module {
 // CHECK:        %[[P:.*]] = tile.gm {tensor = "pool"} : !tile.ref<gm, f32>
 // CHECK:        tile.pool "max" %[[X]], %[[P]] : !tile.ref<gm, f32>, !tile.ref<gm, f32> {input_view = #tile.map_view<shape = [1, 16, 16, 16], {{.*}}>, output_view = #tile.map_view<shape = [1, 16, 8, 8], {{.*}}>, kernel_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>}
 // CHECK:      tile.kernel "k2_elementwise"
-// CHECK:        tile.vec "relu"
+// CHECK:        tile.elementwise ins(%{{.*}} : !tile.ref<gm, f32>) outs(%{{.*}} : !tile.ref<gm, f32>) attributes {input_views = [#tile.map_view<shape = [1, 16, 8, 8], {{.*}}>], output_views = [#tile.map_view<shape = [1, 16, 8, 8], {{.*}}>]} {
+// CHECK-NEXT:   ^{{.*}}(%[[A:.*]]: f32):
+// CHECK-NEXT:     %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     %[[R:.*]] = arith.maximumf %[[A]], %[[Z]] : f32
+// CHECK-NEXT:     tile.yield %[[R]] : f32
 // CHECK:      tile.kernel "k3_transdata"
 
 // EXPAND:      tile.kernel "k1_max_pool" attributes {{{.*}}tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, slices = 1, cores = {{[0-9]+}}, cycles = {{[0-9]+}}>
@@ -37,6 +41,13 @@ builtin.module {
 // EXPAND:          tile.copy
 // EXPAND:        {tile.pipeline = "ping-pong"}
 // EXPAND-NOT:    tile.pool
+// EXPAND:      tile.kernel "k2_elementwise" attributes {{{.*}}tiling = #tile.elementwise_tiling<band_rows = {{[0-9]+}}, cores = {{[0-9]+}}, cycles = {{[0-9]+}}>
+// EXPAND:        scf.for
+// EXPAND:          tile.copy
+// EXPAND:          tile.vec "relu"
+// EXPAND:          tile.copy
+// EXPAND:        {tile.pipeline = "ping-pong"}
+// EXPAND-NOT:    tile.elementwise
 
 // NPU:      npu.program @main
 // NPU:        npu.input "x"

@@ -135,21 +135,23 @@ func.func @concat_in_place(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tenso
 
 // Batch norm is folded to per-channel scale and shift (constants broadcast
 // along pixels with stride 0); relu + residual add are one graph.fusion, one
-// kernel; both stay in NC1HWC0, transdata only at the boundaries.
+// kernel; both stay in NC1HWC0, transdata only at the boundaries. Each is a
+// tile.elementwise: the cost model spreads their 32 one-row bands over 32
+// cores, the map body writes in place into the dying input band.
 
 // CHECK-LABEL: tile.program "bn_relu_residual" attributes {{{.*}}ge.transdata = 2 : i64}
 // CHECK-DAG:   tile.tensor {name = "[[S:chan]]", kind = "constant", {{.*}}type = tensor<16xf32>
 // CHECK-DAG:   tile.tensor {name = "[[BN:batch_norm]]", kind = "internal", {{.*}}layout = "NC1HWC0"}
 // CHECK:       tile.kernel "k0_transdata"
-// CHECK:       tile.kernel "k1_elementwise" attributes {kind = "elementwise", source = "graph.batch_norm at loc(\22bn\22)"{{.*}}block_dim = 2 : i64}
+// CHECK:       tile.kernel "k1_elementwise" attributes {kind = "elementwise", source = "graph.batch_norm at loc(\22bn\22)"{{.*}}tiling = #tile.elementwise_tiling<band_rows = 1, cores = 32, cycles = {{[0-9]+}}>, block_dim = 32 : i64}
 // CHECK:         tile.gm {tensor = "[[S]]"}
-// CHECK:         tile.vec "mul" {{.*}}strides = array<i64: 8, 1, 8, 1, 0, 1>
-// CHECK:         tile.vec "add" {{.*}}strides = array<i64: 8, 1, 8, 1, 0, 1>
 // CHECK:         tile.gm {tensor = "[[BN]]"}
+// CHECK:         tile.vec "mul" %[[X:.*]], %[[X]], %{{.*}} {shape = array<i64: 16, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
+// CHECK-NEXT:    tile.vec "add" %{{.*}}, %[[X]], %{{.*}} {shape = array<i64: 16, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
 // CHECK:       } {tile.pipeline = "ping-pong"}
-// CHECK:       tile.kernel "k2_elementwise" attributes {kind = "elementwise", source = "graph.fusion at loc(\22relu\22)", absorbed = ["relu", "res"]{{.*}}block_dim = 2 : i64}
-// CHECK:         tile.vec "relu"
-// CHECK:         tile.vec "add"
+// CHECK:       tile.kernel "k2_elementwise" attributes {kind = "elementwise", source = "graph.fusion at loc(\22relu\22)", absorbed = ["relu", "res"]{{.*}}block_dim = 32 : i64}
+// CHECK:         tile.vec "relu" %[[R:.*]], %[[R]]
+// CHECK-NEXT:    tile.vec "add" %{{.*}}, %[[R]], %{{.*}}
 // CHECK:       tile.kernel "k3_transdata"
 // CHECK-NOT:   tile.kernel
 func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
@@ -166,19 +168,20 @@ func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tens
 // -----
 
 // Squeeze-excite on the map kernels: SiLU (x * sigmoid(x)) and the gate
-// multiply are one loop fusion; the sigmoid is its map body on the band's
-// buffer (negate, exp, +1, reciprocal), and the computed [1, C, 1, 1] gate is
-// read one C0 block per slice and broadcast over the pixels (stride 0).
+// multiply are one loop fusion, one tile.elementwise; the sigmoid's map body
+// runs on a temporary (negate, exp, +1, reciprocal, in place), the products
+// in place into the band, and the computed [1, C, 1, 1] gate is read one C0
+// block per slice and broadcast over the pixels (stride 0).
 // CHECK-LABEL: tile.program "se"
 // CHECK:       tile.kernel "k{{[0-9]+}}_elementwise" attributes {kind = "elementwise", source = "graph.fusion", absorbed = ["graph.sigmoid", "graph.mul", "graph.mul"]
-// CHECK:         tile.copy %[[X:.*]], %{{.*}} {shape = array<i64: 4, 32>
+// CHECK:         tile.copy %[[X:.*]], %{{.*}} {shape = array<i64: 1, 32>
+// CHECK:         tile.copy %[[G:.*]], %{{.*}} {shape = array<i64: 8>
 // CHECK:         tile.vec "muls" %[[T:.*]], %[[X]] {{.*}}scalar = -1.000000e+00
 // CHECK-NEXT:    tile.vec "exp" %[[T]], %[[T]]
 // CHECK-NEXT:    tile.vec "adds" %[[T]], %[[T]] {{.*}}scalar = 1.000000e+00
-// CHECK-NEXT:    tile.vec "rec" %[[S:.*]], %[[T]]
-// CHECK:         tile.vec "mul" %[[M:.*]], %[[X]], %[[S]]
-// CHECK:         tile.copy %[[G:.*]], %{{.*}} {shape = array<i64: 8>
-// CHECK:         tile.vec "mul" %{{.*}}, %[[M]], %[[G]] {shape = array<i64: 16, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
+// CHECK-NEXT:    tile.vec "rec" %[[T]], %[[T]]
+// CHECK-NEXT:    tile.vec "mul" %[[X]], %[[X]], %[[T]]
+// CHECK-NEXT:    tile.vec "mul" %{{.*}}, %[[X]], %[[G]] {shape = array<i64: 4, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
 func.func @se(%x: tensor<1x16x4x4xf32> {ge.name = "x"}, %g: tensor<1x16x1x1xf32> {ge.name = "g"}) -> (tensor<1x16x4x4xf32> {ge.name = "y"}) {
   %w = graph.fill 0.1 : tensor<16x16x1x1xf32>
   %c = graph.conv %x, %w : tensor<1x16x4x4xf32>, tensor<16x16x1x1xf32> -> tensor<1x16x4x4xf32>

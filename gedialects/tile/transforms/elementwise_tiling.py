@@ -1,0 +1,88 @@
+"""Bands of a CNN elementwise kernel (`select_elementwise_tiling`): a tile is
+a band of rows of one C1 slice. Each band that divides the map's rows is
+expanded on a scratch kernel (expand_elementwise.py), so its UB footprint
+(loads and outputs double-buffered, the body's temporaries) and its work
+per tile (DMA bytes and instructions, vector instructions) are those of the
+code it would get; among the bands that fit UB the cost model
+(tile_cost.py: the target's formulas, tiles spread over the vector cores,
+loads, vector work and stores overlapping across tiles) picks the fastest,
+the larger band on a tie.
+
+A tile's work does not depend on the channel count or where the maps lie
+in GM, only on the kernel's shape (rows, widths, which inputs are
+per-channel), its body and the band: kernels alike in those (densenet's
+batch norms at one map size) share one measurement per band."""
+
+from __future__ import annotations
+
+from xdsl.ir import Block
+
+from gedialects.tile import ops as t
+from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
+from gedialects.tile.transforms.expand_elementwise import build_elementwise
+from gedialects.tile.transforms.tile_cost import TileWork, predicted_cycles, tile_work
+from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
+from target.config import TargetConfig
+
+_MEASURED: dict[tuple, tuple[int, TileWork]] = {}
+"""(kernel signature, band rows, target) -> (UB bytes, work per tile)."""
+_MEASURED_LIMIT = 4096
+
+
+def select_elementwise_tiling(op: ElementwiseOp, config: TargetConfig) -> ElementwiseTilingAttr:
+    """The cheapest band of a tile.elementwise that fits UB (raises TilingError if none)."""
+    es = elem_bytes(op.outputs[0].type.element)  # type: ignore[attr-defined]
+    _, C, H, _ = op.map_shape()
+    C1 = -(-C // (32 // es))
+    capacity = config.capacity_bytes["ub"]
+    signature = kernel_signature(op)
+    best: tuple[int, int, int] | None = None  # (cycles, -band_rows, cores)
+    needed = 0
+    for band_rows in (r for r in range(H, 0, -1) if H % r == 0):
+        tiles = C1 * (H // band_rows)
+        cores = max(1, min(tiles, config.cores_for(uses_cube=False)))
+        ub_bytes, work = _measure(op, signature, band_rows, config)
+        if ub_bytes > capacity:
+            needed = ub_bytes
+            continue
+        key = (predicted_cycles(work, tiles, config), -band_rows, cores)
+        if best is None or key < best:
+            best = key
+    if best is None:
+        raise TilingError(f"a band of one row needs {needed} bytes of UB, the target has {capacity}")
+    cycles, band_rows, cores = best
+    return ElementwiseTilingAttr(-band_rows, cores, cycles)
+
+
+def _measure(op: ElementwiseOp, signature: tuple, band_rows: int, config: TargetConfig) -> tuple[int, TileWork]:
+    key = (signature, band_rows, config)
+    if key not in _MEASURED:
+        if len(_MEASURED) >= _MEASURED_LIMIT:
+            _MEASURED.clear()
+        scratch = t.KernelOp("elementwise_tiling", 1)
+        ub_bytes = build_elementwise(scratch, op, band_rows, 1)
+        _MEASURED[key] = (ub_bytes, tile_work(scratch.body.block, config))
+        scratch.erase(safe_erase=False)
+    return _MEASURED[key]
+
+
+def kernel_signature(op: ElementwiseOp) -> tuple:
+    """What a tile's code depends on: the rows and widths of the maps, which
+    inputs are per-channel, the body (its ops, operands and constants) and
+    the element type."""
+    _, _, H, W = op.map_shape()
+    views = tuple((op.per_channel(k), v.padded_w.data) for k, v in enumerate(op.views()))
+    outs = tuple(v.padded_w.data for v in op.out_views())
+    return (str(op.outputs[0].type), H, W, views, outs, body_signature(op.body.block))
+
+
+def body_signature(block: Block) -> tuple:
+    index = {a: -1 - k for k, a in enumerate(block.args)}
+    ops = []
+    for j, inner in enumerate(block.ops):
+        ops.append((inner.name, tuple(index[v] for v in inner.operands),
+                    tuple(sorted((k, str(v)) for k, v in inner.properties.items())),
+                    tuple(str(r.type) for r in inner.results)))
+        for r in inner.results:
+            index[r] = j
+    return tuple(ops)

@@ -1,0 +1,75 @@
+"""Expansion of a tiled `tile.elementwise` (gedialects/tile/elementwise.py)
+into its loop: tile-expand-structured runs it on every elementwise kernel
+with a `#tile.elementwise_tiling`, and the tiling's cost model dry-runs it.
+
+Tiles = (C1 slice, band of rows), contiguous runs per core, the loop
+pipelined: each map input's band GM -> UB (its halo left behind), each
+per-channel input's C0 values, the body on the vector unit over the band
+(the map-body emitter: a per-channel operand broadcast along the pixels
+with stride 0, scalars as immediates, a result written in place into an
+operand that dies with it), each output UB -> GM. Loads and outputs are
+double-buffered; the body's temporaries are single buffers of the kernel."""
+
+from __future__ import annotations
+
+from xdsl.ir import Block
+
+from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.tile import ops as t
+from gedialects.tile.builder import TileKernelBuilder
+from gedialects.tile.conv import MapViewAttr
+from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
+from gedialects.tile.transforms.map_body import MapBodyEmitter
+from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, elem_bytes, round_up
+
+
+def expand_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, tiling: ElementwiseTilingAttr) -> None:
+    """Rewrite the body of `kernel_op` (which computes `op`) into its loop."""
+    old = kernel_op.body.block  # the new body is built in a fresh block; the old one (the op) goes after
+    kernel_op.body.detach_block(old)
+    kernel_op.body.add_block(Block())
+    build_elementwise(kernel_op, op, tiling.value("band_rows"), tiling.value("cores"))
+    old.erase(safe_erase=False)
+
+
+def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, block_dim: int) -> int:
+    """Write the loop of `op` with bands of `band_rows` rows over `block_dim`
+    cores into `kernel_op`'s (empty) body; returns the UB bytes its buffers take."""
+    elem = op.outputs[0].type.element  # type: ignore[attr-defined]
+    es = elem_bytes(elem)
+    c0 = BLOCK_BYTES // es
+    _, C, H, W = op.map_shape()
+    C1 = -(-C // c0)
+    bands = H // band_rows
+    pixels = band_rows * W
+    kernel = TileKernelBuilder(kernel_op, elem)
+    pool = BufferPool(lambda element, n, buffers: kernel.alloc_at_entry("ub", element, n, buffers))
+    emitter = MapBodyEmitter(kernel, pool, lambda box: ("row", box[-1]))
+    per_channel = [op.per_channel(k) for k in range(len(op.inputs))]
+    ins = [kernel.alloc("ub", c0 if chan else pixels * c0, "ND" if chan else "NC1HWC0", buffers=2)
+           for chan in per_channel]
+    outs = [kernel.alloc("ub", pixels * c0, "NC1HWC0", buffers=2) for _ in op.outputs]
+    gm_ins = [kernel.gm(t.gm_tensor_of(v)) for v in op.inputs]  # type: ignore[arg-type]
+    gm_outs = [kernel.gm(t.gm_tensor_of(v)) for v in op.outputs]  # type: ignore[arg-type]
+
+    def band_at(c1, band, view: MapViewAttr):
+        return kernel.add(kernel.mul(c1, view.slice_stride.data), kernel.mul(band, band_rows * view.padded_w.data * c0))
+
+    with kernel.tiles(C1 * bands, block_dim, pipeline=True) as tile:
+        c1 = kernel.div(tile, bands)
+        band = kernel.rem(tile, bands)
+        args = []
+        for buf, gm, view, chan in zip(ins, gm_ins, op.views(), per_channel):
+            if chan:  # this slice's C0 values, broadcast over the band's pixels
+                kernel.copy(buf, kernel.at(gm, view.origin.data, kernel.mul(c1, view.slice_stride.data)), [c0], [1], [1])
+            else:  # the band's rows, without the halo
+                kernel.copy(buf, kernel.at(gm, view.origin.data, band_at(c1, band, view)), [band_rows, W * c0],
+                            [W * c0, 1], [view.padded_w.data * c0, 1])
+            args.append(Buffer(buf, (1 if chan else pixels, c0), elem, "row", c0))
+        results = [Buffer(buf, (pixels, c0), elem, "row", c0) for buf in outs]
+        emitter.run_into(op.body.block, args, results, {a for a, chan in zip(args, per_channel) if not chan})
+        for buf, gm, view in zip(outs, gm_outs, op.out_views()):
+            kernel.copy(kernel.at(gm, view.origin.data, band_at(c1, band, view)), buf, [band_rows, W * c0],
+                        [view.padded_w.data * c0, 1], [W * c0, 1])
+    double = (sum(c0 if chan else pixels * c0 for chan in per_channel) + len(outs) * pixels * c0) * es * 2
+    return round_up(double, BLOCK_BYTES) + pool.allocated

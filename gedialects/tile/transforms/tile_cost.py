@@ -1,0 +1,126 @@
+"""The cost of an expanded kernel by the target's formulas (the simulator's
+own: `dma_cycles`, `vector_cycles`, `mmad_cycles` of the target config),
+read off the expansion itself: what one iteration of its tile loop moves
+and computes (`tile_work`), what it does once before the loop
+(`hoisted_work`), and the busiest core's cycles when the tiles are spread
+over the cores and double-buffered (`predicted_cycles`). Tiling choices
+(tile-select-tiling's structured kernels, the CNN elementwise kernels)
+compare candidates with it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, scf
+from xdsl.ir import Block, Operation
+
+from gedialects.npu.dma import plan_copy
+from gedialects.npu.isa import REPEAT_BYTES
+from gedialects.tile import ops as t
+from gedialects.tile.transforms.ub_buffers import elem_bytes
+from target.config import TargetConfig
+
+
+@dataclass(frozen=True)
+class TileWork:
+    """What one tile costs: bytes in and out of GM and the DMA instructions
+    that move them (each pays the GM latency), vector and cube cycles,
+    instructions."""
+
+    bytes_in: int
+    bytes_out: int
+    vector_cycles: int
+    cube_cycles: int
+    instructions: int
+    dmas_in: int = 1
+    dmas_out: int = 1
+
+
+def tile_work(body: Block, config: TargetConfig) -> TileWork:
+    """The work of one iteration of the expansion's tile loop."""
+    loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
+    return _work(_weighted(loop.body.block if loop is not None else body, 1), config)
+
+
+def hoisted_work(body: Block, config: TargetConfig) -> TileWork:
+    """The work the expansion does once, outside its tile loop: the loads
+    that do not move with the tile (all of them when there is one tile)."""
+    return _work([(op, 1) for op in body.ops if not isinstance(op, scf.ForOp)], config)
+
+
+def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
+    bytes_in = bytes_out = vec = cube = instrs = dmas_in = dmas_out = 0
+    for op, times in ops:
+        if isinstance(op, t.MatmulOp):
+            dtype = "f16" if elem_bytes(op.a.type.element) == 2 else "f32"  # type: ignore[attr-defined]
+            cube += times * config.mmad_cycles(dtype, op.m.value.data, op.n.value.data, op.k.value.data)
+            instrs += times
+        elif isinstance(op, t.CopyOp) and t.space_of(op.src) != "gm" and t.space_of(op.dst) != "gm":
+            instrs += times  # on-chip moves (L0C -> UB) ride on other pipes
+        elif isinstance(op, t.CopyOp):
+            src_es, dst_es = (elem_bytes(v.type.element) for v in (op.src, op.dst))  # type: ignore[attr-defined]
+            n = times * math.prod(t.ints(op.shape)) * src_es
+            dmas = times * plan_copy(t.ints(op.shape), t.ints(op.dst_strides), t.ints(op.src_strides), dst_es, src_es,
+                                     t.space_of(op.dst), t.space_of(op.src)).instructions
+            if t.space_of(op.src) == "gm":
+                bytes_in, dmas_in = bytes_in + n, dmas_in + dmas
+            else:
+                bytes_out, dmas_out = bytes_out + n, dmas_out + dmas
+            instrs += times
+        elif isinstance(op, t.LoadIndexOp):
+            instrs += times
+        elif isinstance(op, t.VecOp | t.ReduceOp | t.CastOp | t.DupOp):
+            ref = op.operands[0]
+            epr = REPEAT_BYTES // elem_bytes(ref.type.element)  # type: ignore[attr-defined]
+            if isinstance(op, t.VecOp):
+                name, elements = "v" + op.op.data, math.prod(t.ints(op.shape))
+            elif isinstance(op, t.ReduceOp):
+                name = f"vreduce_{op.op.data}"
+                elements = op.rows.value.data * op.cols.value.data
+            elif isinstance(op, t.CastOp):
+                widest = max(elem_bytes(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
+                name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // widest
+            else:
+                name, elements = "vdup", op.count.value.data
+            repeats = -(-elements // epr)
+            vec += times * config.vector_cycles(name, repeats)
+            instrs += times
+    return TileWork(bytes_in, bytes_out, vec, cube, instrs, dmas_in, dmas_out)
+
+
+def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
+    """The ops of a block and of the loops in it, each with how often it
+    runs per execution of the block (a loop's trip count when its bounds are
+    constants, else once)."""
+    out: list[tuple[Operation, int]] = []
+    for op in block.ops:
+        if isinstance(op, scf.ForOp):
+            bounds = [b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
+                      for b in (op.lb, op.ub, op.step)]
+            trips = 1 if None in bounds else max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
+            out += _weighted(op.body.block, times * trips)
+        else:
+            out.append((op, times))
+    return out
+
+
+def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
+    cores = min(tiles, config.vector_cores)
+    per_core = -(-tiles // cores)
+    latency = config.latency_cycles["dma_gm"]
+    load = config.dma_cycles("gm_ub", work.bytes_in, cores) + (work.dmas_in - 1) * latency if work.bytes_in else 0
+    store = config.dma_cycles("ub_gm", work.bytes_out, cores) + (work.dmas_out - 1) * latency if work.bytes_out else 0
+    issue = work.instructions * config.latency_cycles["issue"]
+    if per_core == 1:
+        return load + work.cube_cycles + work.vector_cycles + store + issue
+    # double-buffered: the pipes overlap across tiles; the first load and the last store do not
+    return per_core * (max(load, work.cube_cycles, work.vector_cycles, store) + issue) + load + store
+
+
+def hoisted_cycles(once: TileWork, tiles: int, config: TargetConfig) -> int:
+    """Each core loads the hoisted operands once, before its tiles."""
+    if not once.bytes_in:
+        return 0
+    cores = min(tiles, config.vector_cores)
+    return config.dma_cycles("gm_ub", once.bytes_in, cores) + (once.dmas_in - 1) * config.latency_cycles["dma_gm"]
