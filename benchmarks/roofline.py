@@ -74,11 +74,12 @@ def measure(name: str, precision: str, target: str):
 
 
 def predicted_cycles(name: str, precision: str, target: str) -> dict[str, int]:
-    """The cycles tile-select-tiling predicts for each structured or conv
-    kernel of the model (its #tile.tiling or #tile.conv_tiling), by kernel name."""
+    """The cycles tile-select-tiling predicts for each structured kernel of
+    the model (its #tile.tiling) and each conv, pool, gemm or elementwise
+    kernel (its #tile.conv_tiling, ...), by kernel name."""
     from gedialects.frontend.onnx_import import import_model
     from gedialects.tile import ops as t
-    from gedialects.tile.conv import ConvTilingAttr
+    from gedialects.tile.map_kernels import MapKernelTiling
     from gedialects.tile import structured as st
     from gedialects.tools.cli import load_module
     from lowering.pipeline import compile_module
@@ -90,7 +91,7 @@ def predicted_cycles(name: str, precision: str, target: str) -> dict[str, int]:
         if stage == "tile-select-tiling":
             for k in module.walk():
                 tiling = k.attributes.get(st.TILING_ATTR) if isinstance(k, t.KernelOp) else None
-                if isinstance(tiling, st.TilingAttr | ConvTilingAttr):
+                if isinstance(tiling, st.TilingAttr | MapKernelTiling):
                     predicted[k.sym_name.data] = tiling.cycles.data
 
     module = load_module(model, "") if isinstance(model, str) else import_model(model)  # a path or a ModelProto
@@ -124,16 +125,21 @@ def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
 
 
 def conv_model_summary(name: str, precision: str, target: str) -> None:
-    """The conv kernels' cost model (gedialects/tile/transforms/conv_tiling.py) against the simulator.
+    """The CNN kernels' cost models (gedialects/tile/transforms/conv_tiling.py,
+    pool_tiling.py, elementwise_tiling.py, ...) against the simulator, per
+    kind of kernel (its name's suffix: conv, max_pool, elementwise, ...).
     Launches that overlap one on another stream are left out: their cycles
     include that launch's share of the cores."""
     predicted = predicted_cycles(name, precision, target)
     kernels = PROFILES[name].kernels
     alone = [k for k in kernels if k.name in predicted and not any(
         o is not k and o.start < k.start + k.cycles and k.start < o.start + o.cycles for o in kernels)]
-    errors = sorted(predicted[k.name] / k.cycles - 1 for k in alone)
-    if errors:
-        print(f"cost model on {name}'s {len(errors)} conv kernels run alone: predicted / simulated - 1 from "
+    by_kind: dict[str, list[float]] = {}
+    for k in alone:
+        by_kind.setdefault(k.name.split("_", 1)[-1], []).append(predicted[k.name] / k.cycles - 1)
+    for kind, errors in sorted(by_kind.items()):
+        errors.sort()
+        print(f"cost model on {name}'s {len(errors)} {kind} kernels run alone: predicted / simulated - 1 from "
               f"{errors[0]:+.1%} to {errors[-1]:+.1%}, median {errors[len(errors) // 2]:+.1%}")
 
 
