@@ -149,3 +149,38 @@ def test_squeeze_excite_block_stays_on_the_map_kernels(gate, precision):
     assert compiled.kernel_kinds.get("conv") == 3
     if gate == "Sigmoid":
         assert compiled.aicpu == 0 and compiled.kernel_kinds.get("elementwise") == 2
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_loop_fusion_with_two_outputs_on_the_map_kernels(precision):
+    """A relu used by a conv and by a per-channel scale and shift: loop
+    fusion makes relu, mul and sub one graph.fusion with two results, one
+    tile.elementwise whose body yields both (the relu straight into its
+    output buffer, the scale reading it); both outputs against onnxruntime."""
+    c = 16
+    inits = {"w": _rand(c, 8, 3, 3, scale=0.3, seed=1), "s": _rand(c, 1, 1, seed=2),
+             "half": np.float32(0.5), "w2": _rand(8, c, 1, 1, scale=0.3, seed=3)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w"], ["d"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "d"], ["a"]),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("Mul", ["r", "s"], ["m"]),
+        helper.make_node("Sub", ["m", "half"], ["y"]),
+        helper.make_node("Conv", ["r", "w2"], ["z"]),
+    ]
+    feeds = {"x": _rand(1, 8, 6, 6, seed=4)}
+    graph = helper.make_graph(
+        nodes, "two_outputs", [helper.make_tensor_value_info("x", TensorProto.FLOAT, feeds["x"].shape)],
+        [helper.make_empty_tensor_value_info("y"), helper.make_empty_tensor_value_info("z")],
+        [numpy_helper.from_array(np.asarray(v, np.float32), n) for n, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    compiled = compile_module(import_model(model), precision)
+    got = run_compiled(compiled, feeds).outputs
+    want = onnxruntime_outputs(model, feeds)
+    for name in ("y", "z"):
+        assert np.std(want[name]) > 1e-2, "a constant output proves nothing"
+        assert_close(np.asarray(got[name]).reshape(want[name].shape), want[name], precision)
+    assert compiled.aicpu == 0 and compiled.kernel_kinds.get("elementwise") == 1
