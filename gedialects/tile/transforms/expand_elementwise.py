@@ -44,7 +44,9 @@ def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, 
     pixels = band_rows * W
     kernel = TileKernelBuilder(kernel_op, elem)
     pool = BufferPool(lambda element, n, buffers: kernel.alloc_at_entry("ub", element, n, buffers))
-    emitter = MapBodyEmitter(kernel, pool, lambda box: ("row", box[-1]))
+    # a band or a per-channel block is rows of C0; a constant a compare or
+    # select needs as a vector is a column of one, broadcast through brcb
+    emitter = MapBodyEmitter(kernel, pool, lambda box: ("column", 1) if box[-1] == 1 else ("row", box[-1]))
     per_channel = [op.per_channel(k) for k in range(len(op.inputs))]
     ins = [kernel.alloc("ub", c0 if chan else pixels * c0, "ND" if chan else "NC1HWC0", buffers=2)
            for chan in per_channel]

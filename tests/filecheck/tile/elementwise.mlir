@@ -140,3 +140,32 @@ tile.program "given" {
     }
   }
 }
+
+// -----
+
+// A constant a compare or select needs as a vector operand is a column of
+// one, broadcast over the band through brcb (block stride 0): here relu
+// written as a where on x < 0.25.
+// EXPAND-LABEL: tile.program "compare"
+// EXPAND:         tile.dup %[[Q:.*]] {count = 8 : i64, value = 2.500000e-01 : f64}
+// EXPAND-NEXT:    tile.vec "brcb" %[[QB:.*]], %[[Q]]
+// EXPAND-NEXT:    tile.vec "cmp_lt" %{{.*}}, %{{.*}}, %[[QB]] {shape = array<i64: 4, 8>, strides = array<i64: 8, 1, 8, 1, 0, 0>}
+// EXPAND:         tile.vec "sel"
+tile.program "compare" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<1x1x2x4x8xf32>, layout = "NC1HWC0"}
+  tile.tensor {name = "y", kind = "output", offset = 4096 : i64, type = tensor<1x1x2x4x8xf32>, layout = "NC1HWC0"}
+  tile.kernel "k" attributes {kind = "elementwise", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.elementwise ins(%x : !tile.ref<gm, f32>) outs(%y : !tile.ref<gm, f32>) attributes {
+        input_views = [#tile.map_view<shape = [1, 8, 2, 4], origin = 0, slice_stride = 64, padded_w = 4>],
+        output_views = [#tile.map_view<shape = [1, 8, 2, 4], origin = 0, slice_stride = 64, padded_w = 4>]} {
+    ^bb0(%a : f32):
+      %quarter = arith.constant 2.500000e-01 : f32
+      %small = arith.cmpf olt, %a, %quarter : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %r = arith.select %small, %zero, %a : f32
+      tile.yield %r : f32
+    }
+  }
+}
