@@ -3,27 +3,29 @@
 The storage format of every value comes from assign-layouts (`ge.format`;
 run here first on IR that has none) and is checked against what the
 kernels build. Decisions made here (docs/LOWERING.md): storage details, GM
-placement, force_fp16 range scaling (fp16_scaling.py), tile sizes (from
-the target's buffer capacities and its cost formulas), loop structure,
-which buffers are double-buffered, which unit does what.
+placement, force_fp16 range scaling (fp16_scaling.py), which unit does
+what; for the transdata, copy, map-transpose and row-softmax kernels also
+their tile sizes, loops and buffers. Every other kernel holds one op the
+tile passes tile, distribute and expand: a structured kernel, or a
+tile.conv, tile.pool, tile.gemm or tile.elementwise.
 
 The package, one job per module:
   __init__       the driver (`lower_function`, `convert`, the pass)
   registry       `@lowers(OpType)`: op type -> conversion pattern
   context        `LoweringContext`: the state the patterns share
   planning       aliases (views, in-place concat), halos, output storages
-  storage        `GmStorage`, `TensorView`
-  builder        `TileKernelBuilder`: the body of one tile.kernel
+  storage        `GmStorage`, `TensorView`, `map_view`
   placement      GM offsets (memory plan or bump allocator)
   outputs        graph outputs: in place, or copy/cast kernels
   precision      the precision modes
-  conv (+ conv_tiling), pool, matmul, softmax, elementwise, data_movement, transdata:
+  slicing        convs sliced under a device memory limit
+  conv, pool, matmul, softmax, elementwise, data_movement, map_transpose, transdata:
                  the patterns of 4-D maps, one module per op family (imported
                  below: a new family module is one more line there)
   vector         structured vector kernels of row-major tensors (any rank):
                  elementwise/fusions, softmax, layer_norm, reductions
   copy, gather   box copies (slice/split/concat, expand), gathers by integer indices
-  cube           structured matmul/gemm kernels of row-major tensors
+  cube, attention  structured matmul/gemm kernels of row-major tensors, fused attention
   aicpu          ops graph-partition placed on the AI CPU
 """
 
