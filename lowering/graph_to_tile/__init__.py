@@ -19,7 +19,7 @@ The package, one job per module:
   outputs        graph outputs: in place, or copy/cast kernels
   precision      the precision modes
   slicing        convs sliced under a device memory limit
-  conv, pool, matmul, softmax, elementwise, data_movement, map_transpose, transdata:
+  conv, pool, matmul, softmax, elementwise, data_movement (+ map_transpose), transdata:
                  the patterns of 4-D maps, one module per op family (imported
                  below: a new family module is one more line there)
   vector         structured vector kernels of row-major tensors (any rank):
