@@ -32,7 +32,8 @@ from gedialects.graph.memory.attributes import NoPlanError, memory_summary
 from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
-from gedialects.npu.dma import merge_dims, plan_copy
+from gedialects.npu.dma import plan_copy
+from gedialects.npu.vector_plan import vector_plan
 from gedialects.npu.isa import (
     BLOCKS_PER_REPEAT,
     DMA_PATHS,
@@ -408,92 +409,6 @@ class KernelTranslator:
                     self.emit(fold(dt, self.ptr(src, at), self.ptr(src, at), self.ptr(src, at + half), repeat=n, mask=mask))
             width = half
         self.emit(red(dt, self.ptr(dst), self.ptr(src, base), repeat=1, mask=width))
-
-
-def vector_plan(shape, strides, es, config):
-    """Instructions for an elementwise op over a strided box: yields
-    (per-operand element offsets, repeat, mask, per-operand blk, per-operand rep).
-    Dims map onto the 8 blocks of a repeat and onto repeats; which dims go
-    where is chosen by a cost estimate (issue + latency per instruction,
-    one cycle per repeat); the other dims are unrolled."""
-    epb, epr = 32 // es, 256 // es
-    k = len(strides)
-    dims = merge_dims(shape, strides)
-    if len(dims) == 1 and all(s == 1 for s in dims[0][1]):
-        n = dims[0][0]
-        for s in range(0, n, epr * MAX_REPEAT):
-            c = min(epr * MAX_REPEAT, n - s)
-            full, tail = divmod(c, epr)
-            if full:
-                yield ([s] * k, full, epr, [1] * k, [8] * k)
-            if tail:
-                yield ([s + full * epr] * k, 1, tail, [1] * k, [8] * k)
-        return
-    n_in, s_in = dims[-1]
-    # A source with innermost stride 0 holds each value replicated over one
-    # 32-byte block (brcb): its blocks are read with block stride 0.
-    if s_in[0] != 1 or any(x not in (0, 1) for x in s_in):
-        raise PassFailedException("tile.vec: the innermost dim must be contiguous (or a replicated block) for every operand")
-    outer = dims[:-1]
-    for d in outer:
-        if any(x % epb for x in d[1]):
-            raise PassFailedException("tile.vec: outer strides must be whole 32-byte blocks")
-    boxes: list[tuple[list[int], list, int | None]] = []
-    if n_in % epb:
-        if n_in > epr:
-            raise PassFailedException("tile.vec: rows longer than a repeat must fill whole blocks")
-        boxes.append(([0] * k, outer, n_in))
-    else:
-        nb = n_in // epb
-        main, tail = nb - nb % 8, nb % 8
-        if nb <= 8:
-            boxes.append(([0] * k, outer + ([(nb, [epb * x for x in s_in])] if nb > 1 else []), None))
-        else:
-            if main:
-                boxes.append(([0] * k, outer + [(main // 8, [8 * epb * x for x in s_in]), (8, [epb * x for x in s_in])], None))
-            if tail:
-                boxes.append(([main * epb * x for x in s_in], outer + [(tail, [epb * x for x in s_in])], None))
-    lat = config.latency_cycles["vector"] + config.latency_cycles["issue"]
-    for base, cands, inner_mask in boxes:
-        bst = [[x // epb for x in d[1]] for d in cands]
-        ok = [all(x <= MAX_STRIDE for x in b) for b in bst]
-        options = [None] + [i for i in range(len(cands)) if ok[i]]
-        best = None
-        for bi in options if inner_mask is None else [None]:
-            for ri in options:
-                if ri is not None and ri == bi:
-                    continue
-                unrolled = 1
-                for i, d in enumerate(cands):
-                    if i not in (bi, ri):
-                        unrolled *= d[0]
-                nb = cands[bi][0] if bi is not None else 1
-                nr = cands[ri][0] if ri is not None else 1
-                instrs = unrolled * -(-nb // 8) * -(-nr // MAX_REPEAT)
-                cost = instrs * lat + unrolled * -(-nb // 8) * nr
-                if best is None or cost < best[0]:
-                    best = (cost, bi, ri)
-        assert best is not None
-        _, bi, ri = best
-        rest = [i for i in range(len(cands)) if i not in (bi, ri)]
-        nb = cands[bi][0] if bi is not None else 1
-        nr = cands[ri][0] if ri is not None else 1
-        blk = [bst[bi][o] if bi is not None else (1 if s_in[o] else 0) for o in range(k)]
-        rep = [bst[ri][o] if ri is not None else 8 for o in range(k)]
-        for index in itertools.product(*(range(cands[i][0]) for i in rest)):
-            offs = [base[o] + sum(j * cands[i][1][o] for j, i in zip(index, rest)) for o in range(k)]
-            for b0 in range(0, nb, 8):
-                bcount = min(8, nb - b0)
-                for r0 in range(0, nr, MAX_REPEAT):
-                    rcount = min(MAX_REPEAT, nr - r0)
-                    o2 = list(offs)
-                    for o in range(k):
-                        if bi is not None:
-                            o2[o] += b0 * cands[bi][1][o]
-                        if ri is not None:
-                            o2[o] += r0 * cands[ri][1][o]
-                    mask = inner_mask if inner_mask is not None else bcount * epb
-                    yield (o2, rcount, mask, blk, rep)
 
 
 def _scales_by_a_mask_sentinel(kernel: Operation) -> bool:

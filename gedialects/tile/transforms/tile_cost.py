@@ -14,9 +14,12 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, scf
 from xdsl.ir import Block, Operation
+from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import REPEAT_BYTES
+from gedialects.npu.vector_ops import TILE_SPECS, Family
+from gedialects.npu.vector_plan import vector_plan
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.ub_buffers import elem_bytes
 from target.config import TargetConfig
@@ -83,10 +86,30 @@ def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
                 name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // widest
             else:
                 name, elements = "vdup", op.count.value.data
+            planned = _planned_vector(op, config) if isinstance(op, t.VecOp) else None
+            if planned is not None:  # the instructions convert-tile-to-npu will emit
+                vec += times * sum(config.vector_cycles(name, repeat) for repeat in planned)
+                instrs += times * len(planned)
+                continue
             repeats = -(-elements // epr)
             vec += times * config.vector_cycles(name, repeats)
             instrs += times
     return TileWork(bytes_in, bytes_out, vec, cube, instrs, dmas_in, dmas_out)
+
+
+def _planned_vector(op: t.VecOp, config: TargetConfig) -> list[int] | None:
+    """The repeat count of each instruction `op` becomes (its strides mapped
+    onto blocks and repeats as npu/vector_plan.py maps them: a per-channel
+    operand read with block stride 0 can cost a repeat per row); None for a
+    broadcast (brcb) or a box the plan refuses (the estimate by elements
+    stands)."""
+    if TILE_SPECS[op.op.data].family == Family.BROADCAST:
+        return None
+    es = elem_bytes(op.dst.type.element)  # type: ignore[attr-defined]
+    try:
+        return [repeat for _, repeat, _, _, _ in vector_plan(list(t.ints(op.shape)), op.operand_strides(), es, config)]
+    except PassFailedException:
+        return None
 
 
 def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
