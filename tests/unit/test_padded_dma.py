@@ -425,7 +425,7 @@ def _on_the_ai_core_with_padded_dma(m, feeds, precision, exact=False):
     return got, want
 
 
-# convert-tile-to-npu's vector_plan (lowering/tile_to_npu.py) still refuses a
+# convert-tile-to-npu's vector_plan (gedialects/npu/vector_plan.py) still refuses a
 # row of more than one repeat (64 floats: the kernels compute in fp32 in both
 # modes) that is not whole 32-byte blocks, although legality now accepts it.
 @pytest.mark.parametrize("precision", MODES)

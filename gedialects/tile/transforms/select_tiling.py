@@ -10,7 +10,8 @@ for double buffering, fit in UB: the footprint is measured on the expansion
 itself, so a chosen tiling cannot overflow. Among feasible candidates the
 cost model picks the fastest. The cost model is the simulator's: the target
 config's `dma_cycles` (per DMA instruction, as gedialects/npu/dma.py plans
-them from the tile's copies) and `vector_cycles` of the instructions one tile needs,
+them from the tile's copies) and `vector_cycles` of the vector instructions one tile
+needs (as gedialects/npu/vector_plan.py plans them; tile_cost.py),
 tiles spread over the cores that share HBM, loads overlapped with compute
 when a core runs more than one tile. The choice is recorded on the kernel as
 `tiling = #tile.tiling<tile = [...], grid = [...], ub_bytes = N, cycles = C>`.
