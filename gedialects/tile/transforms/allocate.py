@@ -31,7 +31,21 @@ def buffer_bytes(op: t.AllocOp, config: TargetConfig) -> int:
 
 
 def allocate_kernel(kernel: t.KernelOp, config: TargetConfig) -> dict[str, int]:
-    """Set `offset` on every alloc of `kernel`; returns the bytes used per space."""
+    """Set `offset` on every alloc of `kernel`; returns the bytes used per
+    space (more than a space holds is a PassFailedException)."""
+    top = place_buffers(kernel, config)
+    for space, used in top.items():
+        if used > config.capacity_bytes[space]:
+            raise PassFailedException(
+                f"tile.kernel @{kernel.sym_name.data}: on-chip buffers need {used} bytes of "
+                f"{space}, the target has {config.capacity_bytes[space]} (choose smaller tiles)"
+            )
+    return top
+
+
+def place_buffers(kernel: t.KernelOp, config: TargetConfig) -> dict[str, int]:
+    """Set `offset` on every alloc of `kernel` (bump allocation, aligned);
+    returns the bytes used per space, whether they fit or not."""
     top: dict[str, int] = {}
     for op in kernel.walk():
         if not isinstance(op, t.AllocOp):
@@ -41,12 +55,6 @@ def allocate_kernel(kernel: t.KernelOp, config: TargetConfig) -> dict[str, int]:
         base = -(-top.get(space, 0) // align) * align
         top[space] = base + buffer_bytes(op, config) * op.buffers.value.data
         op.properties["offset"] = IntegerAttr(base, i64)
-    for space, used in top.items():
-        if used > config.capacity_bytes[space]:
-            raise PassFailedException(
-                f"tile.kernel @{kernel.sym_name.data}: on-chip buffers need {used} bytes of "
-                f"{space}, the target has {config.capacity_bytes[space]} (choose smaller tiles)"
-            )
     return top
 
 

@@ -1,7 +1,8 @@
 """Bands of a CNN elementwise kernel (`select_elementwise_tiling`): a tile is
 a band of rows of one C1 slice. Each band that divides the map's rows is
 expanded on a scratch kernel (expand_elementwise.py), so its UB footprint
-(loads and outputs double-buffered, the body's temporaries) and its work
+(its buffers placed as tile-allocate places them: loads and outputs
+double-buffered, the body's temporaries) and its work
 per tile (DMA bytes and instructions, vector instructions) are those of the
 code it would get; among the bands that fit UB the cost model
 (tile_cost.py: the target's formulas, tiles spread over the vector cores,
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 from xdsl.ir import Block
 
+from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
+from gedialects.tile.transforms.allocate import place_buffers
 from gedialects.tile.transforms.expand_elementwise import build_elementwise
 from gedialects.tile.transforms.tile_cost import TileWork, predicted_cycles, tile_work
 from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
@@ -33,7 +36,7 @@ def select_elementwise_tiling(op: ElementwiseOp, config: TargetConfig) -> Elemen
     """The cheapest band of a tile.elementwise that fits UB (raises TilingError if none)."""
     es = elem_bytes(op.outputs[0].type.element)  # type: ignore[attr-defined]
     _, C, H, _ = op.map_shape()
-    C1 = -(-C // (32 // es))
+    C1 = -(-C // (BLOCK_BYTES // es))
     capacity = config.capacity_bytes["ub"]
     signature = kernel_signature(op)
     best: tuple[int, int, int] | None = None  # (cycles, -band_rows, cores)
@@ -60,8 +63,8 @@ def _measure(op: ElementwiseOp, signature: tuple, band_rows: int, config: Target
         if len(_MEASURED) >= _MEASURED_LIMIT:
             _MEASURED.clear()
         scratch = t.KernelOp("elementwise_tiling", 1)
-        ub_bytes = build_elementwise(scratch, op, band_rows, 1)
-        _MEASURED[key] = (ub_bytes, tile_work(scratch.body.block, config))
+        build_elementwise(scratch, op, band_rows, 1)
+        _MEASURED[key] = (place_buffers(scratch, config).get("ub", 0), tile_work(scratch.body.block, config))
         scratch.erase(safe_erase=False)
     return _MEASURED[key]
 

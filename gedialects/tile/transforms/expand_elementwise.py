@@ -20,7 +20,7 @@ from gedialects.tile.builder import TileKernelBuilder
 from gedialects.tile.conv import MapViewAttr
 from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
 from gedialects.tile.transforms.map_body import MapBodyEmitter
-from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, elem_bytes, round_up
+from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, elem_bytes
 
 
 def expand_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, tiling: ElementwiseTilingAttr) -> None:
@@ -32,9 +32,9 @@ def expand_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, tiling: Element
     old.erase(safe_erase=False)
 
 
-def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, block_dim: int) -> int:
+def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, block_dim: int) -> None:
     """Write the loop of `op` with bands of `band_rows` rows over `block_dim`
-    cores into `kernel_op`'s (empty) body; returns the UB bytes its buffers take."""
+    cores into `kernel_op`'s (empty) body."""
     elem = op.outputs[0].type.element  # type: ignore[attr-defined]
     es = elem_bytes(elem)
     c0 = BLOCK_BYTES // es
@@ -73,5 +73,3 @@ def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, 
         for buf, gm, view in zip(outs, gm_outs, op.out_views()):
             kernel.copy(kernel.at(gm, view.origin.data, band_at(c1, band, view)), buf, [band_rows, W * c0],
                         [view.padded_w.data * c0, 1], [W * c0, 1])
-    double = (sum(c0 if chan else pixels * c0 for chan in per_channel) + len(outs) * pixels * c0) * es * 2
-    return round_up(double, BLOCK_BYTES) + pool.allocated
