@@ -62,17 +62,20 @@ class ElementwiseBody:
     def view_input(self, key: object, view: TensorView) -> SSAValue:
         return self._arg(key, lambda: (view.storage.name, map_view(view, self.ctx.c0)))
 
-    def channel_constant(self, values: np.ndarray) -> SSAValue:
-        """C values (or one, repeated) broadcast over the pixels: one GM constant per distinct array."""
+    def channel_constant(self, values: np.ndarray, padding: float = 0.0) -> SSAValue:
+        """C values (or one, repeated) broadcast over the pixels: one GM
+        constant per distinct array. The lanes past C hold `padding` (a
+        divisor's 1: the map's padded lanes must stay finite, or the
+        transdata product after them turns every channel into NaN)."""
         values = np.ascontiguousarray(values, np.float32).reshape(-1)
         c, c0 = self.shape[1], self.ctx.c0
 
         def place() -> tuple[str, MapViewAttr]:
-            padded = np.zeros(-(-c // c0) * c0, np.float32)
+            padded = np.full(-(-c // c0) * c0, padding, np.float32)
             padded[:c] = np.broadcast_to(values, (c,))
             return self.ctx.add_constant("chan", padded), MapViewAttr((1, c, 1, 1), 0, c0, 1)
 
-        return self._arg(("chan", values.tobytes()), place)
+        return self._arg(("chan", values.tobytes(), padding), place)
 
     def finish(self, results: list[SSAValue]) -> Region:
         self.block.add_op(YieldOp(results))
@@ -135,7 +138,7 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
         sb = body.sb
         computed: dict[SSAValue, SSAValue] = {}  # graph value of the fusion body -> its element
 
-        def operand(v: SSAValue, const_scale: float = 1.0) -> SSAValue:
+        def operand(v: SSAValue, const_scale: float = 1.0, divisor: bool = False) -> SSAValue:
             """v's element: a fusion argument's, a computed one, a map's, a constant's."""
             v = env.get(v, v)
             if v in computed:
@@ -148,7 +151,7 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
             if arr.size == 1:
                 return sb.const(float(arr.reshape(-1)[0]) / const_scale)
             if arr.size == C:
-                return body.channel_constant(np.asarray(arr, np.float32) / const_scale)
+                return body.channel_constant(np.asarray(arr, np.float32) / const_scale, 1.0 if divisor else 0.0)
             raise PassFailedException(f"{describe_op(op)}: broadcast of shape {arr.shape} not lowered")
 
         current: SSAValue | None = None
@@ -168,7 +171,8 @@ def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
                 current = operand(step.operands[0])
             elif name in BINARY:
                 const_scale = ctx.scale_of(out_v) if BINARY[name] in SCALED_WITH_MAP else 1.0
-                values = [operand(v, const_scale) for v in step.operands]
+                values = [operand(v, const_scale, divisor=BINARY[name] == "div" and k > 0)
+                          for k, v in enumerate(step.operands)]
                 current = values[0]
                 for other in values[1:]:
                     current = getattr(sb, BINARY[name])(current, other)

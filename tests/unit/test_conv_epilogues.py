@@ -184,3 +184,23 @@ def test_loop_fusion_with_two_outputs_on_the_map_kernels(precision):
         assert np.std(want[name]) > 1e-2, "a constant output proves nothing"
         assert_close(np.asarray(got[name]).reshape(want[name].shape), want[name], precision)
     assert compiled.aicpu == 0 and compiled.kernel_kinds.get("elementwise") == 1
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_division_by_a_per_channel_constant_of_a_padded_slice(precision):
+    """4 channels fill half a C0 slice: the divisor's padded lanes are 1, so
+    the map's padded lanes stay finite (zero-padded, 0 / 0 was NaN there and
+    the output transdata's product spread it over every channel: the
+    transformer fuzz test found it)."""
+    inits = {"w": _rand(4, 1, 1, 1, seed=1), "c": _rand(1, 4, 1, 1, seed=2)}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["a"]), helper.make_node("Min", ["a", "a"], ["m"]),
+             helper.make_node("Div", ["m", "c"], ["y"])]  # a loop fusion (a lone Div is a row-major kernel's)
+    feeds = {"x": _rand(1, 1, 2, 4, seed=3)}
+    graph = helper.make_graph(
+        nodes, "div", [helper.make_tensor_value_info("x", TensorProto.FLOAT, feeds["x"].shape)],
+        [helper.make_empty_tensor_value_info("y")], [numpy_helper.from_array(v, n) for n, v in inits.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    compiled = _check(model, feeds, precision)
+    assert compiled.aicpu == 0 and compiled.kernel_kinds.get("elementwise") == 1
