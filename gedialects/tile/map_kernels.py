@@ -1,5 +1,5 @@
 """The CNN patterns' kernels that hold one op each before tiling (`tile.conv`,
-`tile.pool`, `tile.gemm`, `tile.elementwise`): what the tile passes need to
+`tile.pool`, `tile.gemm`, `tile.elementwise`, `tile.transdata`): what the tile passes need to
 find them, their tilings and the GM tensors they write."""
 
 from __future__ import annotations
@@ -14,16 +14,17 @@ from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
 from gedialects.tile.gemm import GemmOp, GemmTilingAttr
 from gedialects.tile.ops import KernelOp
 from gedialects.tile.pool import PoolOp, PoolTilingAttr
+from gedialects.tile.transdata import TransdataOp, TransdataTilingAttr
 from gedialects.tile.structured import TILING_ATTR  # a map kernel keeps its tiling under the same key
 
-MapKernelOp = ConvOp | PoolOp | GemmOp | ElementwiseOp
-MapKernelTiling = ConvTilingAttr | PoolTilingAttr | GemmTilingAttr | ElementwiseTilingAttr
+MapKernelOp = ConvOp | PoolOp | GemmOp | ElementwiseOp | TransdataOp
+MapKernelTiling = ConvTilingAttr | PoolTilingAttr | GemmTilingAttr | ElementwiseTilingAttr | TransdataTilingAttr
 TILING_TYPES: dict[type, type] = {ConvOp: ConvTilingAttr, PoolOp: PoolTilingAttr, GemmOp: GemmTilingAttr,
-                                  ElementwiseOp: ElementwiseTilingAttr}
+                                  ElementwiseOp: ElementwiseTilingAttr, TransdataOp: TransdataTilingAttr}
 
 
 def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
-    """The tile.conv, tile.pool, tile.gemm or tile.elementwise `kernel` computes, if it is not expanded yet."""
+    """The tile.conv, tile.pool, tile.gemm, tile.elementwise or tile.transdata `kernel` computes, if it is not expanded yet."""
     for op in kernel.body.block.ops:
         if isinstance(op, MapKernelOp):
             return op

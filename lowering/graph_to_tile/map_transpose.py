@@ -20,12 +20,12 @@ Per chunk of pixels (spread over the cores, double-buffered):
 from __future__ import annotations
 
 from gedialects.graph import ops as g
+from gedialects.tile.pieces import row_runs
 from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES
 from lowering.legality import MapTranspose
 
 from .context import LoweringContext
 from .storage import TensorView
-from .transdata import row_runs
 
 
 def lower_map_transpose(ctx: LoweringContext, op, mt: MapTranspose) -> None:

@@ -1,5 +1,5 @@
 """conv-space-to-depth (lowering/space_to_depth.py) and graph.space_to_depth
-on the AI core (lowering/graph_to_tile/transdata.py, space_to_depth_in):
+on the AI core (a tile.transdata with block_size: lowering/graph_to_tile/transdata.py, expand_transdata.py):
 image stems against onnxruntime in both precision modes, where they run,
 and what the rewrite saves; ONNX SpaceToDepth itself."""
 

@@ -41,11 +41,14 @@ from gedialects.tile.conv import ConvOp
 from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 from gedialects.tile.map_kernels import map_kernels, tiling_of
+from gedialects.tile.pool import PoolOp
+from gedialects.tile.transdata import TransdataOp
 from gedialects.tile.transforms.expand_attention import expand_attention
 from gedialects.tile.transforms.expand_conv import expand_conv
 from gedialects.tile.transforms.expand_elementwise import expand_elementwise
 from gedialects.tile.transforms.expand_gemm import expand_gemm
 from gedialects.tile.transforms.expand_pool import expand_pool
+from gedialects.tile.transforms.expand_transdata import expand_transdata
 from gedialects.tile.transforms.map_body import MapBodyEmitter
 from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
 
@@ -659,6 +662,11 @@ def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
     return expansion.run(scratch), scratch
 
 
+MAP_KERNEL_EXPANSIONS = {ConvOp: expand_conv, GemmOp: expand_gemm, ElementwiseOp: expand_elementwise,
+                         PoolOp: expand_pool, TransdataOp: expand_transdata}
+"""The expansion of each map-kernel op (gedialects/tile/map_kernels.py) given its tiling."""
+
+
 @dataclass(frozen=True)
 class TileExpandStructuredPass(ModulePass):
     """Expand every tiled structured, conv, pool, gemm and elementwise kernel into loops of buffers, DMA, cube and vector ops."""
@@ -671,15 +679,7 @@ class TileExpandStructuredPass(ModulePass):
 
         capacities = dict(load_target(self.target).capacity_bytes)
         for kernel, map_op in list(map_kernels(op)):
-            tiling = tiling_of(kernel, map_op)
-            if isinstance(map_op, ConvOp):
-                expand_conv(kernel, map_op, tiling)  # type: ignore[arg-type]
-            elif isinstance(map_op, GemmOp):
-                expand_gemm(kernel, map_op, tiling)  # type: ignore[arg-type]
-            elif isinstance(map_op, ElementwiseOp):
-                expand_elementwise(kernel, map_op, tiling)  # type: ignore[arg-type]
-            else:
-                expand_pool(kernel, map_op, tiling)  # type: ignore[arg-type]
+            MAP_KERNEL_EXPANSIONS[type(map_op)](kernel, map_op, tiling_of(kernel, map_op))
         for kernel, tiling in list(st.tiled_kernels(op)):
             try:
                 expand_kernel(kernel, tiling, capacities)

@@ -23,7 +23,8 @@ kernel (`tile.pool`) a `#tile.pool_tiling`: its band of output rows and
 cores (pool_tiling.py); a CNN gemm (`tile.gemm`) a `#tile.gemm_tiling`:
 output fractals per tile and the K step (gemm_tiling.py); a CNN elementwise
 kernel (`tile.elementwise`) a `#tile.elementwise_tiling`: its band of rows
-and cores (elementwise_tiling.py).
+and cores (elementwise_tiling.py); a transdata (`tile.transdata`) a
+`#tile.transdata_tiling`: its pixel runs, chunk and cores (transdata_tiling.py).
 """
 
 from __future__ import annotations
@@ -44,12 +45,15 @@ from gedialects.tile.conv import ConvOp
 from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 from gedialects.tile.map_kernels import map_kernel_op
+from gedialects.tile.pool import PoolOp
+from gedialects.tile.transdata import TransdataOp
 from gedialects.tile.transforms.conv_tiling import select_conv_tiling
 from gedialects.tile.transforms.elementwise_tiling import select_elementwise_tiling
 from gedialects.tile.transforms.expand_structured import TilingError, dry_run
 from gedialects.tile.transforms.gemm_tiling import select_gemm_tiling
 from gedialects.tile.transforms.tile_cost import hoisted_cycles, hoisted_work, predicted_cycles, tile_work
 from gedialects.tile.transforms.pool_tiling import select_pool_tiling
+from gedialects.tile.transforms.transdata_tiling import select_transdata_tiling
 from target.config import TargetConfig, load_target
 
 
@@ -113,6 +117,11 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
     return best[2]
 
 
+MAP_KERNEL_TILINGS = {ConvOp: select_conv_tiling, GemmOp: select_gemm_tiling, ElementwiseOp: select_elementwise_tiling,
+                      PoolOp: select_pool_tiling, TransdataOp: select_transdata_tiling}
+"""The tiling choice of each map-kernel op (gedialects/tile/map_kernels.py)."""
+
+
 @dataclass(frozen=True)
 class TileSelectTilingPass(ModulePass):
     """Choose each structured kernel's tile box (capacities + cost model of `target`)."""
@@ -131,10 +140,7 @@ class TileSelectTilingPass(ModulePass):
             try:
                 kernel.attributes[st.TILING_ATTR] = (
                     choose_tiling(kernel, config) if map_op is None
-                    else select_conv_tiling(map_op, config) if isinstance(map_op, ConvOp)
-                    else select_gemm_tiling(map_op, config) if isinstance(map_op, GemmOp)
-                    else select_elementwise_tiling(map_op, config) if isinstance(map_op, ElementwiseOp)
-                    else select_pool_tiling(map_op, config))
+                    else MAP_KERNEL_TILINGS[type(map_op)](map_op, config))
             except TilingError as e:
                 source = kernel.attributes.get("source")
                 where = f" ({source.data})" if isinstance(source, StringAttr) else ""

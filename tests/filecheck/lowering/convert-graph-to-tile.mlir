@@ -2,7 +2,8 @@
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s --check-prefix=EXPAND
 // RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=NPU
 
-// A pool + relu: NCHW input -> NC1HWC0 transdata on the cube, a max-pool
+// A pool + relu: NCHW input -> NC1HWC0 transdata (a tile.transdata, which
+// the tile passes expand into identity products on the cube), a max-pool
 // kernel (a tile.pool, which the tile passes tile into (C1 slice, band)
 // tiles with ping-pong UB buffers), an elementwise kernel, and the
 // NC1HWC0 -> NCHW transdata at the output.
@@ -20,7 +21,7 @@ builtin.module {
 // CHECK-DAG:  tile.tensor {name = "input_5hd", kind = "internal", {{.*}}type = tensor<1x2x16x16x8xf32>, layout = "NC1HWC0"}
 // CHECK-DAG:  tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x8x8xf32>, layout = "ND"}
 // CHECK:      tile.kernel "k0_transdata"
-// CHECK:        tile.matmul
+// CHECK:        tile.transdata "NCHW" to "NC1HWC0" %{{.*}}, %{{.*}} : !tile.ref<gm, f32>, !tile.ref<gm, f32> {map_view = #tile.map_view<shape = [1, 16, 16, 16], origin = 0, slice_stride = 2048, padded_w = 16>}
 // CHECK:      tile.kernel "k1_max_pool"
 // CHECK:        %[[X:.*]] = tile.gm {tensor = "input_5hd"} : !tile.ref<gm, f32>
 // CHECK:        %[[P:.*]] = tile.gm {tensor = "pool"} : !tile.ref<gm, f32>
@@ -32,6 +33,7 @@ builtin.module {
 // CHECK-NEXT:     %[[R:.*]] = arith.maximumf %[[A]], %[[Z]] : f32
 // CHECK-NEXT:     tile.yield %[[R]] : f32
 // CHECK:      tile.kernel "k3_transdata"
+// CHECK:        tile.transdata "NC1HWC0" to "ND" %{{.*}}, %{{.*}} : !tile.ref<gm, f32>, !tile.ref<gm, f32> {map_view = #tile.map_view<shape = [1, 16, 8, 8], {{.*}}>}
 
 // EXPAND:      tile.kernel "k1_max_pool" attributes {{{.*}}tiling = #tile.pool_tiling<band_rows = {{[0-9]+}}, slices = 1, cores = {{[0-9]+}}, cycles = {{[0-9]+}}>
 // EXPAND:        tile.alloc {{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>

@@ -12,8 +12,7 @@
 // CHECK:       tile.kernel "k1_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv1\22)", op_type = "conv"
 // CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv2\22)"{{.*}}scale_exp = 7 : i64
 // CHECK:       tile.kernel "k3_transdata" attributes {{{.*}}scale_exp = 7 : i64
-// CHECK:         tile.copy %[[UB:.*]], %{{.*}} {{.*}} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
-// CHECK-NEXT:    tile.vec "muls" %[[UB]], %[[UB]] {{.*}}scalar = 1.280000e+02 : f64} : !tile.ref<ub, f32>, !tile.ref<ub, f32>
+// CHECK:         tile.transdata "NC1HWC0" to "ND" %{{.*}}, %{{.*}} : !tile.ref<gm, f16>, !tile.ref<gm, f32> {{{.*}}scale = 1.280000e+02 : f64}
 // CHECK:       tile.kernel "k4_global_avg_pool" attributes {{{.*}}scale_exp = 7 : i64
 // CHECK:       tile.kernel "k5_gemm" attributes {{{.*}}scale_exp = 9 : i64
 // CHECK:       tile.kernel "k6_softmax"

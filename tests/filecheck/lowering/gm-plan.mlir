@@ -14,7 +14,7 @@
 // bytes held at each of the five kernels (ge.arena_live_bytes: the profile's
 // device-memory track) peak at those two slots.
 // CHECK-LABEL: tile.program "planned_chain" attributes {ge.arena_live_bytes = "16896;33792;33792;33792;16896", ge.memory = {alignment = 512 : i64, arena_size = 33792 : i64, no_reuse = 67584 : i64, strategy = "{{.*}}", tensors = 4 : i64, lower_bound = 33792 : i64, graph_arena_size = 32768 : i64}
-// CHECK-DAG:   tile.tensor {name = "identity", kind = "constant", offset = 33792 : i64
+// CHECK-DAG:   tile.tensor {name = "a_w", kind = "constant", offset = 33792 : i64
 // CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "input_5hd", kind = "internal", offset = [[A:[0-9]+]] : i64
 // CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "conv", kind = "internal", offset = [[B:[0-9]+]] : i64
 // CHECK-DAG:   tile.tensor {ge.stored_bytes = 16384 : i64, name = "conv_1", kind = "internal", offset = [[A]] : i64
@@ -24,10 +24,10 @@
 
 // BUMP-LABEL: tile.program "planned_chain" attributes {ge.precision_mode
 // BUMP-NOT:   ge.memory
-// BUMP:       tile.tensor {name = "identity", kind = "constant", offset = 0 : i64
+// BUMP:       tile.tensor {name = "a_w", kind = "constant", offset = 0 : i64
 // The arena is GM [0, 33792): the npu program's first constant follows it.
 // NPU-LABEL: npu.program @planned_chain gm_size
-// NPU:       npu.constant "identity" at 33792 =
+// NPU:       npu.constant "a_w" at 33792 =
 
 func.func @planned_chain(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
   %w = graph.fill 0.5 : tensor<16x16x1x1xf32>

@@ -277,7 +277,7 @@ func.func @depthwise(%x: tensor<1x24x8x8xf32> {ge.name = "x"}) -> (tensor<1x24x8
 // padded copy of 6-pixel rows.
 
 // CHECK-LABEL: tile.program "small_map"
-// CHECK:       tile.kernel "k0_transdata" attributes {{{.*}}in_formats = "NCHW", {{.*}}out_formats = "NC1HWC0", block_dim = 6 : i64}
+// CHECK:       tile.kernel "k0_transdata" attributes {{{.*}}in_formats = "NCHW", {{.*}}out_formats = "NC1HWC0", tiling = #tile.transdata_tiling<rows = 2, width = 3, chunk = 16, cores = 6, cycles = {{[0-9]+}}>, block_dim = 6 : i64}
 // CHECK:         %[[STAGED:.*]] = tile.alloc {shape = array<i64: 256>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
 // CHECK-NEXT:    %[[ZERO:.*]] = tile.alloc {shape = array<i64: 256>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
 // CHECK:         scf.for
@@ -289,7 +289,7 @@ func.func @depthwise(%x: tensor<1x24x8x8xf32> {ge.name = "x"}) -> (tensor<1x24x8
 // CHECK:           tile.copy %[[L1B]], %[[ZERO]]
 // CHECK:           tile.copy %[[STAGED]], %{{.*}} {shape = array<i64: 8, 3>,
 // CHECK:           tile.copy %{{.*}} {shape = array<i64: 1, 3, 8>,
-// CHECK:       tile.kernel "k2_transdata" attributes {{{.*}}in_formats = "NC1HWC0", {{.*}}out_formats = "NCHW", block_dim = 3 : i64}
+// CHECK:       tile.kernel "k2_transdata" attributes {{{.*}}in_formats = "NC1HWC0", {{.*}}out_formats = "NCHW", tiling = #tile.transdata_tiling<rows = 1, width = 6, chunk = 16, cores = 3, cycles = {{[0-9]+}}>, block_dim = 3 : i64}
 // CHECK:         scf.for
 // CHECK:           tile.copy %{{.*}} {shape = array<i64: 16, 6>, dst_strides = array<i64: 6, 1>, src_strides = array<i64: 16, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
 // CHECK:         } {tile.pipeline = "ping-pong"}

@@ -49,18 +49,14 @@
 // F16-DAG:   tile.tensor {name = "y", kind = "output", {{.*}}type = tensor<1x16x4x16xf32>, layout = "ND"}
 // F16-DAG:   tile.tensor {name = "z", kind = "output", {{.*}}type = tensor<1x10xf32>, layout = "ND"}
 // F16-LABEL: tile.kernel "k0_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22x_transdata_nc1hwc0\22)"
-// F16:         tile.matmul {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f32>, !tile.ref<l0b, f32>
-// F16-NEXT:    tile.copy {{.*}}, cast} : !tile.ref<ub, f16>, !tile.ref<l0c, f32>
+// F16:         tile.transdata "NCHW" to "NC1HWC0" %{{.*}}, %{{.*}} : !tile.ref<gm, f32>, !tile.ref<gm, f16>
 // F16-LABEL: tile.kernel "k1_conv"
 // F16:         tile.conv ins(%{{.*}} : !tile.ref<gm, f16>) weights(%{{.*}} : !tile.ref<gm, f16>) outs(%{{.*}} : !tile.ref<gm, f16>)
 // F16-SAME:      in_slices = 1 : i64, out_fractals = 1 : i64
 // F16-NEXT:    ^bb0(%{{.*}}: f16):
 // F16-LABEL: tile.kernel "k2_transdata" attributes {kind = "transdata", source = "graph.transdata at loc(\22conv1_transdata_nchw\22)"
-// F16:         %[[TC:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
-// F16:         %[[TU:.*]] = tile.alloc {{{.*}}layout = "NZ", buffers = 2 : i64} : !tile.ref<ub, f32>
 // F16:         tile.gm {tensor = "y"} : !tile.ref<gm, f32>
-// F16:         tile.matmul %[[TC]], {{.*}} : !tile.ref<l0c, f32>, !tile.ref<l0a, f16>, !tile.ref<l0b, f16>
-// F16:         tile.copy %[[TU]], %[[TC]] {{.*}}src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<l0c, f32>
+// F16:         tile.transdata "NC1HWC0" to "ND" %{{.*}}, %{{.*}} : !tile.ref<gm, f16>, !tile.ref<gm, f32>
 // The gemm holds a tile.gemm on f16 operands (its mmads: NPU16 below).
 // F16-LABEL: tile.kernel "k4_gemm"
 // F16:         %[[GO:.*]] = tile.gm {tensor = "[[M]]"} : !tile.ref<gm, f16>

@@ -1,0 +1,163 @@
+"""The tiling of a transdata (`select_transdata_tiling`): how its pixels run
+(rows of the map, or one run when the map has no side halo), the chunk of
+pixels each product takes and the cores. Among the chunks whose constant
+operand fits its L0A share, the cost model picks the fastest: per piece
+the target's cycles of each copy (as gedialects/npu/dma.py plans it: a
+DMA's latency each, the bytes at the path's rate, a GM path shared by the
+cores), the fractal loads and the product, pieces spread evenly over the
+cube cores; larger chunks are fewer pieces but fewer to share.
+
+A space-to-depth's chunk of mc cells puts s picking matrices [mc, s*mc]
+together in L0A (loaded once per core); per chunk its s row loads, the
+on-chip fills of B, s products per 16 output channels and the stores,
+priced the same way; the row loads of the next chunk overlap this chunk's
+products and stores (its rows in UB are free once B is filled)."""
+
+from __future__ import annotations
+
+import math
+
+from gedialects.npu.dma import plan_copy
+from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.tile.pieces import channel_runs, chunk_runs, pieces, row_runs
+from gedialects.tile.transdata import TransdataOp, TransdataTilingAttr
+from gedialects.tile.transforms.expand_transdata import Box, from_map_boxes, to_map_boxes
+from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
+from target.config import TargetConfig
+
+MAX_IN_CHUNK = 128
+"""Largest chunk of pixels (cells) NCHW -> NC1HWC0 puts through the cube at once."""
+MAX_OUT_CHUNK = 256
+"""Largest chunk of pixels NC1HWC0 -> ND puts through the cube at once."""
+
+
+def select_transdata_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTilingAttr:
+    """The cheapest tiling of a tile.transdata (raises TilingError if none fits)."""
+    if op.cell > 1:
+        return _space_to_depth_tiling(op, config)
+    return _to_map_tiling(op, config) if op.to_map else _from_map_tiling(op, config)
+
+
+def copy_cycles(config: TargetConfig, src: str, dst: str, box: Box, src_es: int, dst_es: int, cores: int = 1) -> int:
+    """The target's cycles for one box copy: each of its DMAs pays the
+    path's latency (gedialects/npu/dma.py plans them), the bytes move at
+    the path's rate (a GM one shared by `cores`)."""
+    shape, dst_strides, src_strides = box
+    dmas = plan_copy(shape, dst_strides, src_strides, dst_es, src_es, dst, src).instructions
+    path = f"{src}_{dst}"
+    return config.dma_cycles(path, math.prod(shape) * src_es, cores) + (dmas - 1) * config.dma_cycles(path, 0, cores)
+
+
+def _cores_for(tiles: int, config: TargetConfig) -> int:
+    return max(1, min(tiles, config.cube_cores))
+
+
+def _element_bytes(op: TransdataOp) -> tuple[int, int]:
+    return elem_bytes(op.input.type.element), elem_bytes(op.output.type.element)  # type: ignore[attr-defined]
+
+
+def _to_map_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTilingAttr:
+    es, out_es = _element_bytes(op)
+    fp = "f16" if es == 2 else "f32"
+    _, c, h, w = op.nchw_shape()
+    blocks = channel_runs(c)
+
+    def cycles(rows: int, width: int, kc: int) -> int:
+        runs = row_runs(rows, width, kc)
+        cores = _cores_for(pieces(runs, blocks), config)
+
+        def piece(npx: int, cn: int) -> int:
+            stage, scatter, store = to_map_boxes(op, npx, cn, kc)
+            return (copy_cycles(config, "gm", "ub", stage, es, es, cores) + copy_cycles(config, "ub", "l1", scatter, es, es)
+                    + config.dma_cycles("l1_l0b", 16 * kc * es) + config.mmad_cycles(fp, kc, 16, kc)
+                    + config.dma_cycles("l0c_ub", 16 * kc * 4) + copy_cycles(config, "ub", "gm", store, out_es, out_es, cores))
+
+        once = config.dma_cycles("gm_l1", kc * kc * es, cores) + config.dma_cycles("l1_l0a", kc * kc * es)
+        return once + sum(-(-a.count * b.count // cores) * piece(a.size, b.size) for a in runs for b in blocks)
+
+    # the map in rows of w pixels, or (no side halo: its pixel runs are
+    # contiguous, as the source's) as one row; chunks of kc pixels, a kc x
+    # kc identity in one L0A half
+    layouts = [(h, w)] + ([(1, h * w)] if op.map_view.padded_w.data == w and h > 1 else [])
+    fits = [kc for kc in range(16, MAX_IN_CHUNK + 1, 16) if kc * kc * es <= config.capacity_bytes["l0a"] // 2]
+    candidates = [(cycles(rows, width, kc), -kc, rows, width) for rows, width in layouts for kc in fits if kc < width + 16]
+    if not candidates:
+        raise TilingError(f"no 16-pixel chunk's identity fits half of L0A ({config.capacity_bytes['l0a']} bytes)")
+    best, kc, rows, width = min(candidates)
+    cores = _cores_for(pieces(row_runs(rows, width, -kc), blocks), config)
+    return TransdataTilingAttr(rows, width, -kc, cores, best)
+
+
+def _from_map_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTilingAttr:
+    es, out_es = _element_bytes(op)
+    fp = "f16" if es == 2 else "f32"
+    _, C, H, W = op.map_view.dims
+    P = H * W
+    blocks = channel_runs(C)
+
+    def cycles(kn: int) -> int:
+        runs = chunk_runs(P, kn)
+        cores = _cores_for(pieces(runs, blocks), config)
+
+        def piece(n: int, rows: int) -> int:
+            npad = -(-n // 16) * 16
+            return (sum(copy_cycles(config, a, b, box, out_es if a == "ub" else es, out_es if b == "gm" else es, cores)
+                        for a, b, box in from_map_boxes(op, n, rows))
+                    + config.dma_cycles("l1_l0b", 16 * npad * es) + config.mmad_cycles(fp, 16, npad, 16)
+                    + config.dma_cycles("l0c_ub", 16 * npad * 4))
+
+        return sum(-(-a.count * b.count // cores) * piece(a.size, b.size) for a in runs for b in blocks)
+
+    # chunks of kn pixels: larger ones are fewer pieces, smaller ones more in parallel
+    best, kn = min((cycles(kn), -kn) for kn in range(16, MAX_OUT_CHUNK + 1, 16) if kn < P + 16)
+    cores = _cores_for(pieces(chunk_runs(P, -kn), blocks), config)
+    return TransdataTilingAttr(1, P, -kn, cores, best)
+
+
+def _space_to_depth_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTilingAttr:
+    es, out_es = _element_bytes(op)
+    fp = "f16" if es == 2 else "f32"
+    k0, c0 = BLOCK_BYTES // es, BLOCK_BYTES // out_es
+    s = op.cell
+    _, c, h, w = op.nchw_shape()
+    _, channels, rows, cols = op.map_view.dims
+    blocks = -(-channels // 16)
+    # the on-chip fills of B per chunk: (channels, B rows apart) of each (block, dx, dy) with channels in the block
+    fills = []
+    for block in range(blocks):
+        for dx in range(s):
+            for dy in range(s):
+                ins = [i for i in range(c) if op.out_channel(dy, dx, i, c) // 16 == block]
+                if ins:
+                    fills.append((len(ins), op.out_channel(dy, dx, 1, c) - op.out_channel(dy, dx, 0, c)))
+    stride = op.map_view.slice_stride.data
+
+    def cycles(mc: int) -> int:
+        kp = s * mc
+        runs = row_runs(rows, cols, mc)
+        cores = _cores_for(rows * max(cols // mc, 1), config)
+
+        def chunk(cells: int) -> int:
+            pixels = -(-cells * s // k0) * k0
+            load = s * copy_cycles(config, "gm", "ub", ([c, pixels], [kp, 1], [h * w, 1]), es, es, cores)
+            fill = sum(copy_cycles(config, "ub", "l1", ([n, pixels // k0, k0], [step * k0, 16 * k0, 1], [kp, k0, 1]),
+                                   es, es) for n, step in fills)
+            products = s * blocks * (config.dma_cycles("l1_l0b", kp * 16 * es) + config.mmad_cycles(fp, mc, 16, kp))
+            store = blocks * (config.dma_cycles("l0c_ub", mc * 16 * 4) + copy_cycles(
+                config, "ub", "gm", ([16 // c0, cells, c0], [stride, c0, 1], [c0, 16, 1]), out_es, out_es, cores))
+            # the chunk's rows in UB are free once B is filled from them:
+            # the next chunk's loads overlap this one's products and stores
+            return fill + max(load, products + store)
+
+        once = s * (config.dma_cycles("gm_l1", mc * kp * es, cores) + config.dma_cycles("l1_l0a", mc * kp * es))
+        return once + sum(-(-run.count // cores) * chunk(run.size) for run in runs)
+
+    # the s picking matrices [mc, s*mc] together in L0A (nothing else is there)
+    fits = [mc for mc in range(16, MAX_IN_CHUNK + 1, 16) if s * mc * s * mc * es <= config.capacity_bytes["l0a"]]
+    if not fits:
+        raise TilingError(f"no 16-cell chunk's {s} picking matrices fit L0A ({config.capacity_bytes['l0a']} bytes)")
+    best, mc = min((cycles(mc), -mc) for mc in fits)
+    return TransdataTilingAttr(rows, cols, -mc, _cores_for(rows * max(cols // -mc, 1), config), best)
+
+
+__all__ = ["MAX_IN_CHUNK", "MAX_OUT_CHUNK", "copy_cycles", "select_transdata_tiling"]
