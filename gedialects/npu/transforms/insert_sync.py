@@ -91,9 +91,11 @@ def accesses(op: Operation) -> list[Access]:
         slen = f["len"]
         if f.get("pad"):  # the on-chip side of a burst is whole blocks
             dlen, slen = (padded_burst(dlen), slen) if op.dst_space != MemSpace.GM else (dlen, padded_burst(slen))
+        # to the end of the last burst: the gap after it is not touched (counting it made a
+        # buffer right after a strided source look read, a false dependency on its next writer)
         spans = [
-            (op.dst, f["nburst"] * (dlen + f["dst_gap"]), True),
-            (op.src, f["nburst"] * (slen + f["src_gap"]), False),
+            (op.dst, (f["nburst"] - 1) * (dlen + f["dst_gap"]) + dlen, True),
+            (op.src, (f["nburst"] - 1) * (slen + f["src_gap"]) + slen, False),
         ]
     elif isinstance(op, npu.Load2dOp):
         spans = [

@@ -282,3 +282,41 @@ npu.program @nest gm_size 8192 {
   }
   npu.launch @set_below_loop block_dim 1 stream 0
 }
+
+// -----
+
+// A strided DMA touches its bursts, not the gap after its last one: a store
+// reading ub [0, 32) and [64, 96) (two bursts of 32 bytes, 32 apart) and a
+// load writing ub [96, 128) right after it need no flag between them (the
+// trailing gap, once counted, made the load wait for the store).
+// CHECK-LABEL: npu.kernel @strided
+// CHECK:      npu.dma mte3 %{{.*}}, %{{.*}} nburst 2 len 32 src_gap 32
+// CHECK-NOT:  npu.wait_flag mte3 -> mte2
+// CHECK:      npu.dma mte2
+// CHECK-LABEL: npu.kernel @touching
+// CHECK:      npu.dma mte3 %{{.*}}, %{{.*}} nburst 2 len 32 src_gap 32
+// CHECK-NEXT: npu.set_flag mte3 -> mte2 event 0
+// CHECK-NEXT: npu.wait_flag mte3 -> mte2 event 0
+// CHECK-NEXT: npu.dma mte2
+npu.program @r gm_size 4096 {
+  npu.output "y" at 0 : tensor<64xf32>
+  npu.input "x" at 1024 : tensor<64xf32>
+  npu.kernel @strided {
+    %o = npu.ptr gm 0
+    %g = npu.ptr gm 1024
+    %u = npu.ptr ub 0
+    %next = npu.ptr ub 96
+    npu.dma mte3 %o, %u nburst 2 len 32 src_gap 32 : !npu.ptr<gm>, !npu.ptr<ub>
+    npu.dma mte2 %next, %g len 32 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+  npu.kernel @touching {
+    %o = npu.ptr gm 0
+    %g = npu.ptr gm 1024
+    %u = npu.ptr ub 0
+    %last = npu.ptr ub 64
+    npu.dma mte3 %o, %u nburst 2 len 32 src_gap 32 : !npu.ptr<gm>, !npu.ptr<ub>
+    npu.dma mte2 %last, %g len 32 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+  npu.launch @strided block_dim 1 stream 0
+  npu.launch @touching block_dim 1 stream 0
+}
