@@ -123,10 +123,6 @@ def accesses(op: Operation) -> list[Access]:
     return out
 
 
-def _conflict(a: Access, b: Access) -> bool:
-    return a.space == b.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
-
-
 @dataclass
 class _Body:
     items: list[Operation]
