@@ -8,9 +8,10 @@ NC1HWC0 map before tiling, and its tiling (`#tile.transdata_tiling`).
           {map_view = #tile.map_view<shape = [1, 3, 224, 224], origin = 0, slice_stride = 50176, padded_w = 224>}
     }
 
-Both directions are products on the cube with constant 0/1 matrices (GE's
-TransData on the AI core does the same with its vector transposes; the cube
-is the unit this target moves 16 x 16 blocks fastest):
+Between NCHW and the map, both directions are products on the cube with
+constant 0/1 matrices (GE's TransData on the AI core does the same with its
+vector transposes; the cube is the unit this target moves 16 x 16 blocks
+fastest):
 
 * `NCHW` to `NC1HWC0`: the row-major side is [N, C, H, W] (`shape` of the
   map view, one image at element `offset` of the row-major tensor); per
@@ -26,6 +27,15 @@ is the unit this target moves 16 x 16 blocks fastest):
   runs; the NZ result rows are NCHW channel rows (the map must have no
   halo: the lowering strips one first). `scale`: the power of two force_fp16
   stored the map divided by, undone in fp32 on the way out.
+
+* `NHWC` to `NC1HWC0` and back: between the map and its pixels' rows of C
+  channels ([H*W, C] row-major at element `offset`: the layout of a
+  layer_norm over channels in ConvNeXt and SegFormer). In NC1HWC0 a pixel's
+  channels are already contiguous, C0 at a time, so each direction is
+  strided copies through UB (no product): per chunk of pixels, the chunk's
+  run of every C1 slice one side, its rows the other (rows of C that are not
+  whole blocks: padded copies, the pad channels zero in UB). The map may
+  have a halo (its interior is read or written).
 
 The element types are the references': the output may be narrower (fp32
 image -> fp16 map) or wider (an fp16 map -> an fp32 graph output) than the
@@ -56,7 +66,7 @@ from gedialects.tile.conv import MapViewAttr
 from gedialects.tile.core_tiling import CoreTilingAttr
 from gedialects.tile.ops import GmOp, RefType, TileOp
 
-DIRECTIONS = (("NCHW", "NC1HWC0"), ("NC1HWC0", "ND"))
+DIRECTIONS = (("NCHW", "NC1HWC0"), ("NC1HWC0", "ND"), ("NHWC", "NC1HWC0"), ("NC1HWC0", "NHWC"))
 SPACE_TO_DEPTH_MODES = ("DCR", "CRD")
 
 
@@ -109,8 +119,13 @@ class TransdataOp(TileOp):
 
     @property
     def to_map(self) -> bool:
-        """NCHW -> NC1HWC0 (else NC1HWC0 -> ND)."""
+        """Into NC1HWC0 (else out of it)."""
         return self.dst_format.data == "NC1HWC0"
+
+    @property
+    def rows(self) -> bool:
+        """Between the map and its NHWC rows (strided copies, no product)."""
+        return "NHWC" in (self.src_format.data, self.dst_format.data)
 
     @property
     def element_offset(self) -> int:
@@ -146,9 +161,13 @@ class TransdataOp(TileOp):
         view = self.map_view
         if view.dims[0] != 1:
             raise VerifyException("tile.transdata: the map is one image (map-unbatch slices batches)")
-        if self.to_map and self.scale is not None:
+        if self.scale is not None and formats != ("NC1HWC0", "ND"):
             raise VerifyException("tile.transdata: only NC1HWC0 to ND undoes a scale")
-        if not self.to_map:
+        if self.block_size is not None and formats != ("NCHW", "NC1HWC0"):
+            raise VerifyException("tile.transdata: only NCHW to NC1HWC0 is a space-to-depth (block_size)")
+        if self.rows and self.input.type.element != self.output.type.element:  # type: ignore[attr-defined]
+            raise VerifyException("tile.transdata: NHWC rows and their map have one element type (copies convert none)")
+        if formats == ("NC1HWC0", "ND"):
             if self.offset is not None or self.block_size is not None:
                 raise VerifyException("tile.transdata: NC1HWC0 to ND writes a whole tensor (no offset, no block_size)")
             if view.padded_w.data != view.dims[3]:

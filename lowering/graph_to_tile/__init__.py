@@ -4,8 +4,8 @@ The storage format of every value comes from assign-layouts (`ge.format`;
 run here first on IR that has none) and is checked against what the
 kernels build. Decisions made here (docs/LOWERING.md): storage details, GM
 placement, force_fp16 range scaling (fp16_scaling.py), which unit does
-what; for the copy, map-transpose and row-softmax kernels also their tile
-sizes, loops and buffers. Every other kernel holds one op the tile passes
+what; for the copy and row-softmax kernels also their tile sizes, loops
+and buffers. Every other kernel holds one op the tile passes
 tile, distribute and expand: a structured kernel, or a tile.conv,
 tile.pool, tile.gemm, tile.elementwise or tile.transdata.
 

@@ -11,6 +11,11 @@ become GM constants of the program (program_constants.py, one per value).
   cells, the chunk's s input rows GM -> UB (a burst per channel), then per
   16 output channels and dx the B operand filled on chip from those rows
   and C += A_dx x B; the s picking matrices stay in L0A.
+* NHWC rows to or from NC1HWC0 (`build_rows`): per chunk of pixels (one
+  run of the map's rows, or of the whole map when it has no side halo), the
+  chunk's run of every C1 slice and its rows through one UB buffer of
+  [pixel][C1 x C0], each side one DMA (the map side a burst per slice); the
+  loop pipelined (UB double-buffered).
 * NC1HWC0 to ND (`build_from_map`): the 16 x 16 identity in L0A; per piece
   (a chunk of kn pixels x 16 channels) the C0 slices' pixel runs GM -> L1
   (whole 16-pixel fractals: B's ZN layout), the product, its NZ rows (NCHW
@@ -45,7 +50,8 @@ def expand_transdata(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTi
     old = kernel_op.body.block  # the new body is built in a fresh block; the old one (the op) goes after
     kernel_op.body.detach_block(old)
     kernel_op.body.add_block(Block())
-    build = build_space_to_depth if op.cell > 1 else build_to_map if op.to_map else build_from_map
+    build = (build_rows if op.rows else build_space_to_depth if op.cell > 1 else build_to_map if op.to_map
+             else build_from_map)
     build(kernel_op, op, tiling)
     old.erase(safe_erase=False)
 
@@ -262,5 +268,48 @@ def build_from_map(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTili
     for_pieces(kernel, tiling.block_dim, chunk_runs(P, kn), channel_runs(C), piece, pipeline=True)
 
 
-__all__ = ["build_from_map", "build_space_to_depth", "build_to_map", "expand_transdata", "from_map_boxes",
-           "space_to_depth_picks", "to_map_boxes"]
+def rows_boxes(op: TransdataOp, n: int) -> tuple[Box, Box]:
+    """A chunk of n pixels' copies between the map and its rows, each as
+    (shape, that side's strides, UB's strides): the map side (a run of each
+    C1 slice) and the rows side."""
+    c0 = BLOCK_BYTES // elem_bytes(_elements(op)[0])
+    C = op.map_view.dims[1]
+    c1 = -(-C // c0)
+    line = c1 * c0  # a pixel's channels in UB: whole slices
+    return ([c1, n, c0], [op.map_view.slice_stride.data, c0, 1], [c0, line, 1]), ([n, C], [C, 1], [line, 1])
+
+
+def rows_ub_elements(op: TransdataOp, chunk: int) -> int:
+    """Elements of the UB buffer (one of its two) a chunk of pixels takes."""
+    c0 = BLOCK_BYTES // elem_bytes(_elements(op)[0])
+    return chunk * -(-op.map_view.dims[1] // c0) * c0
+
+
+def build_rows(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAttr) -> None:
+    """NHWC rows <-> NC1HWC0 as strided copies through UB."""
+    elem = _elements(op)[0]
+    c0 = BLOCK_BYTES // elem_bytes(elem)
+    view = op.map_view
+    _, C, _, W = view.dims
+    width, chunk = tiling.value("width"), tiling.value("chunk")
+    kernel = TileKernelBuilder(kernel_op, elem)
+    ub = kernel.alloc("ub", rows_ub_elements(op, chunk), "ND", buffers=2)
+    map_gm = kernel.gm(t.gm_tensor_of(op.output if op.to_map else op.input))  # type: ignore[arg-type]
+    rows_gm = kernel.gm(t.gm_tensor_of(op.input if op.to_map else op.output))  # type: ignore[arg-type]
+    pw = view.padded_w.data
+    for piece in row_runs(tiling.value("rows"), width, chunk):
+        with kernel.tiles(piece.count, tiling.block_dim, pipeline=True) as i:
+            r, col = piece.at(kernel, i)
+            at_map = kernel.at(map_gm, view.origin.data, kernel.mul(kernel.add(kernel.mul(r, pw), col), c0))
+            at_rows = kernel.at(rows_gm, op.element_offset, kernel.mul(kernel.add(kernel.mul(r, width), col), C))
+            (shape, map_strides, ub_strides), (lines, rows_strides, ub_lines) = rows_boxes(op, piece.size)
+            if op.to_map:
+                kernel.copy(ub, at_rows, lines, ub_lines, rows_strides)
+                kernel.copy(at_map, ub, shape, map_strides, ub_strides)
+            else:
+                kernel.copy(ub, at_map, shape, ub_strides, map_strides)
+                kernel.copy(at_rows, ub, lines, rows_strides, ub_lines)
+
+
+__all__ = ["build_from_map", "build_rows", "build_space_to_depth", "build_to_map", "expand_transdata",
+           "from_map_boxes", "rows_boxes", "rows_ub_elements", "space_to_depth_picks", "to_map_boxes"]

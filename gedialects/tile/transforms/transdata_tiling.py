@@ -21,8 +21,8 @@ from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile.pieces import channel_runs, chunk_runs, pieces, row_runs
 from gedialects.tile.transdata import TransdataOp, TransdataTilingAttr
-from gedialects.tile.transforms.expand_transdata import Box, from_map_boxes, to_map_boxes
-from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
+from gedialects.tile.transforms.expand_transdata import Box, from_map_boxes, rows_boxes, rows_ub_elements, to_map_boxes
+from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES, TilingError, elem_bytes
 from target.config import TargetConfig
 
 MAX_IN_CHUNK = 128
@@ -33,6 +33,8 @@ MAX_OUT_CHUNK = 256
 
 def select_transdata_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTilingAttr:
     """The cheapest tiling of a tile.transdata (raises TilingError if none fits)."""
+    if op.rows:
+        return _rows_tiling(op, config)
     if op.cell > 1:
         return _space_to_depth_tiling(op, config)
     return _to_map_tiling(op, config) if op.to_map else _from_map_tiling(op, config)
@@ -158,6 +160,48 @@ def _space_to_depth_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTi
         raise TilingError(f"no 16-cell chunk's {s} picking matrices fit L0A ({config.capacity_bytes['l0a']} bytes)")
     best, mc = min((cycles(mc), -mc) for mc in fits)
     return TransdataTilingAttr(rows, cols, -mc, _cores_for(rows * max(cols // -mc, 1), config), best)
+
+
+def _rows_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTilingAttr:
+    """Chunks of pixels between a map and its rows: every chunk whose UB
+    buffer fits twice, priced per core as its chunks' copies overlapping
+    (the loop is pipelined: one chunk's load beside the previous chunk's
+    store)."""
+    es = _element_bytes(op)[0]
+    _, _, H, W = op.map_view.dims
+    # pixels in runs along the map's rows, or (no side halo) along the whole map
+    rows, width = (1, H * W) if op.map_view.padded_w.data == W else (H, W)
+    budget = (config.capacity_bytes["ub"] - UB_RESERVE_BYTES) // (2 * rows_ub_elements(op, 1) * es)
+    if budget < 1:
+        raise TilingError(f"one pixel's {op.map_view.dims[1]} channels twice need more than the "
+                          f"{config.capacity_bytes['ub'] - UB_RESERVE_BYTES} bytes of UB a kernel may take")
+
+    def cycles(chunk: int) -> int:
+        runs = row_runs(rows, width, chunk)
+        cores = max(1, min(sum(r.count for r in runs), config.cores_for(uses_cube=False)))
+        total = 0
+        for run in runs:
+            (shape, map_strides, ub_strides), (lines, rows_strides, ub_lines) = rows_boxes(op, run.size)
+            if op.to_map:
+                load = copy_cycles(config, "gm", "ub", (lines, ub_lines, rows_strides), es, es, cores)
+                store = copy_cycles(config, "ub", "gm", (shape, map_strides, ub_strides), es, es, cores)
+            else:
+                load = copy_cycles(config, "gm", "ub", (shape, ub_strides, map_strides), es, es, cores)
+                store = copy_cycles(config, "ub", "gm", (lines, rows_strides, ub_lines), es, es, cores)
+            per_core = -(-run.count // cores)
+            total += (per_core - 1) * max(load, store) + load + store
+        return total
+
+    best, chunk = min((cycles(chunk), -chunk) for chunk in _chunk_candidates(width, min(width, budget)))
+    cores = max(1, min(sum(r.count for r in row_runs(rows, width, -chunk)), config.cores_for(uses_cube=False)))
+    return TransdataTilingAttr(rows, width, -chunk, cores, best)
+
+
+def _chunk_candidates(width: int, largest: int) -> list[int]:
+    """Chunks of a run of `width` pixels up to `largest`: whole 16-pixel
+    blocks, every even split of the run, and the largest."""
+    return sorted({largest, *range(16, largest + 1, 16), *(-(-width // k) for k in range(1, width + 1)
+                                                             if -(-width // k) <= largest)})
 
 
 __all__ = ["MAX_IN_CHUNK", "MAX_OUT_CHUNK", "copy_cycles", "select_transdata_tiling"]

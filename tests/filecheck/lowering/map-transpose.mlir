@@ -3,14 +3,15 @@
 // view) go to the CNN patterns when that saves a transdata
 // (legality.map_transpose): to rows of a map a CNN kernel writes, to a map
 // every reader reads as one (or views to rows again). They read, resp. write, the
-// map in NC1HWC0 and are box copies through UB
-// (lowering/graph_to_tile/map_transpose.py); otherwise they stay structured.
+// map in NC1HWC0: a tile.transdata "NC1HWC0" to "NHWC" or back
+// (lowering/graph_to_tile/map_transpose.py), box copies through UB once
+// expanded (tests/filecheck/tile/transdata.mlir); otherwise they stay structured.
 // RUN: ge-opt %s --split-input-file -p 'graph-partition{precision_mode=must_keep_origin_dtype},assign-layouts' | filecheck %s
 // RUN: ge-opt %s --split-input-file -p 'graph-partition{precision_mode=must_keep_origin_dtype},assign-layouts,convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=TILE
 
 // relu -> rows -> layer_norm -> map -> padded conv: no transdata between
 // relu and conv (24 fp32 channels: 3 C0 slices; no halo, the conv pads on
-// the fly, so the 30 pixels are one run: chunks of 16 and 14 over 2 cores).
+// the fly).
 
 // CHECK-LABEL: func.func @map_rows_map
 // CHECK:         %r = graph.relu %{{.*}} {ge.format = "NC1HWC0"}
@@ -21,13 +22,9 @@
 
 // TILE-LABEL: tile.program "map_rows_map" attributes {{{.*}}ge.transdata = 2 : i64}
 // TILE:         tile.kernel "{{.*}}_transpose" attributes {kind = "transpose", {{.*}}in_formats = "NC1HWC0", out_shapes = "1,5,6,24", out_formats = "NCHW"
-// TILE:           tile.copy %[[UB:.*]], %{{.*}} {shape = array<i64: 3, 16, 8>, dst_strides = array<i64: 8, 24, 1>, src_strides = array<i64: 240, 8, 1>}
-// TILE-NEXT:      tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 16, 24>, dst_strides = array<i64: 24, 1>, src_strides = array<i64: 24, 1>}
+// TILE:           tile.transdata "NC1HWC0" to "NHWC" %{{.*}}, %{{.*}} : !tile.ref<gm, f32>, !tile.ref<gm, f32> {map_view = #tile.map_view<shape = [1, 24, 5, 6], origin = 0, slice_stride = 240, padded_w = 6>}
 // TILE:         tile.kernel "{{.*}}_transpose" attributes {kind = "transpose", {{.*}}in_formats = "NCHW", out_shapes = "1,24,5,6", out_formats = "NC1HWC0"
-// TILE:           tile.copy %[[UB2:.*]], %{{.*}} {shape = array<i64: 16, 24>, dst_strides = array<i64: 24, 1>, src_strides = array<i64: 24, 1>}
-// TILE-NEXT:      tile.copy %{{.*}}, %[[UB2]] {shape = array<i64: 3, 16, 8>, dst_strides = array<i64: 240, 8, 1>, src_strides = array<i64: 8, 24, 1>}
-// TILE:           tile.copy %[[UB2]], %{{.*}} {shape = array<i64: 14, 24>,
-// TILE-NEXT:      tile.copy %{{.*}}, %[[UB2]] {shape = array<i64: 3, 14, 8>,
+// TILE:           tile.transdata "NHWC" to "NC1HWC0" %{{.*}}, %{{.*}} : !tile.ref<gm, f32>, !tile.ref<gm, f32> {map_view = #tile.map_view<shape = [1, 24, 5, 6], origin = 0, slice_stride = 240, padded_w = 6>}
 // TILE:         tile.kernel "{{.*}}_conv"
 func.func @map_rows_map(%x: tensor<1x24x5x6xf32> {ge.name = "x"}) -> (tensor<1x8x5x6xf32> {ge.name = "y"}, tensor<1x5x6x24xf32> {ge.name = "rows"}) {
   %w = graph.fill 0.05 : tensor<8x24x3x3xf32>

@@ -18,7 +18,7 @@ tile.program "untiled" {
 
 // -----
 
-// VERIFY: error: tile.transdata: ND to NCHW is not a transdata (one of NCHW to NC1HWC0, NC1HWC0 to ND)
+// VERIFY: error: tile.transdata: ND to NCHW is not a transdata (one of NCHW to NC1HWC0, NC1HWC0 to ND, NHWC to NC1HWC0, NC1HWC0 to NHWC)
 tile.program "direction" {
   tile.kernel "k" attributes {kind = "transdata", block_dim = 1 : i64} {
     %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
@@ -68,5 +68,27 @@ tile.program "batch" {
     %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
     %y = tile.gm {tensor = "y"} : !tile.ref<gm, f16>
     tile.transdata "NCHW" to "NC1HWC0" %x, %y : !tile.ref<gm, f32>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [2, 3, 4, 4], origin = 0, slice_stride = 256, padded_w = 4>}
+  }
+}
+
+// -----
+
+// VERIFY: error: tile.transdata: NHWC rows and their map have one element type (copies convert none)
+tile.program "rows_cast" {
+  tile.kernel "k" attributes {kind = "transpose", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.transdata "NC1HWC0" to "NHWC" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f32> {map_view = #tile.map_view<shape = [1, 24, 4, 4], origin = 0, slice_stride = 256, padded_w = 4>}
+  }
+}
+
+// -----
+
+// VERIFY: error: tile.transdata: only NCHW to NC1HWC0 is a space-to-depth (block_size)
+tile.program "rows_cells" {
+  tile.kernel "k" attributes {kind = "transpose", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f16>
+    tile.transdata "NHWC" to "NC1HWC0" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [1, 24, 4, 4], origin = 0, slice_stride = 256, padded_w = 4>, block_size = 2 : i64, mode = "DCR"}
   }
 }

@@ -1,6 +1,6 @@
 // A transdata at the tile level: convert-graph-to-tile writes a
-// tile.transdata (NCHW -> NC1HWC0, with block_size a space-to-depth, or
-// NC1HWC0 -> ND); tile-select-tiling chooses its #tile.transdata_tiling (the
+// tile.transdata (NCHW -> NC1HWC0, with block_size a space-to-depth,
+// NC1HWC0 -> ND, or between a map and its NHWC rows); tile-select-tiling chooses its #tile.transdata_tiling (the
 // pixel runs, the chunk each cube product takes, the cores, by the target's
 // formulas), tile-distribute makes its cores the block_dim,
 // tile-expand-structured writes the loop and adds the 0/1 matrices it
@@ -143,5 +143,56 @@ tile.program "from_map" {
     %x = tile.gm {tensor = "map"} : !tile.ref<gm, f16>
     %y = tile.gm {tensor = "out2"} : !tile.ref<gm, f32>
     tile.transdata "NC1HWC0" to "ND" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f32> {map_view = #tile.map_view<shape = [1, 20, 5, 5], origin = 0, slice_stride = 400, padded_w = 5>}
+  }
+}
+
+// -----
+
+// A map and its NHWC rows (ConvNeXt's layer_norm over channels): strided
+// copies through UB, no product. 40 fp16 channels (three C0 slices, the last
+// half padding) of 56 x 56. Out of a map with a one-pixel halo the pixel runs
+// are its rows: a chunk is a row of 56 pixels (56 chunks on 32 cores); each
+// chunk's run of the three slices GM -> UB as [pixel][48], its rows of 40
+// channels UB -> GM, double-buffered.
+// ROUND-LABEL: tile.program "map_to_rows"
+// ROUND:       tile.transdata "NC1HWC0" to "NHWC" %{{.*}}, %{{.*}} : !tile.ref<gm, f16>, !tile.ref<gm, f16>
+// SELECT-LABEL: tile.program "map_to_rows"
+// SELECT:       tiling = #tile.transdata_tiling<rows = 56, width = 56, chunk = 56, cores = 32, cycles = {{[0-9]+}}>
+// EXPAND-LABEL: tile.program "map_to_rows"
+// EXPAND:         %[[UB:.*]] = tile.alloc {shape = array<i64: 2688>, layout = "ND", buffers = 2 : i64} : !tile.ref<ub, f16>
+// EXPAND:         scf.for
+// EXPAND:           tile.at %{{.*}} + %{{.*}} {offset = 944 : i64}
+// EXPAND:           tile.copy %[[UB]], %{{.*}} {shape = array<i64: 3, 56, 16>, dst_strides = array<i64: 16, 48, 1>, src_strides = array<i64: 53824, 16, 1>}
+// EXPAND-NEXT:      tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 56, 40>, dst_strides = array<i64: 40, 1>, src_strides = array<i64: 48, 1>}
+// EXPAND:         } {tile.pipeline = "ping-pong"}
+// EXPAND-NOT:     kind = "constant"
+tile.program "map_to_rows" {
+  tile.tensor {name = "map", kind = "internal", offset = 0 : i64, type = tensor<1x3x58x58x16xf16>, layout = "NC1HWC0"}
+  tile.tensor {name = "rows", kind = "internal", offset = 323072 : i64, type = tensor<3136x40xf16>, layout = "ND"}
+  tile.kernel "k" attributes {kind = "transpose", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "map"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "rows"} : !tile.ref<gm, f16>
+    tile.transdata "NC1HWC0" to "NHWC" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [1, 40, 56, 56], origin = 944, slice_stride = 53824, padded_w = 58>}
+  }
+}
+
+// -----
+
+// Back into a map without a halo: its pixels are one run of 3,136, the cost
+// model's chunk 98 pixels (32 chunks, one per core); the rows come in padded
+// to whole slices, each slice's run goes out.
+// SELECT-LABEL: tile.program "rows_to_map"
+// SELECT:       tiling = #tile.transdata_tiling<rows = 1, width = 3136, chunk = 98, cores = 32, cycles = {{[0-9]+}}>
+// EXPAND-LABEL: tile.program "rows_to_map"
+// EXPAND:         scf.for
+// EXPAND:           tile.copy %[[UB:.*]], %{{.*}} {shape = array<i64: 98, 40>, dst_strides = array<i64: 48, 1>, src_strides = array<i64: 40, 1>}
+// EXPAND-NEXT:      tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 3, 98, 16>, dst_strides = array<i64: 50176, 16, 1>, src_strides = array<i64: 16, 48, 1>}
+tile.program "rows_to_map" {
+  tile.tensor {name = "rows", kind = "internal", offset = 0 : i64, type = tensor<3136x40xf16>, layout = "ND"}
+  tile.tensor {name = "map", kind = "internal", offset = 250944 : i64, type = tensor<1x3x56x56x16xf16>, layout = "NC1HWC0"}
+  tile.kernel "k" attributes {kind = "transpose", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "rows"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "map"} : !tile.ref<gm, f16>
+    tile.transdata "NHWC" to "NC1HWC0" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [1, 40, 56, 56], origin = 0, slice_stride = 50176, padded_w = 56>}
   }
 }
