@@ -35,7 +35,9 @@ fastest):
   strided copies through UB (no product): per chunk of pixels, the chunk's
   run of every C1 slice one side, its rows the other (rows of C that are not
   whole blocks: padded copies, the pad channels zero in UB). The map may
-  have a halo (its interior is read or written).
+  have a halo (its interior is read or written). `row_pitch`: elements from
+  one pixel's row to the next when the rows are columns of a wider tensor
+  (a channel concat's operand written at its channel offset, `offset`).
 
 The element types are the references': the output may be narrower (fp32
 image -> fp16 map) or wider (an fp16 map -> an fp32 graph output) than the
@@ -101,11 +103,12 @@ class TransdataOp(TileOp):
     scale = opt_prop_def(FloatAttr)
     block_size = opt_prop_def(IntegerAttr)
     mode = opt_prop_def(StringAttr)
+    row_pitch = opt_prop_def(IntegerAttr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$src_format `to` $dst_format $input `,` $output `:` type($input) `,` type($output) attr-dict"
 
     def __init__(self, src_format: str, dst_format: str, input: SSAValue, output: SSAValue, map_view: MapViewAttr, *,
-                 offset: int = 0, scale: float = 1.0, block_size: int = 1, mode: str = "DCR"):
+                 offset: int = 0, scale: float = 1.0, block_size: int = 1, mode: str = "DCR", row_pitch: int = 0):
         props: dict[str, Attribute] = {"src_format": StringAttr(src_format), "dst_format": StringAttr(dst_format),
                                        "map_view": map_view}
         if offset:
@@ -115,6 +118,8 @@ class TransdataOp(TileOp):
         if block_size != 1:
             props["block_size"] = IntegerAttr(block_size, i64)
             props["mode"] = StringAttr(mode)
+        if row_pitch:
+            props["row_pitch"] = IntegerAttr(row_pitch, i64)
         super().__init__(operands=[input, output], properties=props)
 
     @property
@@ -134,6 +139,11 @@ class TransdataOp(TileOp):
     @property
     def scale_factor(self) -> float:
         return self.scale.value.data if self.scale is not None else 1.0
+
+    @property
+    def pitch(self) -> int:
+        """Elements from one NHWC row to the next (the map's channel count unless `row_pitch`)."""
+        return self.row_pitch.value.data if self.row_pitch is not None else self.map_view.dims[1]
 
     @property
     def cell(self) -> int:
@@ -165,6 +175,8 @@ class TransdataOp(TileOp):
             raise VerifyException("tile.transdata: only NC1HWC0 to ND undoes a scale")
         if self.block_size is not None and formats != ("NCHW", "NC1HWC0"):
             raise VerifyException("tile.transdata: only NCHW to NC1HWC0 is a space-to-depth (block_size)")
+        if self.row_pitch is not None and (not self.rows or self.pitch < view.dims[1]):
+            raise VerifyException("tile.transdata: a row_pitch is NHWC rows' and at least the map's channel count")
         if self.rows and self.input.type.element != self.output.type.element:  # type: ignore[attr-defined]
             raise VerifyException("tile.transdata: NHWC rows and their map have one element type (copies convert none)")
         if formats == ("NC1HWC0", "ND"):

@@ -23,15 +23,14 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.npu.isa import BLOCK_BYTES
-from gedialects.tile import ops as t
-from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES
+from gedialects.tile.transdata import TransdataOp
 from lowering.legality import batch_slice, channel_permutation, channel_view_refusal, copy_boxes, map_transpose
 
 from .context import LoweringContext
 from .conv import emit_conv
 from .map_transpose import lower_map_transpose
 from .registry import lowers
-from .storage import GmStorage, TensorView
+from .storage import GmStorage, TensorView, map_view
 from .transdata import transdata_in
 
 COPY_CHUNK_ELEMS = 8192
@@ -77,79 +76,33 @@ def lower_concat(ctx: LoweringContext, op: g.ConcatOp) -> None:
 def concat_copy(ctx: LoweringContext, op: g.ConcatOp, copies: list[tuple[SSAValue, int]]) -> None:
     """A channel concat whose operands cannot all be written in place (an
     offset that is not a multiple of C0, a graph input, a view, a value
-    placed in another concat): every operand keeps its own map and two
-    copy kernels build the result. A channel offset inside a C0 slice is a
-    lane shift, and the DMA moves whole 32-byte blocks on the UB side but
-    is byte addressed on the GM side, so the shift happens in GM:
-    `concat_gather` writes every operand slice, pixel by pixel, into a
-    pixel-major scratch S[h*w][Cs] at its channel offset (32-byte bursts
-    with a GM gap; a block spilling past an operand's last channel is
-    overwritten by the next operand's first block, written later on the
-    same pipe; one zero block after the last channel clears the
-    spill into the result's padded lanes); `concat_scatter` reads each
-    result slice back as one 32-byte burst per pixel at channel j*C0
-    (any byte offset in GM) and stores it as an NC1HWC0 slice (with the
-    result's halo). Two kernels because a kernel never reads GM it writes
-    (sync.py does not order GM inside a kernel). Cost: the concat's bytes
-    move twice through UB; in-place concat stays the path for aligned
-    operands."""
+    placed in another concat): every operand keeps its own map. Each is
+    copied into its columns of a pixel-major scratch [H*W, C] (a kernel
+    holding a tile.transdata "NC1HWC0" to "NHWC" at its channel offset, the
+    scratch's rows its `row_pitch`: GM is byte addressed, so an offset
+    inside a C0 slice is only where its rows start, and a channel count that
+    is not whole blocks is a padded copy writing its exact bytes), then the
+    scratch into the result map ("NHWC" to "NC1HWC0", which pads each
+    pixel's last slice with zeros in UB). Separate kernels: a kernel never
+    reads GM it writes. The tile passes choose each copy's chunk of pixels."""
     out = ctx.values[op.output]
     _, Ct, H, W = out.shape
-    c0, es = ctx.c0, ctx.elem_bytes
+    c0 = ctx.c0
     srcs = []
     for x, channel in copies:
         view = ctx.values.get(x)
         if view is None or view.layout != "NC1HWC0" or len(view.shape) != 4 or tuple(view.shape[2:]) != (H, W):
             raise PassFailedException(f"{describe_op(op)}: concat operand is not a map in NC1HWC0 (not lowered)")
         srcs.append((view, channel))
-    n_out = -(-Ct // c0)  # result slices that hold channels
-    cs = (n_out + 1) * c0  # scratch pixel stride (elements): room for a spilled block
-    scratch = GmStorage(ctx.fresh_name("concat_scratch"), layout="ND", elems=H * W * cs, shape=(H * W * cs,))
+    scratch = GmStorage(ctx.fresh_name("concat_rows"), layout="ND", elems=H * W * Ct, shape=(H * W, Ct))
     ctx.storages.append(scratch)
-    usable = ctx.config.capacity_bytes["ub"] - UB_RESERVE_BYTES
-    rows = [r for r in range(1, H + 1) if H % r == 0 and 3 * r * W * c0 * es <= usable]
-    if not rows:
-        raise PassFailedException(f"{describe_op(op)}: a row does not fit UB")
-    want = min(H, ctx.config.cube_cores)  # enough bands for the cores, as large as UB allows
-    band_rows = max([r for r in rows if H // r >= want] or [min(rows)])
-    bands = H // band_rows
-    block_dim = ctx.cores_for(bands)
-    n = band_rows * W * c0
-    # gather: operand slices -> S at their channel offsets
-    kernel = ctx.new_kernel(op, "concat_gather", block_dim)
-    bufs = [kernel.alloc("ub", n, "NC1HWC0") for _ in range(2)]
-    scratch_gm = kernel.gm(scratch.name)
-    zero = None
-    if Ct % c0:
-        zero = kernel.alloc("ub", n, "NC1HWC0")
-        kernel.emit(t.DupOp(zero, n, 0.0))
-    i = 0
-    with kernel.tiles(bands, block_dim) as band:
-        for view, channel in srcs:
-            for sl in range(-(-view.shape[1] // c0)):
-                buf = bufs[i % 2]
-                i += 1
-                src = kernel.at(kernel.gm(view.storage.name), view.origin(c0) + sl * view.slice_stride(c0),
-                                kernel.mul(band, band_rows * view.storage.padded_w * c0))
-                kernel.copy(buf, src, [band_rows, W * c0], [W * c0, 1], [view.storage.padded_w * c0, 1])
-                dst = kernel.at(scratch_gm, channel + sl * c0, kernel.mul(band, band_rows * W * cs))
-                kernel.copy(dst, buf, [band_rows * W, c0], [cs, 1], [c0, 1])
-        if zero is not None:
-            kernel.copy(kernel.at(scratch_gm, Ct, kernel.mul(band, band_rows * W * cs)), zero,
-                        [band_rows * W, c0], [cs, 1], [c0, 1])
-    # scatter: S -> result slices
-    kernel = ctx.new_kernel(op, "concat_scatter", block_dim)
-    bufs = [kernel.alloc("ub", n, "NC1HWC0") for _ in range(2)]
-    scratch_gm = kernel.gm(scratch.name)
-    out_gm = kernel.gm(out.storage.name)
-    with kernel.tiles(bands, block_dim) as band:
-        for j in range(n_out):
-            buf = bufs[j % 2]
-            kernel.copy(buf, kernel.at(scratch_gm, j * c0, kernel.mul(band, band_rows * W * cs)),
-                        [band_rows * W, c0], [c0, 1], [cs, 1])
-            dst = kernel.at(out_gm, out.origin(c0) + j * out.slice_stride(c0),
-                            kernel.mul(band, band_rows * out.storage.padded_w * c0))
-            kernel.copy(dst, buf, [band_rows, W * c0], [out.storage.padded_w * c0, 1], [W * c0, 1])
+    for view, channel in srcs:
+        kernel = ctx.new_kernel(op, "concat_gather", 1)  # tile-distribute sets its cores
+        kernel.emit(TransdataOp("NC1HWC0", "NHWC", kernel.gm(view.storage.name), kernel.gm(scratch.name),
+                                map_view(view, c0), offset=channel, row_pitch=Ct))
+    kernel = ctx.new_kernel(op, "concat_scatter", 1)
+    kernel.emit(TransdataOp("NHWC", "NC1HWC0", kernel.gm(scratch.name), kernel.gm(out.storage.name),
+                            map_view(out, c0)))
 
 
 @lowers(g.TransposeOp)

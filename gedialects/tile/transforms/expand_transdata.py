@@ -276,7 +276,7 @@ def rows_boxes(op: TransdataOp, n: int) -> tuple[Box, Box]:
     C = op.map_view.dims[1]
     c1 = -(-C // c0)
     line = c1 * c0  # a pixel's channels in UB: whole slices
-    return ([c1, n, c0], [op.map_view.slice_stride.data, c0, 1], [c0, line, 1]), ([n, C], [C, 1], [line, 1])
+    return ([c1, n, c0], [op.map_view.slice_stride.data, c0, 1], [c0, line, 1]), ([n, C], [op.pitch, 1], [line, 1])
 
 
 def rows_ub_elements(op: TransdataOp, chunk: int) -> int:
@@ -290,7 +290,6 @@ def build_rows(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAt
     elem = _elements(op)[0]
     c0 = BLOCK_BYTES // elem_bytes(elem)
     view = op.map_view
-    _, C, _, W = view.dims
     width, chunk = tiling.value("width"), tiling.value("chunk")
     kernel = TileKernelBuilder(kernel_op, elem)
     ub = kernel.alloc("ub", rows_ub_elements(op, chunk), "ND", buffers=2)
@@ -301,7 +300,7 @@ def build_rows(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAt
         with kernel.tiles(piece.count, tiling.block_dim, pipeline=True) as i:
             r, col = piece.at(kernel, i)
             at_map = kernel.at(map_gm, view.origin.data, kernel.mul(kernel.add(kernel.mul(r, pw), col), c0))
-            at_rows = kernel.at(rows_gm, op.element_offset, kernel.mul(kernel.add(kernel.mul(r, width), col), C))
+            at_rows = kernel.at(rows_gm, op.element_offset, kernel.mul(kernel.add(kernel.mul(r, width), col), op.pitch))
             (shape, map_strides, ub_strides), (lines, rows_strides, ub_lines) = rows_boxes(op, piece.size)
             if op.to_map:
                 kernel.copy(ub, at_rows, lines, ub_lines, rows_strides)

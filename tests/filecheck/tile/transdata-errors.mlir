@@ -92,3 +92,14 @@ tile.program "rows_cells" {
     tile.transdata "NHWC" to "NC1HWC0" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [1, 24, 4, 4], origin = 0, slice_stride = 256, padded_w = 4>, block_size = 2 : i64, mode = "DCR"}
   }
 }
+
+// -----
+
+// VERIFY: error: tile.transdata: a row_pitch is NHWC rows' and at least the map's channel count
+tile.program "pitch" {
+  tile.kernel "k" attributes {kind = "concat_gather", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f16>
+    tile.transdata "NC1HWC0" to "NHWC" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [1, 24, 4, 4], origin = 0, slice_stride = 256, padded_w = 4>, row_pitch = 16 : i64}
+  }
+}
