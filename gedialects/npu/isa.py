@@ -98,6 +98,8 @@ MAX_NBURST = 4095  # the DMA burst-count field is 12 bits
 NUM_EVENTS = 8  # event ids per (src pipe, dst pipe) pair
 FRACTAL = 16  # rows of a cube fractal (and columns for fp16)
 FRACTAL_BYTES = 512  # one L0A/L0B fractal: 16 x 32 bytes
+FRACTAL_ELEMS = FRACTAL * FRACTAL
+"""Elements of a 16 x 16 fractal."""
 
 # Element size in bytes of the dtypes the vector and cube units understand.
 ELEM_BYTES: dict[str, int] = {"f16": 2, "f32": 4}

@@ -23,12 +23,8 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.graph.interpreter import output_names
 from gedialects.location import describe_op
-from gedialects.npu.isa import FRACTAL
 from gedialects.tile.transforms.conv_tiling import CUBE_CHANNELS
 from lowering.legality import AI_CORE, AI_CPU, batch_slice, channel_view_refusal, copy_boxes, engine_of, kernel_of
-
-FRACTAL_ELEMS = FRACTAL * FRACTAL
-"""Elements of one 16 x 16 fractal (an L0C result fractal, NZ)."""
 
 
 @dataclass

@@ -13,15 +13,12 @@ from __future__ import annotations
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Block
 
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, FRACTAL_ELEMS
 from gedialects.tile import ops as t
 from gedialects.tile.builder import Index, TileKernelBuilder
 from gedialects.tile.gemm import GemmOp, GemmTilingAttr
 from gedialects.tile.transforms.buffer_body import BufferBody
 from gedialects.tile.transforms.ub_buffers import elem_bytes
-
-FRACTAL_ELEMS = FRACTAL * FRACTAL
-"""Elements of one 16 x 16 result fractal (L0C, NZ)."""
 
 
 def expand_gemm(kernel_op: t.KernelOp, gemm: GemmOp, tiling: GemmTilingAttr) -> None:

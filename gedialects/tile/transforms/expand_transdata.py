@@ -30,16 +30,13 @@ from xdsl.dialects.builtin import f32
 from xdsl.ir import Block
 
 from gedialects.graph.tensors import numpy_dtype
-from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES
+from gedialects.npu.isa import BLOCK_BYTES, FRACTAL_BYTES, FRACTAL_ELEMS
 from gedialects.tile import ops as t
 from gedialects.tile.builder import Index, TileKernelBuilder
 from gedialects.tile.pieces import channel_runs, chunk_runs, for_pieces, row_chunks, row_runs
 from gedialects.tile.program_constants import add_constant
 from gedialects.tile.transdata import TransdataOp, TransdataTilingAttr
 from gedialects.tile.transforms.ub_buffers import elem_bytes
-
-FRACTAL_ELEMS = 256
-"""Elements of a 16 x 16 fractal."""
 
 Box = tuple[list[int], list[int], list[int]]
 """A box copy: shape, destination and source element strides."""
