@@ -62,6 +62,29 @@ scale); counted, they would give the scores a scale of 2^120 that flushes
 them to 0."""
 CALIBRATION_SEED = 20240229
 
+
+def holds_mask_sentinel(values) -> bool:
+    """Some of the values are finite stand-ins for infinity (torch's
+    finfo(f32).min in a mask)."""
+    a = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        return bool((np.isfinite(a) & (np.abs(a) >= MASK_SENTINEL)).any())
+
+
+def saturate_to_fp16(array: np.ndarray) -> np.ndarray:
+    """fp16 storage of float values: finite values beyond fp16's range
+    saturate at +-FP16_MAX instead of becoming infinities (infinities and
+    NaN stay as they are). A mask's finfo(f32).min is then fp16's most
+    negative finite value: a row it fills entirely stays a row of equal
+    values, whose softmax is uniform as in fp32, where -inf - -inf would
+    make it NaN."""
+    array = np.asarray(array)
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(array) & (np.abs(array) > FP16_MAX)
+    if big.any():
+        array = np.where(big, np.sign(array) * FP16_MAX, array)
+    return array.astype(np.float16)
+
 EQUIVARIANT = (
     g.ReluOp, g.MaxPoolOp, g.AvgPoolOp, g.GlobalAvgPoolOp, g.ConcatOp, g.AddOp, g.SubOp, g.SumOp,
     g.BatchNormOp, g.TransDataOp, g.TransposeOp, *g.VIEW_OPS,

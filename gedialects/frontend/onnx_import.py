@@ -1256,6 +1256,8 @@ def _resize_props(
     coord: str,
     mode: str,
     nearest_mode: str | None,
+    cubic_coeff_a: float = -0.75,
+    exclude_outside: int = 0,
 ) -> dict[str, Attribute]:
     """The graph.resize properties: scales for every dim (from sizes when
     those are given, as onnxruntime computes them), sizes only when
@@ -1285,6 +1287,9 @@ def _resize_props(
     props["coordinate_transformation_mode"] = StringAttr(coord)
     if mode == "nearest" and nearest_mode is not None:
         props["nearest_mode"] = StringAttr(nearest_mode)
+    if mode == "cubic":
+        props["cubic_coeff_a"] = FloatAttr(cubic_coeff_a, f64)
+        props["exclude_outside"] = IntegerAttr(int(exclude_outside), i64)
     return props
 
 
@@ -1302,8 +1307,8 @@ def _resample(im: _Importer, node, attrs, scales: list[float], what: str) -> Non
     """Upsample and Resize-10: asymmetric coordinates, scales only."""
     x = im.value(node.input[0])
     mode = _text(attrs, "mode", "nearest")
-    if mode not in g.RESIZE_MODES:
-        raise im.error(f"{what} mode '{mode}' is not supported (expected one of {', '.join(g.RESIZE_MODES)})")
+    if mode not in ("nearest", "linear"):
+        raise im.error(f"{what} mode '{mode}' is not supported (expected nearest or linear)")
     if len(scales) != len(g.shape_of(x)):
         raise im.error(f"{what}'s scales {scales} must have one entry per dim of {shapes.fmt(g.shape_of(x))}")
     nearest = _legacy_nearest_mode(im, scales) if mode == "nearest" else None
@@ -1362,6 +1367,7 @@ def _resize(im: _Importer, node, attrs):
     nearest_mode = _text(attrs, "nearest_mode", "round_prefer_floor")
     if nearest_mode not in g.NEAREST_MODES:
         raise im.error(f"Resize nearest_mode '{nearest_mode}' is not supported (expected one of {', '.join(g.NEAREST_MODES)})")
+    cubic = (float(attrs.get("cubic_coeff_a", -0.75)), int(attrs.get("exclude_outside", 0)))
     scales = _const_floats(im, node.input[2], "Resize's scales") if im.has_input(node, 2) else []
     sizes = _const_ints(im, node.input[3], "Resize's sizes") if im.has_input(node, 3) else []
     if bool(scales) == bool(sizes):
@@ -1378,7 +1384,7 @@ def _resize(im: _Importer, node, attrs):
     if scales:
         full = _spread(im, rank, axes, scales, [1.0] * rank, "Resize's scales")
         _check_resized_length(im, xs, full, coord)
-        im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, full, None, coord, mode, nearest_mode)))
+        im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, full, None, coord, mode, nearest_mode, *cubic)))
         return
     out = _spread(im, rank, axes, sizes, list(xs), "Resize's sizes")
     if policy != "stretch":
@@ -1389,9 +1395,9 @@ def _resize(im: _Importer, node, attrs):
         for a in axes:
             out[a] = int(np.floor(scale * np.float32(xs[a]) + np.float32(0.5)))  # std::roundf
         full = [float(scale) if a in axes else 1.0 for a in range(rank)]
-        im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, full, out, coord, mode, nearest_mode)))
+        im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, full, out, coord, mode, nearest_mode, *cubic)))
         return
-    im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, None, out, coord, mode, nearest_mode)))
+    im.define(node, im.emit(g.ResizeOp, [x], _resize_props(im, x, None, out, coord, mode, nearest_mode, *cubic)))
 
 
 @onnx_op("Einsum")

@@ -555,10 +555,7 @@ def _group_norm(op: g.GroupNormOp, args):
 @kernel(g.ResizeOp)
 def _resize(op: g.ResizeOp, args):
     x = args[0]
-    return ref.resize(
-        x, op.infer_shapes([x.shape])[0], op.floats("scales"), op.str_("mode", "nearest"),
-        op.str_("coordinate_transformation_mode", "half_pixel"), op.str_("nearest_mode", "round_prefer_floor"),
-    )
+    return ref.resize(x, op.infer_shapes([x.shape])[0], op.floats("scales"), **op.interpolation())
 
 
 @kernel(g.EinsumOp)

@@ -1419,7 +1419,7 @@ class GroupNormOp(_ChannelNormOp):
         return super().infer_shapes(ins)
 
 
-RESIZE_MODES = ("nearest", "linear")
+RESIZE_MODES = ("nearest", "linear", "cubic")
 COORDINATE_MODES = ("half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric")
 NEAREST_MODES = ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")
 
@@ -1430,7 +1430,10 @@ class ResizeOp(GraphOp):
     cell's input coordinate follows `coordinate_transformation_mode` from
     its index and the dim's scale; `mode` nearest rounds it (`nearest_mode`),
     linear interpolates between the two neighbours along each dim (N-linear,
-    bilinear when only the last two dims resize). The result shape is
+    bilinear when only the last two dims resize), cubic between four with
+    Keys' cubic convolution (`cubic_coeff_a`, -0.75 by default; edge cells
+    repeated beyond the border, or with `exclude_outside` the weights that
+    fall outside dropped and the rest renormalised). The result shape is
     `sizes` when present, else floor(extent * scale). Older opsets
     (Upsample, Resize-10) are expressed in these terms at import."""
 
@@ -1442,6 +1445,18 @@ class ResizeOp(GraphOp):
     mode = opt_prop_def(StringAttr)
     coordinate_transformation_mode = opt_prop_def(StringAttr)
     nearest_mode = opt_prop_def(StringAttr)
+    cubic_coeff_a = opt_prop_def(FloatAttr)
+    exclude_outside = opt_prop_def(IntegerAttr)
+
+    def interpolation(self) -> dict:
+        """How each dim resamples: the keyword arguments of reference.resize."""
+        return {
+            "mode": self.str_("mode", "nearest"),
+            "coordinate_mode": self.str_("coordinate_transformation_mode", "half_pixel"),
+            "nearest_mode": self.str_("nearest_mode", "round_prefer_floor"),
+            "cubic_coeff_a": self.float_("cubic_coeff_a", -0.75),
+            "exclude_outside": bool(self.int_("exclude_outside", 0)),
+        }
 
     def infer_shapes(self, ins: list[Shape]) -> list[Shape]:
         mode = self.str_("mode", "nearest")
@@ -1463,8 +1478,9 @@ class ResizeOp(GraphOp):
         return [shapes.resize(ins[0], self.floats("scales"), sizes)]
 
     def infer_element_types(self, ins: list[Attribute]) -> list[Attribute | None]:
-        if self.str_("mode", "nearest") == "linear" and not is_float(ins[0]):
-            raise ShapeError(f"linear resizing needs a float tensor, got {ins[0]}")
+        mode = self.str_("mode", "nearest")
+        if mode != "nearest" and not is_float(ins[0]):
+            raise ShapeError(f"{mode} resizing needs a float tensor, got {ins[0]}")
         return [ins[0]]
 
 

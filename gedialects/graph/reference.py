@@ -415,15 +415,37 @@ def _nearest_index(c: np.ndarray, nearest_mode: str, in_len: int) -> np.ndarray:
     return np.clip(idx.astype(np.int64), 0, in_len - 1)
 
 
+def cubic_weights(c: np.ndarray, in_len: int, a: float, exclude_outside: bool) -> np.ndarray:
+    """[len(c), in_len]: Keys' cubic convolution weights (coefficient a) of
+    the four cells around each coordinate, floor(c) - 1 .. floor(c) + 2;
+    cells beyond the border read the edge cell (or, with exclude_outside,
+    get no weight and the others are renormalised), as the ONNX reference."""
+    c = c.astype(np.float64)
+    base = np.floor(c)
+    t = c - base
+    taps = base[:, None].astype(np.int64) + np.arange(-1, 3)
+    d = np.abs(t[:, None] - np.arange(-1, 3))  # distance of each tap
+    w = np.where(d <= 1, ((a + 2) * d - (a + 3)) * d * d + 1, ((a * d - 5 * a) * d + 8 * a) * d - 4 * a)
+    w = np.where(d < 2, w, 0.0)
+    if exclude_outside:
+        w = np.where((taps < 0) | (taps >= in_len), 0.0, w)
+        w /= w.sum(axis=1, keepdims=True)
+    matrix = np.zeros((len(c), in_len))
+    np.add.at(matrix, (np.repeat(np.arange(len(c)), 4), np.clip(taps, 0, in_len - 1).ravel()), w.ravel())
+    return matrix
+
+
 def resize(
     x: np.ndarray,
     out_shape: Sequence[int],
     scales: Sequence[float],
     mode: str,
     coordinate_mode: str,
-    nearest_mode: str,
+    nearest_mode: str = "round_prefer_floor",
+    cubic_coeff_a: float = -0.75,
+    exclude_outside: bool = False,
 ) -> np.ndarray:
-    """ONNX Resize, nearest or (N-)linear, separable along each axis."""
+    """ONNX Resize, nearest, (N-)linear or cubic, separable along each axis."""
     coords = [resize_coordinates(o, i, s, coordinate_mode) for o, i, s in zip(out_shape, x.shape, scales)]
     if mode == "nearest":
         idx = [_nearest_index(c, nearest_mode, i) for c, i in zip(coords, x.shape)]
@@ -432,6 +454,10 @@ def resize(
     for axis, (c, in_len) in enumerate(zip(coords, x.shape)):
         if len(c) == in_len and np.array_equal(c, np.arange(in_len)):
             continue  # identity along this axis
+        if mode == "cubic":
+            y = np.moveaxis(np.tensordot(cubic_weights(c, in_len, cubic_coeff_a, exclude_outside), y, axes=([1], [axis])),
+                            0, axis)
+            continue
         c = np.clip(c, np.float32(0), np.float32(in_len - 1))
         lo = np.minimum(c.astype(np.int64), in_len - 1)
         hi = np.minimum(lo + 1, in_len - 1)

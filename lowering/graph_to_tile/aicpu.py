@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import AnyFloat, ArrayAttr, NameLoc, StringAttr, TensorType
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, FloatAttr, NameLoc, StringAttr, TensorType, f16, f64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -17,6 +17,7 @@ from gedialects.graph.tensors import element_type
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import FORMAT_ATTR
+from lowering.fp16_scaling import FP16_MAX, holds_mask_sentinel
 from lowering.legality import AI_CORE, ENGINE_ATTR, REASON_ATTR, STRUCTURED_FAMILIES, engine_of, kernel_of
 
 from .context import LoweringContext
@@ -52,8 +53,9 @@ def lower_on_aicpu(ctx: LoweringContext, op: Operation) -> None:
     for attr in (ENGINE_ATTR, REASON_ATTR, FORMAT_ATTR):
         task.attributes.pop(attr, None)
     body.add_op(task)
-    body.add_op(t.AicpuReturnOp(list(task.results)))
     outs = [_task_output(ctx, op, r) for r in op.results]
+    results = [_saturated(ctx, op, body, y, out) for y, out in zip(task.results, outs)]
+    body.add_op(t.AicpuReturnOp(results))
     name = ctx.fresh_name(f"k{ctx.stats.kernels}_aicpu_{_short_name(op)}")
     task_op = t.AicpuOp(name, ins, outs, Region(body))
     task_op.attributes["kind"] = StringAttr("aicpu")
@@ -66,6 +68,26 @@ def lower_on_aicpu(ctx: LoweringContext, op: Operation) -> None:
         task_op.attributes["absorbed"] = ArrayAttr([op.location.desc])
     ctx.program.body.block.add_op(task_op)
     ctx.stats.count("aicpu")
+
+
+def _saturated(ctx: LoweringContext, op: Operation, body: Block, y: SSAValue, out) -> SSAValue:
+    """y as the task stores it: an fp16 result of an op that reads a mask
+    sentinel (finfo(f32).min) clamped to fp16's finite range first
+    (fp16_scaling.saturate_to_fp16: -65504, not -inf, so a row it fills
+    stays equal values)."""
+    _, stored, scale = out
+    if not (ctx.fp16 and stored.element_type == f16 and any(_is_sentinel(ctx, v) for v in op.operands)):
+        return y
+    bound = FP16_MAX * scale
+    clip = g.ClipOp.build(operands=[y], result_types=[y.type],
+                          properties={"min": FloatAttr(-bound, f64), "max": FloatAttr(bound, f64)})
+    body.add_op(clip)
+    return clip.results[0]
+
+
+def _is_sentinel(ctx: LoweringContext, v: SSAValue) -> bool:
+    value = ctx.constant_value(v)
+    return value is not None and value.dtype.kind == "f" and holds_mask_sentinel(value)
 
 
 def _task_inputs(ctx: LoweringContext, op: Operation, body: Block, mapping: dict) -> list[tuple[str, TensorType, float]]:

@@ -23,6 +23,7 @@ from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile.builder import TileKernelBuilder
 from lowering.assign_layouts import format_of
+from lowering.fp16_scaling import saturate_to_fp16
 from lowering.legality import STRUCTURED_FAMILIES, kernel_of
 
 from .planning import CUBE_CHANNELS, StoragePlan
@@ -130,9 +131,9 @@ class LoweringContext:
         declares it (FRACTAL_NZ: a packed cube operand). Returns its name."""
         name = self.fresh_name(base)
         array = np.asarray(array)
-        dt = (np.float16 if self.fp16 else np.float32) if array.dtype.kind == "f" and not keep_dtype else array.dtype
-        with np.errstate(over="ignore"):  # a mask's -3.4e38 is -inf in fp16, as on the device
-            self.constants[name] = contiguous(array.astype(dt, copy=False))
+        if array.dtype.kind == "f" and not keep_dtype:
+            array = saturate_to_fp16(array) if self.fp16 else array.astype(np.float32, copy=False)
+        self.constants[name] = contiguous(array)
         if layout != "ND":
             self.constant_layouts[name] = layout
         return name

@@ -29,6 +29,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from gedialects.graph import ops as g
 from gedialects.tile import structured as st
 from gedialects.tile.structured import collapse_dims
+from lowering.fp16_scaling import FP16_MAX, holds_mask_sentinel
 from lowering.legality import VECTOR_KERNEL
 from lowering.map_bodies import ELEMENTWISE, ScalarBuilder, fusion_tensor_constants, scalar_value
 
@@ -102,12 +103,16 @@ class VectorKernel:
         scale = self.ctx.scale_of(v) if v is not None and self.ctx.constant_value(v) is None else 1.0
         return x if scale == 1.0 else sb.mul(x, sb.const(scale))
 
-    def narrow(self, sb: ScalarBuilder, y: SSAValue, v: SSAValue) -> SSAValue:
-        """The fp32 result as stored: divided by its scale, cast to fp16."""
+    def narrow(self, sb: ScalarBuilder, y: SSAValue, v: SSAValue, saturate: bool = False) -> SSAValue:
+        """The fp32 result as stored: divided by its scale, cast to fp16
+        (`saturate`: clamped to fp16's finite range first, for a body that
+        computes with a mask sentinel, as saturate_to_fp16 stores one)."""
         scale = self.ctx.scale_of(v)
         if scale != 1.0:
             y = sb.mul(y, sb.const(1.0 / scale))
         if self.ctx.fp16:
+            if saturate:
+                y = sb.min(sb.max(y, sb.const(-FP16_MAX)), sb.const(FP16_MAX))
             y = sb.emit(arith.TruncFOp(y, self.ctx.elem))
         return y
 
@@ -121,36 +126,43 @@ class VectorKernel:
 
 @lowers(*ELEMENTWISE, g.FusionOp, family=VECTOR_KERNEL)
 def elementwise(ctx, op: Operation) -> None:
-    """Any elementwise graph op or graph.fusion: one map."""
-    out = op.results[0]
+    """Any elementwise graph op or graph.fusion: one map per result (the
+    results of a fusion have one shape; each map computes what its result
+    needs of the body from the shared loads)."""
     operands = [v for v in op.operands]
     scalars = {v: scalar_value(v) for v in operands}
     # each tensor loaded once (x * x reads x once); a fusion body's tensor
     # constants are loaded like operands
     tensors = list(dict.fromkeys(v for v in operands if scalars[v] is None)) + fusion_tensor_constants(op)
-    shape, shapes = collapse_dims(g.shape_of(out), [g.shape_of(v) for v in tensors])
+    shape, shapes = collapse_dims(g.shape_of(op.results[0]), [g.shape_of(v) for v in tensors])
     k = VectorKernel(ctx, op, "vector")
     loads = [k.load(v, s) for v, s in zip(tensors, shapes)]
+    saturate = holds_mask_sentinel([c for c in (*scalars.values(), *_body_scalars(op)) if c is not None])
 
-    def body(sb: ScalarBuilder, *args):
-        env = {v: k.widen(sb, a, v) for v, a in zip(tensors, args)}
-        for v, c in scalars.items():
-            if c is not None:
-                env[v] = sb.const(c)
-        return k.narrow(sb, scalar_body(sb, op, [env[v] for v in operands], env), out)
+    def body_of(index: int, out: SSAValue):
+        def body(sb: ScalarBuilder, *args):
+            env = {v: k.widen(sb, a, v) for v, a in zip(tensors, args)}
+            for v, c in scalars.items():
+                if c is not None:
+                    env[v] = sb.const(c)
+            return k.narrow(sb, scalar_body(sb, op, [env[v] for v in operands], env, index), out, saturate)
 
-    k.store(k.map(loads, shape, k.stored, body), out)
+        return body
+
+    for index, out in enumerate(op.results):
+        k.store(k.map(loads, shape, k.stored, body_of(index, out)), out)
 
 
 def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue],
-                loaded: dict[SSAValue, SSAValue] | None = None) -> SSAValue:
-    """The fp32 scalar computation of an elementwise op (a fusion: its body;
-    `loaded`: the elements of its body constants the kernel loads)."""
+                loaded: dict[SSAValue, SSAValue] | None = None, result: int = 0) -> SSAValue:
+    """The fp32 scalar computation of an elementwise op (a fusion: its body,
+    up to its `result`-th yielded value; `loaded`: the elements of its body
+    constants the kernel loads)."""
     if isinstance(op, g.FusionOp):
         env: dict[SSAValue, SSAValue] = dict(zip(op.body.block.args, args))
         for inner in op.body.block.ops:
             if isinstance(inner, g.YieldOp):
-                return env[inner.values[0]]
+                return env[inner.values[result]]
             if isinstance(inner, g.ConstantOp | g.FillOp):
                 if loaded is not None and inner.results[0] in loaded:
                     env[inner.results[0]] = loaded[inner.results[0]]
@@ -160,6 +172,14 @@ def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue],
             env[inner.results[0]] = scalar_body(sb, inner, [env[v] for v in inner.operands])
         raise AssertionError("graph.fusion body without graph.yield")
     return ELEMENTWISE[type(op)](sb, op, *args)
+
+
+def _body_scalars(op: Operation) -> list[float]:
+    """The values of a fusion body's constants (none for another op)."""
+    if not isinstance(op, g.FusionOp):
+        return []
+    return [float(x) for inner in op.body.block.ops if isinstance(inner, g.ConstantOp | g.FillOp)
+            for x in np.asarray(inner_constant(inner), np.float64).reshape(-1)[:1]]
 
 
 def inner_constant(op: Operation) -> np.ndarray:

@@ -1,10 +1,11 @@
 """Ops the compiler rewrites into ops the simulated AI core runs, on the npu
 backend against onnxruntime in both precision modes: resize as products
 with constant interpolation matrices, stride-equals-kernel conv_transpose
-as a product and the other conv_transposes as a zero insertion and a conv
-(graph-decompose), strided slices as box copies with steps
-(lowering/legality.py copy_boxes), and no-op pads, whole-map average pools
-and global pools of rows (graph-canonicalize). Each case asserts where its
+as a product and the other conv_transposes as a zero insertion and a conv,
+batch norms of rows as a scale and shift, reductions over any axes and
+transposes of any permutation (graph-decompose), strided slices as box copies with steps
+(lowering/legality.py copy_boxes), and no-op pads, whole-map average pools,
+global pools of rows and reductions over one element (graph-canonicalize). Each case asserts where its
 ops ran: the rewritten forms need no AI-CPU task, the ones left alone do."""
 
 from __future__ import annotations
@@ -87,6 +88,11 @@ RESIZES = {
                                      coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
     "linear-pytorch_half_pixel-w-only": dict(shape=(1, 4, 6, 4), scales=[1, 1, 1, 2], mode="linear",
                                              coordinate_transformation_mode="pytorch_half_pixel"),
+    "cubic-half_pixel-2x": dict(shape=(1, 8, 4, 5), scales=[1, 1, 2, 2], mode="cubic",
+                                coordinate_transformation_mode="half_pixel"),
+    "cubic-align_corners-exclude_outside": dict(shape=(1, 4, 6, 4), sizes=[1, 4, 4, 7], mode="cubic",
+                                                coordinate_transformation_mode="align_corners", exclude_outside=1,
+                                                cubic_coeff_a=-0.5),
 }
 
 
@@ -207,6 +213,50 @@ def test_instance_and_group_norms_run_as_layer_norms(case, precision):
     assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
 
 
+# --- graph-decompose: BatchNormAsAffine, ReduceL2AsSumOfSquares, ReduceOverTrailingAxes, TransposeAsGroupSwapAndRows
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("shape", [(16, 32), (2, 24, 10)], ids=["rows", "channels-by-length"])
+def test_batch_norm_of_rows_runs_as_a_scale_and_shift(shape, precision):
+    """LeViT's BatchNorm1d after every linear ([tokens, C]) and a [N, C, L] one."""
+    c = shape[1]
+    inits = {"s": (1.0 + 0.5 * _rand(c, seed=5)), "t": _rand(c, seed=6), "m": _rand(c, seed=7),
+             "v": (0.5 + np.abs(_rand(c, seed=8)))}
+    node = helper.make_node("BatchNormalization", ["h", "s", "t", "m", "v"], ["y"], epsilon=1e-3)
+    compiled = _check([node], shape, precision, inits)
+    assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
+
+
+REDUCTIONS = {
+    "l2-over-pixels-of-nhwc": ("ReduceL2", (1, 8, 8, 32), (1, 2), 1),  # ConvNeXt V2's GRN
+    "sum-over-the-middle": ("ReduceSum", (4, 24, 16), (1,), 0),
+    "max-over-channels-of-a-map": ("ReduceMax", (1, 16, 6, 6), (1,), 1),
+    "mean-of-the-first-and-last": ("ReduceMean", (6, 5, 32), (0, 2), 1),
+}
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("case", list(REDUCTIONS))
+def test_reductions_over_any_axes_run_on_the_ai_core(case, precision):
+    """reduce_l2 as a sum of squares; a reduction over axes that are not the
+    trailing ones after a transpose that moves them last."""
+    kind, shape, axes, keepdims = REDUCTIONS[case]
+    node = helper.make_node(kind, ["h", "axes"], ["y"], keepdims=keepdims)
+    compiled = _check([node], shape, precision, {"axes": _i64(*axes)})
+    assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("perm", [(0, 3, 2, 1), (2, 0, 1, 3, 4)[::-1], (1, 3, 0, 2)])
+def test_transposes_of_any_permutation_run_on_the_ai_core(perm, precision):
+    """MobileViT's (0, 3, 2, 1) of its patches, and others that move the
+    innermost dim without swapping two dim groups: a group swap, then a
+    transpose of whole rows."""
+    shape = (2, 16, 8, 32, 16)[: len(perm)]
+    compiled = _check([helper.make_node("Transpose", ["h"], ["y"], perm=list(perm))], shape, precision, exact=True)
+    assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
+
+
 # --- strided slices ----------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("precision", MODES)
@@ -231,6 +281,13 @@ def test_slice_with_a_step_along_the_innermost_dim_stays_on_the_aicpu(precision)
 
 
 # --- graph-canonicalize ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("precision", MODES)
+def test_reduction_over_one_element_is_a_view(precision):
+    """LeViT's mean over its one remaining token."""
+    node = helper.make_node("ReduceMean", ["h", "axes"], ["y"], keepdims=0)
+    compiled = _check([node], (2, 1, 32), precision, {"axes": _i64(1)}, exact=True)
+    assert "aicpu" not in compiled.kernel_kinds and "reduce" not in compiled.kernel_kinds, compiled.kernel_kinds
 
 @pytest.mark.parametrize("precision", MODES)
 def test_pad_by_zero_is_removed(precision):

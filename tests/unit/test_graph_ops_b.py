@@ -165,6 +165,17 @@ def test_resize_linear(coord, target):
     check(_resize(x, attrs, **target), {"x": x})
 
 
+@pytest.mark.parametrize("coord", COORDS)
+@pytest.mark.parametrize("target", [{"scales": [1, 1, 2, 3]}, {"scales": [1, 1, 0.5, 0.6]}, {"sizes": [1, 2, 7, 3]}])
+@pytest.mark.parametrize("cubic", [{}, {"cubic_coeff_a": -0.5, "exclude_outside": 1}])
+def test_resize_cubic(coord, target, cubic):
+    x = rand(1, 2, 4, 5)
+    if coord == "align_corners" and "scales" in target and target["scales"][3] == 0.6:
+        target = {"scales": [1, 1, 0.5, 0.4]}  # 5 x 0.6 = 3.0000002 in float32: not an integer
+    attrs = {"mode": "cubic", "coordinate_transformation_mode": coord, **cubic}
+    check(_resize(x, attrs, **target), {"x": x}, "reduction")  # four weights of either sign: cancellation near 0
+
+
 def test_resize_trilinear():
     x = rand(1, 2, 3, 4, 5)
     attrs = {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
@@ -338,7 +349,7 @@ def test_reduce_prod_integers():
 @pytest.mark.parametrize(
     "node, message",
     [
-        (helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic"), "Resize mode 'cubic' is not supported"),
+        (helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="lanczos"), "Resize mode 'lanczos' is not supported"),
         (
             helper.make_node("Resize", ["x", "", "scales"], ["y"], coordinate_transformation_mode="tf_crop_and_resize"),
             "coordinate_transformation_mode 'tf_crop_and_resize' is not supported",

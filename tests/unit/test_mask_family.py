@@ -496,3 +496,54 @@ npu.program @p gm_size 1024 {
     np.testing.assert_array_equal(simulate(prog, {"x": x}).outputs["y"], x + x)
     with pytest.raises(P.InvalidField, match=re.escape(f"(vbinary).dtype: {value} is outside [0, 1]")):
         P.validate(_with_word(prog, P.VBIN, VBIN.dtype, value))
+
+
+# ---------------------------------------------------------------------------
+# Rows a mask fills entirely (force_fp16: the sentinel saturates, not -inf)
+# ---------------------------------------------------------------------------
+
+
+def _query_key_masked_softmax(shared: bool):
+    """DeBERTa's attention mask: mask[:, None, :] * mask[:, :, None] as bools,
+    masked_fill(~mask, finfo(f32).min) of the scores, softmax. A padded
+    query's row is all finfo.min: in fp32 its softmax is uniform. `shared`:
+    the bool mask feeds two wheres (DeBERTa's layers share it)."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["mask", "ax1"], ["mk"]),
+        helper.make_node("Unsqueeze", ["mask", "ax2"], ["mq"]),
+        helper.make_node("Mul", ["mk", "mq"], ["m2"]),
+        helper.make_node("Unsqueeze", ["m2", "ax1"], ["m4"]),
+        helper.make_node("Cast", ["m4"], ["mb"], to=TensorProto.BOOL),
+        helper.make_node("Not", ["mb"], ["off"]),
+        helper.make_node("Where", ["off", "big", "s"], ["w"], name="masked_fill"),
+        helper.make_node("Softmax", ["w"], ["y" if not shared else "p"], axis=-1, name="softmax"),
+    ]
+    if shared:
+        nodes += [
+            helper.make_node("Where", ["off", "big", "p"], ["w2"], name="masked_fill2"),
+            helper.make_node("Softmax", ["w2"], ["y"], axis=-1, name="softmax2"),
+        ]
+    inits = {"ax1": np.array([1], np.int64), "ax2": np.array([2], np.int64), "big": np.array(BIG)}
+    return _model(nodes, {"s": SCORES, "mask": ATTENTION_MASK}, inits)
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("shared", [False, True], ids=["one-where", "shared-mask"])
+def test_rows_the_mask_fills_entirely_stay_uniform(precision, shared):
+    """force_fp16 stores finfo(f32).min as fp16's most negative finite value
+    (fp16_scaling.saturate_to_fp16; an AI-CPU where clamps its fp16 result
+    the same way), not -inf: a padded query's row of equal values has the
+    uniform softmax fp32 gives, where -inf - -inf made it NaN (DeBERTa-v2
+    in force_fp16 was NaN everywhere, its NaN spreading through the values
+    of the next layer). With the AI-CPU fallback: the shared bool mask runs there."""
+    model = _query_key_masked_softmax(shared)
+    feeds = {"s": SCORES, "mask": ATTENTION_MASK}
+    compiled = compile_module(import_model(model, source="test"), precision)
+    got = np.asarray(run_compiled(compiled, feeds).outputs["y"])
+    want = onnxruntime_outputs(model, feeds)["y"]
+    got = got.reshape(want.shape)
+    assert not np.isnan(got).any()
+    padded = want[0, :, VALID:, :]
+    assert np.allclose(padded, 1.0 / S)  # the reference: uniform rows
+    check = CRITERIA[precision].check(got, want)
+    assert check.ok, check

@@ -47,10 +47,9 @@ EXPECTED_FAILURES: dict[str, str] = {
     r"^test_equal_string(_broadcast)?$": UNSUPPORTED_TYPE,  # ops-A: strings
     r"^test_einsum_.*_bfloat16$": UNSUPPORTED_TYPE,  # ops-B
     r"^test_einsum_batch_diagonal$": "Einsum with a letter repeated in an operand (diagonal/trace) is not supported",  # ops-B
-    r"^test_resize_.*cubic": "Resize mode cubic is not supported (nearest and linear are)",  # ops-B
-    r"^test_resize_downsample_(scales|sizes)_linear_antialias$": "Resize with antialias=1 is not supported",  # ops-B
+    r"^test_resize_downsample_(scales|sizes)_(linear|cubic)_antialias$": "Resize with antialias=1 is not supported",  # ops-B
     r"^test_resize_tf_crop_and_resize": "Resize coordinate_transformation_mode tf_crop_and_resize (roi) is not supported",  # ops-B
-    r"^test_resize_downsample_scales_linear_align_corners$": (  # ops-B
+    r"^test_resize_downsample_scales_(linear|cubic)_align_corners$": (  # ops-B
         "align_corners by scales with a fractional extent * scale: onnx's reference uses the fraction, "
         "the spec and onnxruntime (which graph.resize follows) the integer output extent; refused as ambiguous"
     ),

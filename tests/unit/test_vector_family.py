@@ -547,10 +547,28 @@ def test_refuses_softmax_along_a_middle_axis(op, precision):
 
 @precisions
 @pytest.mark.parametrize("op,axes", [("ReduceMean", [1]), ("ReduceSum", [0, 2]), ("ReduceMax", [1])])
-def test_refuses_reduction_over_non_trailing_axes(op, axes, precision):
+def test_reduction_over_non_trailing_axes_after_a_transpose(op, axes, precision):
+    """The vector kernel reduces trailing axes; graph-decompose moves the
+    others last with a transpose first."""
     x = rand(4, 16, 32) + 0.5
-    refused(reduce_model(op, x, axes), {"x": x}, precision, f"graph.reduce_{op[6:].lower()}",
-            f"reduction over axes {tuple(sorted(axes))} of 4x16x32: only trailing axes are lowered")
+    compiled, placed = run(reduce_model(op, x, axes), {"x": x}, precision)
+    assert "aicpu" not in compiled.kernel_kinds, (compiled.kernel_kinds, placed)
+    kernels = {name: kernel for name, kernel, *_ in placed}
+    assert kernels[f"graph.reduce_{op[6:].lower()}"] == "vector", placed
+    assert kernels["graph.transpose"] in ("cube", "vector"), placed  # an identity product, or rows moved
+
+
+@precisions
+def test_a_fusion_with_two_results(precision):
+    """Gemma's scaled embedding feeding the residual and its own square
+    (RMSNorm): one fusion, two results of one shape, a map each."""
+    feeds = {"x": rand(1, 16, 64)}
+    nodes = [helper.make_node("Mul", ["x", "k"], ["h"]), helper.make_node("Pow", ["h", "two"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq", "axes"], ["ms"], keepdims=1),
+             helper.make_node("Add", ["h", "ms"], ["y"])]
+    inits = {"k": np.float32(8.0), "two": np.float32(2.0), "axes": np.array([-1], np.int64)}
+    compiled, placed = vector(model(nodes, feeds, inits, opset=18), feeds, precision, ops=("graph.fusion",))
+    assert compiled.kernel_kinds.get("vector", 0) >= 1, compiled.kernel_kinds
 
 
 @precisions
@@ -617,11 +635,11 @@ def test_a_reduction_to_one_number(keepdims, precision):
 
 
 @precisions
-def test_refuses_a_fusion_with_two_results(precision):
-    # graph-fuse yields an intermediate that is also a graph output: one vector map per kernel
+def test_a_fusion_with_a_graph_output_inside(precision):
+    # graph-fuse yields an intermediate that is also a graph output: a map per result
     x = rand(4, 64)
     m = model([helper.make_node("Sigmoid", ["x"], ["s"]), node("Mul", ["s", "x"])], {"x": x}, outputs=("s", "y"))
-    refused(m, {"x": x}, precision, "graph.fusion", "a multi-output fusion is not lowered")
+    vector(m, {"x": x}, precision, ops=("graph.fusion",), fusion=1)
 
 
 @precisions

@@ -1,7 +1,7 @@
 """graph-canonicalize: fold constants and shape ops, drop no-op ops (pads of
 zero, resizes by 1 too), merge chains of views and of transposes, write max-pool ceil_mode as pads, a spatial mean as
 a global average pool, a whole-map average pool with its exact window, a
-global pool of rows as a mean, a
+global pool of rows as a mean, a reduction over one element as a view, a
 gather of a constant run of consecutive indices as a slice (+ reshape) and a
 view of a cast as a cast of the view (so the cast fuses with what follows),
 then CSE and DCE.
@@ -413,12 +413,32 @@ class SoftmaxOfOneElement(RewritePattern):
         rewriter.replace(op, [zero, one])
 
 
+class ReductionOfOneElement(RewritePattern):
+    """A sum, mean, max, min or product over axes of one element in all ->
+    a view of the input in the result's shape (LeViT's mean over its one
+    remaining token): each result is its one input element."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ReduceSumOp | g.ReduceMeanOp | g.ReduceMaxOp | g.ReduceMinOp | g.ReduceProdOp):
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        if not shapes.is_static(x) or not shapes.is_static(out) or not x:
+            return
+        axes = {a % len(x) for a in (op.ints("axes") or range(len(x)))}
+        if any(x[a] != 1 for a in axes):
+            return
+        view = g.ReshapeOp.build_inferred([op.input], {"shape": g.int_array(out)}, attributes=dict(op.attributes),
+                                          location=op.location)
+        log.info("rewrote %s: a reduction over one element is a view", describe_op(op))
+        rewriter.replace(op, [view])
+
+
 class GraphCanonicalizePass(ModulePass):
     """Fold constants and shape ops, remove Identity/Dropout and no-op view ops
     and pads, merge chains of views and of transposes, write max-pool ceil_mode as pads, spatial means as global
     pools, a whole-map average pool with its exact window, global pools of
-    rows as means, a softmax over one element as exp(x - x),
-    gathers of consecutive constant indices as slices and views of casts as
+    rows as means, a softmax over one element as exp(x - x), a reduction over
+    one element as a view, gathers of consecutive constant indices as slices and views of casts as
     casts of views, eliminate common subexpressions and dead ops."""
 
     name = "graph-canonicalize"
@@ -428,7 +448,8 @@ class GraphCanonicalizePass(ModulePass):
             GreedyRewritePatternApplier(
                 [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldTransposeChain(), CancelTransData(), MaxPoolCeilToPads(),
                  SpatialMeanToGlobalPool(), WholeMapPoolToExactWindow(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
-                 GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast(), SoftmaxOfOneElement()]
+                 GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast(), SoftmaxOfOneElement(),
+                 ReductionOfOneElement()]
             )
         ).rewrite_module(op)
         _cse_keeping_weights_apart(op)

@@ -2,7 +2,7 @@
 it has (GE's operator decomposition; the values are the same, up to fp
 rounding of the sums):
 
-* resize (nearest or linear, of the last two dims) -> products with
+* resize (nearest, linear or cubic, of the last two dims) -> products with
   constant interpolation matrices: Y = R_h . X . R_w^T. The reference
   kernel itself, applied to an identity, gives each matrix, so the two
   agree on every coordinate mode and rounding rule. Dense products cost
@@ -68,10 +68,7 @@ def interpolation_matrix(op: g.ResizeOp, axis: int, in_len: int, out_len: int) -
     """[out_len, in_len]: row o holds the weights of the input cells that
     output cell o of `axis` reads (the reference kernel on an identity)."""
     eye = np.eye(in_len, dtype=np.float32)
-    resized = ref.resize(
-        eye, (in_len, out_len), (1.0, op.floats("scales")[axis]), op.str_("mode", "nearest"),
-        op.str_("coordinate_transformation_mode", "half_pixel"), op.str_("nearest_mode", "round_prefer_floor"),
-    )
+    resized = ref.resize(eye, (in_len, out_len), (1.0, op.floats("scales")[axis]), **op.interpolation())
     return np.ascontiguousarray(resized.T)
 
 
@@ -80,7 +77,7 @@ class ResizeToProducts(RewritePattern):
     R_h . (...) (when H changes): products with constant matrices."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, g.ResizeOp) or op.str_("mode", "nearest") not in ("nearest", "linear"):
+        if not isinstance(op, g.ResizeOp):
             return
         x, out = g.shape_of(op.input), g.shape_of(op.output)
         if len(x) < 2 or not (shapes.is_static(x) and shapes.is_static(out)) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
@@ -246,6 +243,131 @@ class ChannelNormAsLayerNorm(RewritePattern):
         rewriter.replace(op, new, [value])
 
 
+class BatchNormAsAffine(RewritePattern):
+    """batch_norm of a tensor that is not a 4-D map (BatchNorm1d after a
+    linear layer: LeViT) with constant statistics -> x * s + t, with
+    s = scale / sqrt(var + eps) and t = bias - mean * s per channel (dim 1),
+    broadcast over the dims after it: an elementwise map (and graph-fuse's
+    to fuse)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.BatchNormOp) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        x = g.shape_of(op.input)
+        if len(x) == 4 or not shapes.is_static(x):
+            return
+        params = [constant_value(v) for v in (op.scale, op.bias, op.mean, op.var)]
+        if any(p is None for p in params):
+            return
+        gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
+        eps = op.float_("epsilon", 1e-5)
+        scale = gamma / np.sqrt(var + eps)
+        shift = beta - mean * scale
+        per_channel = [x[1]] + [1] * (len(x) - 2)
+        loc, name = op.location, node_name(op)
+        s = materialize(scale.astype(np.float32).reshape(per_channel), f"{name}_scale", loc)
+        t = materialize(shift.astype(np.float32).reshape(per_channel), f"{name}_shift", loc)
+        mul = g.MulOp.build_inferred([op.input, s.results[0]], {}, location=loc)
+        add = g.AddOp.build_inferred([mul.output, t.results[0]], {}, location=loc)
+        add.attributes.update(op.attributes)
+        log.info("rewrote %s: a batch_norm of a %s tensor as a per-channel scale and shift", describe_op(op),
+                 shapes.fmt(x))
+        rewriter.replace(op, [s, mul, t, add], [add.output])
+
+
+class ReduceL2AsSumOfSquares(RewritePattern):
+    """reduce_l2 -> sqrt(reduce_sum(x * x)) over the same axes (ConvNeXt V2's
+    global response normalisation)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.ReduceL2Op) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        loc = op.location
+        square = g.MulOp.build_inferred([op.input, op.input], {}, location=loc)
+        props = {k: v for k, v in op.properties.items() if k in ("axes", "keepdims")}
+        total = g.ReduceSumOp.build_inferred([square.output], props, location=loc)
+        root = g.SqrtOp.build_inferred([total.output], {}, location=loc)
+        root.attributes.update(op.attributes)
+        log.info("rewrote %s: reduce_l2 as the square root of a sum of squares", describe_op(op))
+        rewriter.replace(op, [square, total, root], [root.output])
+
+
+TRAILING_REDUCTIONS = (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp)
+"""The reductions the AI core runs along trailing axes (lowering/legality.py's vector rule)."""
+
+
+class ReduceOverTrailingAxes(RewritePattern):
+    """A sum, mean or max over axes that are not the trailing ones -> a
+    transpose that moves them last, the reduction over the trailing axes,
+    and a view of the result in the op's shape (ConvNeXt V2's norm over the
+    pixels of an NHWC map)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, TRAILING_REDUCTIONS) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        x = g.shape_of(op.input)
+        if not shapes.is_static(x) or not math.prod(x):
+            return  # an empty reduction is a constant for the canonicaliser
+        axes = sorted({a % len(x) for a in (op.ints("axes") or range(len(x)))})
+        if axes == list(range(axes[0], len(x))):
+            return
+        loc = op.location
+        kept = [a for a in range(len(x)) if a not in axes]
+        moved = g.TransposeOp.build_inferred([op.input], {"perm": g.int_array(kept + axes)}, location=loc)
+        trailing = list(range(len(kept), len(x)))
+        reduced = type(op).build_inferred([moved.output], {"axes": g.int_array(trailing), "keepdims": IntegerAttr(0, i64)},
+                                          location=loc)
+        new: list[Operation] = [moved, reduced]
+        result = _view(reduced.output, list(g.shape_of(op.output)), loc, new)
+        new[-1].attributes.update(op.attributes)
+        log.info("rewrote %s: a reduction over axes %s of %s as a transpose and a reduction over the trailing axes",
+                 describe_op(op), tuple(axes), shapes.fmt(x))
+        rewriter.replace(op, new, [result])
+
+
+def group_swap_steps(perm: list[int]) -> tuple[list[int], list[int]] | None:
+    """A permutation that moves the innermost dim and is not a swap of two
+    dim groups (those the cube runs as identity products) as two that are
+    lowered: (first, then) with first a group swap that brings the new
+    innermost dim last and `then` keeping the innermost dim (a strided copy
+    on the vector unit); None when perm is one of those already."""
+    n = len(perm)
+    last = perm[-1]
+    if last == n - 1:
+        return None
+    p = next(i for i in range(n) if perm[i] != i)
+    q = perm[p]
+    if perm[p:] == list(range(q, n)) + list(range(p, q)):
+        return None
+    first = [d for d in range(n) if d != last] + [last]
+    where = {d: i for i, d in enumerate(first)}
+    return first, [where[d] for d in perm]
+
+
+class TransposeAsGroupSwapAndRows(RewritePattern):
+    """A transpose that moves the innermost dim and is not a swap of two dim
+    groups (MobileViT's (0, 3, 2, 1) of its patches) -> a group swap that
+    brings the new innermost dim last, then a transpose of whole rows."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.TransposeOp) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return  # the cube's identity product moves floats
+        x = g.shape_of(op.input)
+        if not shapes.is_static(x) or len(x) < 3 or not math.prod(x):
+            return
+        perm = [p % len(x) for p in op.ints("perm", ())] or list(range(len(x)))[::-1]
+        steps = group_swap_steps(perm)
+        if steps is None:
+            return
+        first, then = steps
+        loc = op.location
+        swap = g.TransposeOp.build_inferred([op.input], {"perm": g.int_array(first)}, location=loc)
+        rows = g.TransposeOp.build_inferred([swap.output], {"perm": g.int_array(then)}, location=loc)
+        rows.attributes.update(op.attributes)
+        log.info("rewrote %s: transpose %s as %s then %s", describe_op(op), tuple(perm), tuple(first), tuple(then))
+        rewriter.replace(op, [swap, rows], [rows.output])
+
+
 def zero_insertion_matrix(length: int, stride: int, before: int, after: int) -> tuple[np.ndarray, int, int]:
     """(E, conv pad before, conv pad after) for one spatial dim: E [length, z]
     puts input i at z position s*i + min(before, 0) (stride - 1 zeros between
@@ -329,12 +451,13 @@ def _is_tap_product(op: g.ConvTransposeOp, window) -> bool:
 
 
 class GraphDecomposePass(ModulePass):
-    """Resize, up-convolutions, 1-d convs and instance/group norms as ops the AI core runs."""
+    """Resizes, up-convolutions, 1-d convs, norms, reductions, transposes as AI-core ops."""
 
     name = "graph-decompose"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier([ConvOneDimAsTwo(), ChannelNormAsLayerNorm(), ResizeToProducts(), StridedConvTransposeToProduct(),
-                                         ConvTransposeToConv()])
+                                         ConvTransposeToConv(), BatchNormAsAffine(), ReduceL2AsSumOfSquares(),
+                                         ReduceOverTrailingAxes(), TransposeAsGroupSwapAndRows()])
         ).rewrite_module(op)

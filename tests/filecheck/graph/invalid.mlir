@@ -1083,10 +1083,10 @@ func.func @f(%x: tensor<2x6x5xf32>, %p: tensor<6xf32>) {
 
 // -----
 
-// graph.resize: nearest and linear only (cubic is refused at import too) ...
+// graph.resize: nearest, linear and cubic only (others are refused at import too) ...
 func.func @f(%x: tensor<1x1x4x4xf32>) {
-  // expected-error@+1 {{graph.resize: unsupported mode 'cubic' (expected one of nearest, linear)}}
-  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "cubic"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
+  // expected-error@+1 {{graph.resize: unsupported mode 'lanczos' (expected one of nearest, linear, cubic)}}
+  %y = graph.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "lanczos"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x8x8xf32>
   func.return
 }
 

@@ -126,15 +126,25 @@ def selection():
     )
 
 
-# --- models the importer refuses
-
-
 def resize_cubic():
     return _model(
-        [helper.make_node("Resize", ["x", "", "s"], ["y"], name="cubic1", mode="cubic")],
+        [helper.make_node("Resize", ["x", "", "s"], ["y"], name="cubic1", mode="cubic", cubic_coeff_a=-0.5,
+                          exclude_outside=1)],
         [_x("x", [1, 1, 4, 4])],
         [_x("y", [1, 1, 8, 8])],
         [_c("s", [1, 1, 2, 2], np.float32)],
+    )
+
+
+# --- models the importer refuses
+
+
+def resize_antialias():
+    return _model(
+        [helper.make_node("Resize", ["x", "", "s"], ["y"], name="smooth1", mode="cubic", antialias=1)],
+        [_x("x", [1, 1, 8, 8])],
+        [_x("y", [1, 1, 4, 4])],
+        [_c("s", [1, 1, 0.5, 0.5], np.float32)],
     )
 
 
@@ -174,6 +184,7 @@ MODELS = {
     "resize_opset10": resize_opset10,
     "selection": selection,
     "resize_cubic": resize_cubic,
+    "resize_antialias": resize_antialias,
     "einsum_diagonal": einsum_diagonal,
     "topk_dynamic_k": topk_dynamic_k,
     "upsample_mixed": upsample_mixed,
