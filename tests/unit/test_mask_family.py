@@ -535,10 +535,13 @@ def test_rows_the_mask_fills_entirely_stay_uniform(precision, shared):
     the same way), not -inf: a padded query's row of equal values has the
     uniform softmax fp32 gives, where -inf - -inf made it NaN (DeBERTa-v2
     in force_fp16 was NaN everywhere, its NaN spreading through the values
-    of the next layer). With the AI-CPU fallback: the shared bool mask runs there."""
+    of the next layer). The int64 product of the mask runs on the AI CPU
+    (integer arithmetic); the bool mask two wheres share is computed again
+    in each where's fusion (MaskWhereFusionPass), on the AI core."""
     model = _query_key_masked_softmax(shared)
     feeds = {"s": SCORES, "mask": ATTENTION_MASK}
     compiled = compile_module(import_model(model, source="test"), precision)
+    assert compiled.aicpu == 1, compiled.kernel_kinds  # the int64 Mul
     got = np.asarray(run_compiled(compiled, feeds).outputs["y"])
     want = onnxruntime_outputs(model, feeds)["y"]
     got = got.reshape(want.shape)

@@ -1,7 +1,7 @@
 """The model zoo (tests/zoo/models: 37 real architectures; the first 23 in
 both exporters' forms): every model imports, matches onnxruntime on the
 reference backend, and runs on the npu backend in both precision modes with
-every op on the AI core (no AI-CPU task, but the integer and bool ops
+every op on the AI core (no AI-CPU task, but the integer ops
 AICPU_BY_DESIGN lists) and matches onnxruntime by the criterion of the mode
 (gedialects/numerics.py). The inputs are the models' own example inputs
 (token ids and attention masks with padding; standard-normal images), on
@@ -51,9 +51,7 @@ AICPU_BY_DESIGN = {
     "bloom": (3, "ALiBi positions: cumsum of the int64 mask (no AI-core kernel) and " + INTEGER_ARITHMETIC),
     "opt": (4, "learned positions: cumsum of the int64 mask (no AI-core kernel) and " + INTEGER_ARITHMETIC),
     "clip_text": (3, "the pooled token: argmax of the int32 token ids (no AI-core kernel), its int cast and " + INTEGER_ARITHMETIC),
-    "deberta_v2": (9, "relative positions: gather_elements (no AI-core kernel), bool mask logic (bool results are "
-                      "not lowered on the AI core) and " + INTEGER_ARITHMETIC),
-    "bart": (3, "the padding mask as bools (cast, and: bool results are not lowered on the AI core)"),
+    "deberta_v2": (5, "relative positions: gather_elements (no AI-core kernel) and " + INTEGER_ARITHMETIC),
 }
 """Models with AI-CPU tasks by design: (how many, why). Any other count is a regression (or a gain: update it)."""
 

@@ -444,14 +444,16 @@ class GraphCanonicalizePass(ModulePass):
     name = "graph-canonicalize"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldTransposeChain(), CancelTransData(), MaxPoolCeilToPads(),
-                 SpatialMeanToGlobalPool(), WholeMapPoolToExactWindow(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
-                 GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast(), SoftmaxOfOneElement(),
-                 ReductionOfOneElement()]
-            )
-        ).rewrite_module(op)
+        patterns = GreedyRewritePatternApplier(
+            [RemoveNoOp(), FoldShapeOp(), FoldViewChain(), FoldTransposeChain(), CancelTransData(), MaxPoolCeilToPads(),
+             SpatialMeanToGlobalPool(), WholeMapPoolToExactWindow(), GlobalPoolOfRowsToMean(), FoldConstantOp(),
+             GatherNDToGather(), GatherRunToSlice(), ViewBeforeCast(), SoftmaxOfOneElement(),
+             ReductionOfOneElement()]
+        )
+        PatternRewriteWalker(patterns).rewrite_module(op)
         _cse_keeping_weights_apart(op)
+        # CSE merges equal views (BART's two unsqueezes of one cast to bool):
+        # what that leaves with one user gets the patterns again
+        PatternRewriteWalker(patterns).rewrite_module(op)
         for region in op.regions:
             region_dce(region)

@@ -3,7 +3,8 @@
 // pads, spatial means as global pools, whole-map average pools with their
 // exact window, global pools of rows as means (a softmax over one element:
 // canonicalize-softmax.mlir), gathers of a constant index run as slices, gather_nd of constant tuples as
-// gathers, views of casts as casts of views, CSE and DCE. The second RUN
+// gathers, views of casts as casts of views, CSE (and the patterns again
+// after it) and DCE. The second RUN
 // uses MLIR's --pass-pipeline syntax and shows that folded ops keep their
 // locations; its log names what was done.
 // RUN: ge-opt %s -p graph-canonicalize | filecheck %s
@@ -364,6 +365,22 @@ func.func @view_after_shared_cast(%m: tensor<1x16xi64>) -> (tensor<1x1x1x16xi1>,
   %c = graph.cast %m : (tensor<1x16xi64>) -> tensor<1x16xi1>
   %u = graph.unsqueeze %c {axes = array<i64: 1, 2>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1>
   func.return %u, %c : tensor<1x1x1x16xi1>, tensor<1x16xi1>
+}
+
+// Two equal views of one cast (BART's encoder and decoder unsqueeze the same
+// bool mask): CSE makes them one, the cast's only user, and the patterns run
+// again after CSE: the cast moves after the view.
+// CHECK-LABEL: func.func @equal_views_of_a_cast
+// CHECK-SAME:    (%[[M:.*]]: tensor<1x16xi64>)
+// CHECK-NEXT:    %[[U:.*]] = graph.reshape %[[M]] {shape = array<i64: 1, 1, 1, 16>} : (tensor<1x16xi64>) -> tensor<1x1x1x16xi64>
+// CHECK-NEXT:    %[[C:.*]] = graph.cast %[[U]] : (tensor<1x1x1x16xi64>) -> tensor<1x1x1x16xi1>
+// CHECK-NEXT:    func.return %[[C]], %[[C]]
+// CHECK-NEXT:  }
+func.func @equal_views_of_a_cast(%m: tensor<1x16xi64>) -> (tensor<1x1x1x16xi1>, tensor<1x1x1x16xi1>) {
+  %c = graph.cast %m : (tensor<1x16xi64>) -> tensor<1x16xi1>
+  %u = graph.unsqueeze %c {axes = array<i64: 1, 2>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1>
+  %v = graph.unsqueeze %c {axes = array<i64: 1, 2>} : (tensor<1x16xi1>) -> tensor<1x1x1x16xi1>
+  func.return %u, %v : tensor<1x1x1x16xi1>, tensor<1x1x1x16xi1>
 }
 
 // gather_nd with constant index tuples (batch_dims 0) is a gather of the data

@@ -1,6 +1,6 @@
 // graph-fuse, attention masks (MaskWhereFusionPass): a graph.where fused with
 // the casts to bool, comparisons and and/or/xor/not that build its condition
-// (each used only inside the group) into one graph.fusion: one map from the
+// (those other ops read too computed again inside) into one graph.fusion: one map from the
 // int64 input (and the constants, cloned into the body) to the float mask.
 // The fused IR prints and parses back (last RUN).
 // RUN: ge-opt %s --split-input-file -p graph-fuse --verify-diagnostics | filecheck %s
@@ -96,8 +96,9 @@ func.func @logic(%ids: tensor<1x16xi64>, %p: tensor<1x16xi64>, %q: tensor<1x16xf
 
 // -----
 
-// The cast's result is also returned: it stays a tensor of its own, outside
-// the fusion, which reads it (the and still joins the where).
+// The cast's result is also returned: it stays a tensor of its own for the
+// return, and the fusion computes it again from the int64 input (a bool
+// tensor between kernels has no AI-core kernel).
 func.func @cast_used_outside(%m: tensor<1x1x1x16xi64>) -> (tensor<1x1x16x16xf32>, tensor<1x1x1x16xi1>) {
   %c = graph.cast %m : (tensor<1x1x1x16xi64>) -> tensor<1x1x1x16xi1> loc("cast")
   %t = graph.fill 1 : tensor<1x1x16x1xi1>
@@ -112,9 +113,10 @@ func.func @cast_used_outside(%m: tensor<1x1x1x16xi64>) -> (tensor<1x1x16x16xf32>
 // CHECK-LABEL: func.func @cast_used_outside
 // CHECK-SAME:    (%[[M:.*]]: tensor<1x1x1x16xi64>)
 // CHECK-NEXT:    %[[C:.*]] = graph.cast %[[M]] : (tensor<1x1x1x16xi64>) -> tensor<1x1x1x16xi1>
-// CHECK-NEXT:    %[[W:.*]] = graph.fusion %[[C]] {absorbed = ["and", "where"]} : (tensor<1x1x1x16xi1>) -> tensor<1x1x16x16xf32> {
-// CHECK-NOT:       graph.cast
-// CHECK:           graph.and
+// CHECK-NEXT:    %[[W:.*]] = graph.fusion %[[M]] {absorbed = ["and", "where"]} : (tensor<1x1x1x16xi64>) -> tensor<1x1x16x16xf32> {
+// CHECK-NEXT:    ^{{.*}}(%[[BM:.*]]: tensor<1x1x1x16xi64>):
+// CHECK-NEXT:      %[[BC:.*]] = graph.cast %[[BM]]
+// CHECK:           graph.and %{{.*}}, %[[BC]]
 // CHECK:           graph.where
 // CHECK-NEXT:      graph.yield
 // CHECK-NEXT:    }
@@ -122,21 +124,27 @@ func.func @cast_used_outside(%m: tensor<1x1x1x16xi64>) -> (tensor<1x1x16x16xf32>
 
 // -----
 
-// A condition that is a function argument (no bool producer to absorb), and
-// one whose only producer is used twice, by two wheres: no fusion.
+// A condition that is a function argument: no bool producer to absorb, no
+// fusion. A cast read by two wheres (DeBERTa's layers share their padding
+// mask): the first where's fusion computes it again, the last absorbs it.
 func.func @no_producer(%b: tensor<1x16xi1>, %x: tensor<1x16xf32>, %m: tensor<1x16xi64>) -> (tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>) {
   %z = graph.fill 0.0 : tensor<f32>
   %w = graph.where %b, %x, %z : (tensor<1x16xi1>, tensor<1x16xf32>, tensor<f32>) -> tensor<1x16xf32> loc("w0")
   %c = graph.cast %m : (tensor<1x16xi64>) -> tensor<1x16xi1> loc("cast")
+  // expected-remark@+1 {{applied MaskWhereFusionPass at loc("w1"): absorbed [w1]}}
   %w1 = graph.where %c, %x, %z : (tensor<1x16xi1>, tensor<1x16xf32>, tensor<f32>) -> tensor<1x16xf32> loc("w1")
+  // expected-remark@+1 {{applied MaskWhereFusionPass at loc("w2"): absorbed [cast, w2]}}
   %w2 = graph.where %c, %z, %x : (tensor<1x16xi1>, tensor<f32>, tensor<1x16xf32>) -> tensor<1x16xf32> loc("w2")
   func.return %w, %w1, %w2 : tensor<1x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>
 }
 
 // CHECK-LABEL: func.func @no_producer
-// CHECK-NOT:     graph.fusion
-// CHECK:         graph.where %{{.*}}, %{{.*}}, %{{.*}} : (tensor<1x16xi1>, tensor<1x16xf32>, tensor<f32>) -> tensor<1x16xf32>
-// CHECK:         graph.cast
-// CHECK-NEXT:    graph.where
-// CHECK-NEXT:    graph.where
-// CHECK-NOT:     graph.fusion
+// CHECK-SAME:    (%[[B:.*]]: tensor<1x16xi1>, %[[X:.*]]: tensor<1x16xf32>, %[[M:.*]]: tensor<1x16xi64>)
+// CHECK:         graph.where %[[B]], %{{.*}}, %{{.*}} : (tensor<1x16xi1>, tensor<1x16xf32>, tensor<f32>) -> tensor<1x16xf32>
+// CHECK-NEXT:    graph.fusion %[[M]], %[[X]] {absorbed = ["w1"]}
+// CHECK-NEXT:    ^{{.*}}(%[[M1:.*]]: tensor<1x16xi64>, %{{.*}}: tensor<1x16xf32>):
+// CHECK-NEXT:      graph.cast %[[M1]]
+// CHECK:         graph.fusion %[[M]], %[[X]] {absorbed = ["cast", "w2"]}
+// CHECK-NEXT:    ^{{.*}}(%[[M2:.*]]: tensor<1x16xi64>, %{{.*}}: tensor<1x16xf32>):
+// CHECK-NEXT:      graph.cast %[[M2]]
+// CHECK-NOT:     graph.cast

@@ -23,6 +23,8 @@ reads the group's operands once and writes only the values used outside.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
@@ -96,19 +98,27 @@ def cloneable_constant(value: SSAValue) -> bool:
     )
 
 
-def build_fusion(members: list[Operation]) -> Rewrite:
+def build_fusion(members: list[Operation], recompute: Sequence[Operation] = ()) -> Rewrite:
     """A `graph.fusion` computing `members` (in block order, all in one
     block); its results replace every member value used outside the group.
-    Usable by plugin rules that form their own groups."""
-    inside = set(members)
+    `recompute`: ops of the same block the members read that stay for their
+    other users; the body computes them again. Usable by plugin rules that
+    form their own groups."""
+    inside = set(members) | set(recompute)
+    if recompute:
+        block_ops = members[0].parent.ops if members[0].parent is not None else ()
+        order = {o: i for i, o in enumerate(block_ops)}
+        computed = sorted(inside, key=order.__getitem__)
+    else:
+        computed = members
     inputs: list[SSAValue] = []
-    for m in members:
+    for m in computed:
         for v in m.operands:
             if v.owner not in inside and not cloneable_constant(v) and v not in inputs:
                 inputs.append(v)
     block = Block(arg_types=[v.type for v in inputs])
     mapping: dict[SSAValue, SSAValue] = dict(zip(inputs, block.args))
-    for m in members:
+    for m in computed:
         for v in m.operands:
             if v not in mapping and cloneable_constant(v):
                 const = v.owner.clone()  # type: ignore[union-attr]

@@ -9,10 +9,13 @@ the constants) to the float mask, which the vector unit computes on 0/1
 values.
 
 - `MaskWhereFusionPass`: where ← its condition's producers, as far back as
-  they are casts to bool, comparisons, and/or/xor/not whose only user is
-  inside the group (the group's inputs are the values they read from
-  outside: integer or float tensors, constants). The where's result is the
-  fusion's only result.
+  they are casts to bool, comparisons, and/or/xor/not (the group's inputs
+  are the values they read from outside: integer or float tensors,
+  constants). A producer other ops read too (a padding mask every layer's
+  where reads: DeBERTa, BART's encoder and decoder) is recomputed inside
+  the fusion -- a bool tensor between kernels has no AI-core kernel, and
+  the recomputation is a few vector ops on a mask -- and the where that
+  reads it last absorbs it. The where's result is the fusion's only result.
 """
 
 from __future__ import annotations
@@ -34,22 +37,30 @@ def _bool_result(op: Operation) -> bool:
     return getattr(getattr(element, "width", None), "data", None) == 1
 
 
-def _condition_ops(cond: SSAValue, where: g.WhereOp) -> list[Operation]:
-    """The bool producers of `cond` (transitively) used only inside the group."""
-    group: list[Operation] = []
-    inside: set[Operation] = {where}
+def _condition_ops(cond: SSAValue, where: g.WhereOp) -> tuple[list[Operation], list[Operation]]:
+    """The bool producers of `cond` (transitively): (those used only inside
+    the group, those other ops read too, recomputed in the group)."""
+    candidates: list[Operation] = []
     todo = [cond]
     while todo:
-        v = todo.pop()
-        op = v.owner
-        if not isinstance(op, BOOL_PRODUCERS) or not _bool_result(op) or op in inside:
-            continue
-        if any(u not in inside for u in users(op.results[0])):
-            continue  # used elsewhere too: stays a tensor of its own
-        inside.add(op)
-        group.append(op)
-        todo.extend(op.operands)
-    return group
+        op = todo.pop().owner
+        if isinstance(op, BOOL_PRODUCERS) and _bool_result(op) and op not in candidates:
+            candidates.append(op)
+            todo.extend(op.operands)
+    # consumers before producers: an op is the group's own when every user
+    # is (a shared op makes its producers shared too)
+    own: set[Operation] = {where}
+    shared: list[Operation] = []
+    for op in _consumers_first(candidates):
+        (own.add if all(u in own for u in users(op.results[0])) else shared.append)(op)
+    return [op for op in candidates if op in own], shared
+
+
+def _consumers_first(ops: list[Operation]) -> list[Operation]:
+    """ops (one block) from the last in block order to the first."""
+    block = ops[0].parent if ops else None
+    order = {o: i for i, o in enumerate(block.ops)} if block is not None else {}
+    return sorted(ops, key=order.__getitem__, reverse=True)
 
 
 class MaskWhereFusion(FusionRule):
@@ -64,12 +75,13 @@ class MaskWhereFusion(FusionRule):
         assert isinstance(op, g.WhereOp)
         if isinstance(op.parent_op(), g.FusionOp):
             return None
-        members = _condition_ops(op.condition, op)
-        if not members:
+        own, shared = _condition_ops(op.condition, op)
+        if not own and not shared:
             return None
-        block = op.parent
-        order = {o: i for i, o in enumerate(block.ops)} if block is not None else {}
-        return Match(op, sorted(members, key=order.__getitem__) + [op])
+        return Match(op, _consumers_first(own)[::-1] + [op])
 
     def rewrite(self, match: Match) -> Rewrite:
-        return build_fusion(match.ops)
+        where = match.ops[-1]
+        assert isinstance(where, g.WhereOp)
+        _, shared = _condition_ops(where.condition, where)
+        return build_fusion(list(match.ops), recompute=shared)
