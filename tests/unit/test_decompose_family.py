@@ -2,8 +2,9 @@
 backend against onnxruntime in both precision modes: resize as products
 with constant interpolation matrices, stride-equals-kernel conv_transpose
 as a product and the other conv_transposes as a zero insertion and a conv,
-batch norms of rows as a scale and shift, reductions over any axes and
-transposes of any permutation (graph-decompose), strided slices as box copies with steps
+batch norms of rows as a scale and shift, reductions over any axes,
+transposes of any permutation and gather_elements by constant indices
+(graph-decompose), strided slices as box copies with steps
 (lowering/legality.py copy_boxes), and no-op pads, whole-map average pools,
 global pools of rows and reductions over one element (graph-canonicalize). Each case asserts where its
 ops ran: the rewritten forms need no AI-CPU task, the ones left alone do."""
@@ -254,6 +255,18 @@ def test_transposes_of_any_permutation_run_on_the_ai_core(perm, precision):
     transpose of whole rows."""
     shape = (2, 16, 8, 32, 16)[: len(perm)]
     compiled = _check([helper.make_node("Transpose", ["h"], ["y"], perm=list(perm))], shape, precision, exact=True)
+    assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_gather_elements_by_constant_indices_runs_as_a_selection_product(precision):
+    """DeBERTa's content-to-position scores: gather_elements along the last
+    axis by constant (relative-position) indices, negative ones included."""
+    q = np.arange(16)
+    index = np.clip(q[:, None] - q[None, :] + 8, 0, 15) - 16 * (q[None, :] % 3 == 0)  # some negative
+    index = np.broadcast_to(index, (4, 16, 16)).astype(np.int64)
+    node = helper.make_node("GatherElements", ["h", "idx"], ["y"], axis=-1)
+    compiled = _check([node], (4, 16, 16), precision, {"idx": index}, exact=True)
     assert "aicpu" not in compiled.kernel_kinds, compiled.kernel_kinds
 
 

@@ -51,7 +51,7 @@ AICPU_BY_DESIGN = {
     "bloom": (3, "ALiBi positions: cumsum of the int64 mask (no AI-core kernel) and " + INTEGER_ARITHMETIC),
     "opt": (4, "learned positions: cumsum of the int64 mask (no AI-core kernel) and " + INTEGER_ARITHMETIC),
     "clip_text": (3, "the pooled token: argmax of the int32 token ids (no AI-core kernel), its int cast and " + INTEGER_ARITHMETIC),
-    "deberta_v2": (5, "relative positions: gather_elements (no AI-core kernel) and " + INTEGER_ARITHMETIC),
+    "deberta_v2": (1, "the query x key padding mask: " + INTEGER_ARITHMETIC),
 }
 """Models with AI-CPU tasks by design: (how many, why). Any other count is a regression (or a gain: update it)."""
 

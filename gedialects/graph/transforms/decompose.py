@@ -325,6 +325,45 @@ class ReduceOverTrailingAxes(RewritePattern):
         rewriter.replace(op, new, [result])
 
 
+SELECTION_LIMIT = 1 << 20
+"""Most elements of the one-hot selection a gather_elements becomes."""
+
+
+class GatherElementsAsSelection(RewritePattern):
+    """gather_elements along the last axis by constant indices (DeBERTa's
+    relative positions) -> each row of x times a constant one-hot matrix:
+    out[r, k] = sum_v x[r, v] M[r, v, k], M[r, v, k] = (idx[r, k] == v), a
+    batched product on the cube, exact for finite values (every product is
+    by 1 or 0), for selections of up to SELECTION_LIMIT elements."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, g.GatherElementsOp) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
+            return
+        x, out = g.shape_of(op.input), g.shape_of(op.output)
+        index = constant_value(op.indices)
+        if index is None or not shapes.is_static(x) or op.int_("axis", 0) % len(x) != len(x) - 1:
+            return
+        if tuple(out[:-1]) != tuple(x[:-1]) or not math.prod(out):
+            return
+        rows, width, taken = math.prod(x[:-1]), x[-1], out[-1]
+        if rows * width * taken > SELECTION_LIMIT:
+            return
+        picks = np.asarray(index, np.int64).reshape(rows, taken) % width
+        select = np.zeros((rows, width, taken), np.float32)
+        select[np.arange(rows)[:, None], picks, np.arange(taken)[None, :]] = 1.0
+        loc = op.location
+        new: list[Operation] = []
+        lhs = _view(op.input, [rows, 1, width], loc, new)
+        matrix = materialize(select, f"{node_name(op)}_selection", loc)
+        product = g.MatMulOp.build_inferred([lhs, matrix.results[0], []], {}, location=loc)
+        new += [matrix, product]
+        result = _view(product.results[0], list(out), loc, new)
+        new[-1].attributes.update(op.attributes)
+        log.info("rewrote %s: a gather_elements by constant indices as rows times one-hot matrices (%d x %d -> %d)",
+                 describe_op(op), rows, width, taken)
+        rewriter.replace(op, new, [result])
+
+
 def group_swap_steps(perm: list[int]) -> tuple[list[int], list[int]] | None:
     """A permutation that moves the innermost dim and is not a swap of two
     dim groups (those the cube runs as identity products) as two that are
@@ -451,7 +490,7 @@ def _is_tap_product(op: g.ConvTransposeOp, window) -> bool:
 
 
 class GraphDecomposePass(ModulePass):
-    """Resizes, up-convolutions, 1-d convs, norms, reductions, transposes as AI-core ops."""
+    """Resizes, up-convolutions, 1-d convs, norms, reductions, transposes, gathers as AI-core ops."""
 
     name = "graph-decompose"
 
@@ -459,5 +498,6 @@ class GraphDecomposePass(ModulePass):
         PatternRewriteWalker(
             GreedyRewritePatternApplier([ConvOneDimAsTwo(), ChannelNormAsLayerNorm(), ResizeToProducts(), StridedConvTransposeToProduct(),
                                          ConvTransposeToConv(), BatchNormAsAffine(), ReduceL2AsSumOfSquares(),
-                                         ReduceOverTrailingAxes(), TransposeAsGroupSwapAndRows()])
+                                         ReduceOverTrailingAxes(), TransposeAsGroupSwapAndRows(),
+                                         GatherElementsAsSelection()])
         ).rewrite_module(op)

@@ -2,8 +2,9 @@
 // reduce_l2 as a sum of squares, a reduction over axes that are not the
 // trailing ones after a transpose that moves them last, a transpose that
 // moves the innermost dim without swapping two dim groups as a group swap
-// and a transpose of rows, and a bicubic resize as a product (its matrix
-// from the reference kernel). The second RUN shows the log.
+// and a transpose of rows, a bicubic resize as a product (its matrix from
+// the reference kernel), and a gather_elements by constant indices as
+// products with one-hot matrices. The second RUN shows the log.
 // RUN: ge-opt %s -p graph-decompose | filecheck %s
 // RUN: ge-opt %s -p graph-decompose --log=info 2>&1 >/dev/null | filecheck %s --check-prefix=LOG
 
@@ -81,8 +82,34 @@ func.func @bicubic(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x4x8xf32> {
   func.return %y : tensor<1x2x4x8xf32>
 }
 
+// DeBERTa's relative positions: gather_elements along the last axis by
+// constant indices (-1 wraps to 3) is each row of x, [6, 1, 4], times its
+// one-hot [4, 2] selection, [6, 4, 2] (its values: test_decompose_family);
+// indices computed at run time, or another axis: kept.
+// CHECK-LABEL: func.func @relative_positions
+// CHECK-NEXT:    %[[R:.*]] = graph.reshape %x {shape = array<i64: 6, 1, 4>}
+// CHECK-NEXT:    %[[M:.*]] = graph.constant {{.*}} : tensor<6x4x2xf32>
+// CHECK-NEXT:    %[[P:.*]] = graph.matmul %[[R]], %[[M]] : (tensor<6x1x4xf32>, tensor<6x4x2xf32>) -> tensor<6x1x2xf32>
+// CHECK-NEXT:    %[[Y:.*]] = graph.reshape %[[P]] {shape = array<i64: 2, 3, 2>}
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-LABEL: func.func @kept_gathers
+// CHECK:         graph.gather_elements %x, %j {axis = -1 : i64}
+// CHECK:         graph.gather_elements %x, %{{.*}} {axis = 0 : i64}
+func.func @relative_positions(%x: tensor<2x3x4xf32>) -> tensor<2x3x2xf32> {
+  %i = graph.constant dense<[[[0, 3], [1, 1], [2, 0]], [[3, 2], [-1, 0], [1, 2]]]> : tensor<2x3x2xi64>
+  %y = graph.gather_elements %x, %i {axis = -1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x2xi64>) -> tensor<2x3x2xf32> loc("c2p")
+  func.return %y : tensor<2x3x2xf32>
+}
+func.func @kept_gathers(%x: tensor<2x3x4xf32>, %j: tensor<2x3x2xi64>) -> (tensor<2x3x2xf32>, tensor<1x3x4xf32>) {
+  %a = graph.gather_elements %x, %j {axis = -1 : i64} : (tensor<2x3x4xf32>, tensor<2x3x2xi64>) -> tensor<2x3x2xf32>
+  %i = graph.constant dense<[[[0, 1, 0, 1], [1, 0, 1, 0], [0, 0, 1, 1]]]> : tensor<1x3x4xi64>
+  %b = graph.gather_elements %x, %i {axis = 0 : i64} : (tensor<2x3x4xf32>, tensor<1x3x4xi64>) -> tensor<1x3x4xf32>
+  func.return %a, %b : tensor<2x3x2xf32>, tensor<1x3x4xf32>
+}
+
 // LOG: INFO: rewrote graph.batch_norm at loc("bn"): a batch_norm of a 16x4 tensor as a per-channel scale and shift
 // LOG: INFO: rewrote graph.reduce_l2 at loc("grn"): reduce_l2 as the square root of a sum of squares
 // LOG: INFO: rewrote graph.reduce_sum at loc("grn"): a reduction over axes (1, 2) of 1x4x4x8 as a transpose and a reduction over the trailing axes
 // LOG: INFO: rewrote graph.transpose at loc("unfold"): transpose (0, 3, 2, 1) as (0, 2, 3, 1) then (0, 2, 1, 3)
 // LOG: INFO: rewrote graph.resize: cubic interpolation as products with constant matrices (4 x 8)
+// LOG: INFO: rewrote graph.gather_elements at loc("c2p"): a gather_elements by constant indices as rows times one-hot matrices (6 x 4 -> 2)
