@@ -21,8 +21,8 @@ from lowering.fp16_scaling import FP16_MAX, holds_mask_sentinel
 from lowering.legality import AI_CORE, ENGINE_ATTR, REASON_ATTR, STRUCTURED_FAMILIES, engine_of, kernel_of
 
 from .context import LoweringContext
-from .data_movement import row_copy
 from .storage import GmStorage, TensorView
+from .vector import row_copy
 
 
 def readers_through_views(v: SSAValue) -> list[Operation]:

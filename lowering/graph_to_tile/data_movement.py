@@ -1,6 +1,5 @@
 """Ops that move or only reinterpret bytes: views (reshape and friends),
-channel concat, a channel-permuting transpose, and a row copy for AI-CPU
-operands.
+channel concat and a channel-permuting transpose.
 
 * Reshape/flatten are views: NC1HWC0 with H=W=1 is byte-identical to ND; a
   flatten of a larger map is FLAT_NC1HWC0 (gemm reads it with its weight
@@ -16,13 +15,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
-from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile.transdata import TransdataOp
 from lowering.legality import batch_slice, channel_permutation, channel_view_refusal, copy_boxes, map_transpose
 
@@ -132,27 +129,6 @@ def lower_transpose(ctx: LoweringContext, op: g.TransposeOp) -> None:
     emit_conv(ctx, op, src, permutation, None, None, ("", (), 1.0), 1, 1, (0, 0, 0, 0), shuffled, "shuffle")
     ctx.values[op.output] = TensorView(shuffled.storage, 0, "FLAT_NC1HWC0", tuple(g.shape_of(op.output)),
                                        flat_src=shuffled)
-
-
-def row_copy(ctx: LoweringContext, op: Operation, x: TensorView) -> TensorView:
-    """The contiguous row x (a view inside an NC1HWC0 tensor) copied to a
-    tensor of its own: GM -> UB -> GM in 32-byte blocks (the padding
-    lands in the tensors' 64-byte slack)."""
-    n = math.prod(x.shape)
-    st = GmStorage(ctx.fresh_name("row"), layout="ND", elems=n, shape=x.shape)
-    ctx.storages.append(st)
-    per_block = BLOCK_BYTES // ctx.elem_bytes
-    npad = -(-n // per_block) * per_block
-    chunk = min(npad, COPY_CHUNK_ELEMS)
-    kernel = ctx.new_kernel(op, "copy", 1)
-    kernel.op.attributes["source"] = StringAttr(f"{describe_op(op)}: operand row")
-    ub = kernel.alloc("ub", chunk, "ND", buffers=2)
-    src_gm, out_gm = kernel.gm(x.storage.name), kernel.gm(st.name)
-    for c in range(0, npad, chunk):
-        m = min(chunk, npad - c)
-        kernel.copy(ub, kernel.at(src_gm, x.origin(ctx.c0) + c), [m], [1], [1])
-        kernel.copy(kernel.at(out_gm, c), ub, [m], [1], [1])
-    return TensorView(st, 0, "ND", x.shape)
 
 
 @lowers(g.SliceOp, g.SplitOp)

@@ -23,18 +23,19 @@ from collections.abc import Sequence
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import Float16Type, IntegerType, TensorType, f32, i64
+from xdsl.dialects.builtin import Float16Type, IntegerType, StringAttr, TensorType, f32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from gedialects.graph import ops as g
+from gedialects.location import describe_op
 from gedialects.tile import structured as st
 from gedialects.tile.structured import collapse_dims
 from lowering.fp16_scaling import FP16_MAX, holds_mask_sentinel
 from lowering.legality import VECTOR_KERNEL
 from lowering.map_bodies import ELEMENTWISE, ScalarBuilder, fusion_tensor_constants, scalar_value
 
-from .data_movement import row_copy
 from .registry import lowers
+from .storage import GmStorage, TensorView
 
 
 class VectorKernel:
@@ -180,6 +181,24 @@ def _body_scalars(op: Operation) -> list[float]:
         return []
     return [float(x) for inner in op.body.block.ops if isinstance(inner, g.ConstantOp | g.FillOp)
             for x in np.asarray(inner_constant(inner), np.float64).reshape(-1)[:1]]
+
+
+def row_copy(ctx, op: Operation, x: TensorView) -> TensorView:
+    """The contiguous row x (a view inside an NC1HWC0 tensor: a slice of a
+    channel concat written in place) copied to a tensor of its own, which a
+    tile.load or an AI-CPU task reads from its start: a structured kernel,
+    a box load of the map storage's elements from x's origin, stored whole
+    (the tile passes tile it)."""
+    n = math.prod(x.shape)
+    row = GmStorage(ctx.fresh_name("row"), layout="ND", elems=n, shape=x.shape)
+    ctx.storages.append(row)
+    st_ = x.storage
+    total = st_.slices * st_.padded_h * st_.padded_w * ctx.c0
+    k = VectorKernel(ctx, op, "copy")
+    k.builder.op.attributes["source"] = StringAttr(f"{describe_op(op)}: operand row")
+    value = k.emit(st.LoadOp(st_.name, TensorType(k.stored, [n]), window=([total], [x.origin(ctx.c0)])))
+    k.block.add_op(st.StoreOp(value, row.name))
+    return TensorView(row, 0, "ND", x.shape)
 
 
 def inner_constant(op: Operation) -> np.ndarray:

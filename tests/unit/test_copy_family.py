@@ -135,3 +135,35 @@ def test_channel_split_of_a_map_is_a_view(precision):
     want = onnxruntime_outputs(model, {"x": x})["y"]
     assert_close(np.asarray(got).reshape(want.shape), want, precision)
     assert compiled.aicpu == 0 and "copy" not in compiled.kernel_kinds and compiled.kernel_kinds.get("conv") == 2
+
+
+@pytest.mark.parametrize("precision", MODES)
+@pytest.mark.parametrize("reader", ["Sin", "Tanh"], ids=["aicpu-reader", "vector-reader"])
+def test_a_row_inside_a_concat_written_in_place(reader, precision):
+    """b, a [1, 24, 1, 1] pooled map, is the second operand of a channel
+    concat its producer writes in place (it lives at channel 16 of the
+    concat's storage), and a row-major reader (an AI-CPU task, a vector
+    kernel) reads it from a tensor's start: a structured copy kernel moves
+    the row out (vector.row_copy: a box load at its origin, tiled by the
+    tile passes)."""
+    rng = np.random.default_rng(3)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"]), helper.make_node("Conv", ["x", "w2"], ["c2"]),
+             helper.make_node("GlobalAveragePool", ["c1"], ["a"]), helper.make_node("GlobalAveragePool", ["c2"], ["b"]),
+             helper.make_node("Concat", ["a", "b"], ["cat"], axis=1),
+             helper.make_node("Flatten", ["b"], ["bf"]), helper.make_node(reader, ["bf"], ["r"])]
+    inits = {"w1": rng.standard_normal((16, 8, 1, 1)).astype(np.float32),
+             "w2": rng.standard_normal((24, 8, 1, 1)).astype(np.float32)}
+    graph = helper.make_graph(nodes, "rows", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 6, 6])],
+                              [helper.make_empty_tensor_value_info(o) for o in ("cat", "r")],
+                              [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = {"x": rng.standard_normal((1, 8, 6, 6)).astype(np.float32)}
+    compiled = compile_module(import_model(model), precision)
+    sources = [op.attributes["ge.source"].data for op in compiled.module.walk() if "ge.source" in op.attributes]
+    assert any(s.endswith(": operand row") for s in sources), sources
+    got = run_compiled(compiled, x).outputs
+    want = onnxruntime_outputs(model, x)
+    for name, value in want.items():
+        assert np.std(value) > 1e-3
+        assert_close(np.asarray(got[name]).reshape(value.shape), value, precision, err_msg=name)
