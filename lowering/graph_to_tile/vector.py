@@ -138,7 +138,7 @@ def elementwise(ctx, op: Operation) -> None:
     shape, shapes = collapse_dims(g.shape_of(op.results[0]), [g.shape_of(v) for v in tensors])
     k = VectorKernel(ctx, op, "vector")
     loads = [k.load(v, s) for v, s in zip(tensors, shapes)]
-    saturate = holds_mask_sentinel([c for c in (*scalars.values(), *_body_scalars(op)) if c is not None])
+    saturate = _reads_mask_sentinel(ctx, op)
 
     def body_of(index: int, out: SSAValue):
         def body(sb: ScalarBuilder, *args):
@@ -175,12 +175,13 @@ def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue],
     return ELEMENTWISE[type(op)](sb, op, *args)
 
 
-def _body_scalars(op: Operation) -> list[float]:
-    """The values of a fusion body's constants (none for another op)."""
-    if not isinstance(op, g.FusionOp):
-        return []
-    return [float(x) for inner in op.body.block.ops if isinstance(inner, g.ConstantOp | g.FillOp)
-            for x in np.asarray(inner_constant(inner), np.float64).reshape(-1)[:1]]
+def _reads_mask_sentinel(ctx, op: Operation) -> bool:
+    """op computes with a mask sentinel (finfo(f32).min): a constant operand
+    or, in a fusion, a constant of its body holds one."""
+    constants = [ctx.constant_value(v) for v in op.operands]
+    if isinstance(op, g.FusionOp):
+        constants += [inner_constant(inner) for inner in op.body.block.ops if isinstance(inner, g.ConstantOp | g.FillOp)]
+    return any(c is not None and np.asarray(c).dtype.kind == "f" and holds_mask_sentinel(c) for c in constants)
 
 
 def row_copy(ctx, op: Operation, x: TensorView) -> TensorView:
