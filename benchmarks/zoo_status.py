@@ -11,8 +11,10 @@ inputs (NAME.inputs.npz), the columns:
   (as the fp32 compile sees them): ops of `gedialects.graph.ops.GraphOp`
   subclasses and graph.fusion ops directly in the function bodies (not the
   ops inside a fusion body; graph.constant and graph.fill not counted);
-- AI-CPU ops, kernels: `Compiled.aicpu` (ops graph-partition placed on the
-  AI CPU) and `Compiled.kernels` of the fp32 compile;
+- AI-CPU ops, kernels, transdata: `Compiled.aicpu` (ops graph-partition
+  placed on the AI CPU), `Compiled.kernels` and `Compiled.transdata` (the
+  layout conversions assign-layouts placed, each a kernel) of the fp32
+  compile;
 - import: `import_model(onnx.load(path), {}, source=path)`; a FrontendError's
   one-line message is recorded (file path and node location dropped);
 - reference vs ort: `gedialects.graph.interpreter.run` vs onnxruntime
@@ -200,7 +202,7 @@ def stage_npu(name: str, precision: str) -> dict:
         return {"error": f"compile: {one_line(e)}", **stats}
     except Exception as e:  # noqa: BLE001
         return {"error": f"compile: {type(e).__name__}: {one_line(e)}", **stats}
-    stats.update(kernels=compiled.kernels, aicpu=compiled.aicpu)
+    stats.update(kernels=compiled.kernels, aicpu=compiled.aicpu, transdata=compiled.transdata)
     t1 = time.perf_counter()
     try:
         result = run_compiled(compiled, inputs)
@@ -271,12 +273,12 @@ def number(row: dict, key: str, fmt: str = "{}") -> str:
 
 
 def print_table(rows: list[dict], width: int) -> None:
-    print("| model | ONNX nodes | graph ops | AI-CPU ops | kernels | import | reference vs ort | "
+    print("| model | ONNX nodes | graph ops | AI-CPU ops | kernels | transdata | import | reference vs ort | "
           "npu fp32 | npu fp16 | cycles fp32 |")
-    print("| --- | ---: | ---: | ---: | ---: | --- | --- | --- | --- | ---: |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- | ---: |")
     for r in rows:
         print(f"| {r['name']} | {r['nodes']} | {number(r, 'graph_ops')} | {number(r, 'aicpu')} | "
-              f"{number(r, 'kernels')} | {cell(r['import'], width)} | {cell(r['reference'], width)} | "
+              f"{number(r, 'kernels')} | {number(r, 'transdata')} | {cell(r['import'], width)} | {cell(r['reference'], width)} | "
               f"{cell(r.get('npu_fp32'), width)} | {cell(r.get('npu_fp16'), width)} | "
               f"{number(r, 'cycles', '{:,}')} |")
 
