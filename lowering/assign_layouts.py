@@ -41,7 +41,8 @@ from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, name_loc, node_name
-from lowering.legality import (AI_CORE, AI_CPU, MAP_ELEMENTWISE, MAP_OPS, STRUCTURED_FAMILIES, batch_slice, engine_of,
+from lowering.legality import (AI_CORE, AI_CPU, MAP_ELEMENTWISE, MAP_OPS, STRUCTURED_FAMILIES, VECTOR_KERNEL, batch_slice,
+                               engine_of,
                                kernel_of, map_transpose)
 
 log = logging.getLogger("gedialects.layouts")
@@ -102,7 +103,11 @@ class LayoutAssigner:
     def accepted(self, op: Operation, i: int, v: SSAValue) -> tuple[str, ...] | None:
         """The formats op can read operand i in, preferred first (None: any)."""
         if engine_of(op) == AI_CPU or kernel_of(op) in STRUCTURED_FAMILIES:  # both read the logical order
-            return None if is_constant(v) else (origin(v),)
+            if is_constant(v):
+                return None
+            if kernel_of(op) == VECTOR_KERNEL and _spatial_one(v):
+                return (origin(v), "NC1HWC0")  # [1, C, 1, 1] in NC1HWC0 is C contiguous values
+            return (origin(v),)
         if is_constant(v) or isinstance(op, g.VIEW_OPS):
             return None
         if isinstance(op, g.TransDataOp):
@@ -123,8 +128,6 @@ class LayoutAssigner:
             return (origin(v),)
         if isinstance(op, g.GemmOp | g.MatMulOp) and i == 0:
             return ("ND", "FLAT_NC1HWC0")
-        if isinstance(op, g.SoftmaxOp) and _spatial_one(v):
-            return ("NCHW", "NC1HWC0")  # [1,C,1,1] in NC1HWC0 is C contiguous values
         if isinstance(op, g.TransposeOp):
             if (mt := map_transpose(op)) is not None and mt.kind == "to_rows":
                 return ("NC1HWC0", "FLAT_NC1HWC0")  # the map, or its [1, C, H*W] view

@@ -273,17 +273,6 @@ def _gemm(op: Operation, ctx: Context) -> str | None:
     return None
 
 
-@rule(g.SoftmaxOp)
-def _softmax(op: g.SoftmaxOp, ctx: Context) -> str | None:
-    s = g.shape_of(op.input)
-    axis = op.int_("axis", -1) % len(s)
-    if any(d != 1 for d in s[axis + 1 :]) or math.prod(s[:axis]) != 1:
-        return f"softmax of {shapes.fmt(s)} along axis {axis}: only one row along the last non-unit axis is lowered"
-    if op.shape is not None:
-        return "a reshaping softmax is not lowered"
-    return None
-
-
 def channel_permutation(view_shape: tuple, perm, C: int, H: int, W: int):
     """For a transpose of a view (1, C-dims..., H, W) of a (1, C, H, W) map
     that permutes channel dims only: out channel -> in channel; else None."""

@@ -60,7 +60,6 @@ from . import (  # noqa: F401  the family modules: importing one registers its p
     gather,
     matmul,
     pool,
-    softmax,
     transdata,
     vector,
     cube,
@@ -125,9 +124,11 @@ def lower_op(ctx: LoweringContext, op: Operation) -> None:
         return
     if engine_of(op) == AI_CPU:
         return lower_on_aicpu(ctx, op)
-    pattern = PATTERNS[kernel_of(op) or CNN_FAMILY].get(type(op))
+    family = kernel_of(op)
+    pattern = PATTERNS[family or CNN_FAMILY].get(type(op))
     if pattern is None:
-        raise PassFailedException(f"{describe_op(op)}: no lowering to the tile dialect for {op.name}")
+        hint = "" if family else " (graph-partition chooses an op's kernel family: run it before this pass)"
+        raise PassFailedException(f"{describe_op(op)}: no lowering to the tile dialect for {op.name}{hint}")
     pattern(ctx, op)
 
 

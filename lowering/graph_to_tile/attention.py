@@ -56,4 +56,4 @@ def lower_attention(ctx, op: g.AttentionOp) -> None:
     def epilogue(sb, o):
         return kernel.narrow(sb, o if v_scale == 1.0 else sb.mul(o, sb.const(v_scale)), out)
 
-    kernel.store(kernel.map([result], list(st.shape_of(result)), kernel.stored, epilogue), out)
+    kernel.store(kernel.map([result], list(st.shape_of(result)), kernel.stored_as(out), epilogue), out)

@@ -145,6 +145,26 @@ class LoweringContext:
             self._identities[n] = self.add_constant("identity", np.eye(n, dtype=np.float32))
         return self._identities[n]
 
+    def writes_output_in_its_type(self, v: SSAValue) -> bool:
+        """force_fp16: whether a kernel computing the fp32 graph output v
+        writes it as fp32, in its true range, into the output's tensor (the
+        output's cast kernel folded into it): a structured kernel's result
+        (its maps compute in fp32) that owns its storage and that nothing
+        but the return reads (directly or through views)."""
+        if not self.fp16 or v.type.element_type != f32 or v not in self.plan.outputs:  # type: ignore[attr-defined]
+            return False
+        if not isinstance(v.owner, Operation) or kernel_of(v.owner) not in STRUCTURED_FAMILIES:
+            return False
+        if self.plan.aliases.get(v, (v, 0))[0] is not v:
+            return False
+
+        def only_returned(value: SSAValue) -> bool:
+            return all(isinstance(u.operation, func.ReturnOp)
+                       or isinstance(u.operation, g.VIEW_OPS) and only_returned(u.operation.results[0])
+                       for u in value.uses)
+
+        return only_returned(v)
+
     def scale_of(self, v: SSAValue) -> float:
         """The power of two v is stored divided by (1 outside force_fp16)."""
         return self.scales.get(v, 1.0)
@@ -215,7 +235,9 @@ class LoweringContext:
             else:
                 st.layout = "ND"
                 st.elems = math.prod(shape)
-                if st.kind == "output" and self.fp16:
+                if st.kind == "output" and self.fp16 and self.writes_output_in_its_type(root):
+                    st.ttype = root.type
+                elif st.kind == "output" and self.fp16:
                     st.kind = "internal"  # finish_outputs adds an fp16 -> fp32 cast kernel
                     st.name = self.fresh_name(name)
             self.storages.append(st)

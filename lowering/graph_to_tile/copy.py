@@ -27,12 +27,11 @@ def lower_box_copies(ctx, op: Operation) -> None:
         name, element = k.source(box.src)
         window = None if box.src_offsets is None else (g.shape_of(box.src), box.src_offsets)
         value = k.emit(st.LoadOp(name, TensorType(element, list(box.shape)), window=window, steps=box.src_steps))
-        if element != k.stored or ctx.scale_of(box.src) != ctx.scale_of(box.dst):
-            value = k.map([value], box.shape, k.stored,
+        if element != k.stored_as(box.dst) or ctx.scale_of(box.src) != ctx.scale_of(box.dst):
+            value = k.map([value], box.shape, k.stored_as(box.dst),
                           lambda sb, x, src=box.src, dst=box.dst: k.narrow(sb, k.widen(sb, x, src), dst))
-        dst = ctx.storage_for(box.dst, "ND", "copy")
         window = None if box.dst_offsets is None else (g.shape_of(box.dst), box.dst_offsets)
-        k.block.add_op(st.StoreOp(value, dst.storage.name, window))
+        k.store(value, box.dst, window)
 
 
 @lowers(g.ExpandOp, family=VECTOR_KERNEL)
@@ -42,4 +41,4 @@ def lower_expand(ctx, op: g.ExpandOp) -> None:
     shape, (xs,) = collapse_dims(g.shape_of(op.output), [g.shape_of(op.input)])
     k = VectorKernel(ctx, op, "expand")
     x = k.load(op.input, xs)
-    k.store(k.map([x], shape, k.stored, lambda sb, a: k.narrow(sb, k.widen(sb, a, op.input), op.output)), op.output)
+    k.store(k.map([x], shape, k.stored_as(op.output), lambda sb, a: k.narrow(sb, k.widen(sb, a, op.input), op.output)), op.output)

@@ -83,7 +83,7 @@ def lower_matmul(ctx, op: Operation) -> None:
             y = sb.add(y, t if beta == 1.0 else sb.mul(t, sb.const(beta)))
         return k.narrow(sb, activation_body(sb, act, params, y), out)
 
-    k.store(k.map(inputs, shape, k.stored, epilogue), out)
+    k.store(k.map(inputs, shape, k.stored_as(out), epilogue), out)
 
 
 def product_operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
@@ -185,7 +185,7 @@ def _identity_product(ctx, op: Operation, x, swap: tuple[int, int, int], target)
         return k.narrow(sb, c if scale == 1.0 else sb.mul(c, sb.const(scale)), target)
 
     shape = [batch, b, a] if blocks == 1 else [batch, blocks, bs, a]
-    return k, k.map([product], shape, k.stored, narrow)
+    return k, k.map([product], shape, k.stored_as(target), narrow)
 
 
 def transposed_copy(ctx, op: Operation, v) -> str:

@@ -38,6 +38,6 @@ def lower_gather(ctx, op: g.GatherOp) -> None:
     loaded = k.emit(st.LoadOp(indices, TensorType(index_element, [n, 1])))
     rows = k.emit(st.GatherOp(data, table, loaded, element))
     shape = g.shape_of(rows)
-    if element != k.stored or ctx.scale_of(op.input) != ctx.scale_of(op.output):
-        rows = k.map([rows], shape, k.stored, lambda sb, x: k.narrow(sb, k.widen(sb, x, op.input), op.output))
+    if element != k.stored_as(op.output) or ctx.scale_of(op.input) != ctx.scale_of(op.output):
+        rows = k.map([rows], shape, k.stored_as(op.output), lambda sb, x: k.narrow(sb, k.widen(sb, x, op.input), op.output))
     k.store(rows, op.output)

@@ -84,15 +84,18 @@ class VectorKernel:
         block = Block(arg_types=[x.type.element_type for x in inputs])  # type: ignore[attr-defined]
         sb = ScalarBuilder(block)
         result = body(sb, *block.args)
+        if len(inputs) == 1 and result is block.args[0] and inputs[0].type == TensorType(element, list(shape)):
+            return inputs[0]  # the identity (a result already in its stored form): no map
         block.add_op(st.YieldOp([result]))
         return self.emit(st.MapOp(inputs, TensorType(element, list(shape)), Region(block)))
 
     def reduce(self, kind: str, x: SSAValue) -> SSAValue:
         return self.emit(st.ReductionOp(kind, x))
 
-    def store(self, value: SSAValue, v: SSAValue) -> None:
+    def store(self, value: SSAValue, v: SSAValue, window=None) -> None:
+        """tile.store of value into graph value v's GM tensor (`window`: a box of it)."""
         view = self.ctx.storage_for(v, "ND", self.op.name.split(".")[-1])
-        self.block.add_op(st.StoreOp(value, view.storage.name))
+        self.block.add_op(st.StoreOp(value, view.storage.name, window))
 
     # -- precision -----------------------------------------------------------
     def widen(self, sb: ScalarBuilder, x: SSAValue, v: SSAValue | None) -> SSAValue:
@@ -107,7 +110,10 @@ class VectorKernel:
     def narrow(self, sb: ScalarBuilder, y: SSAValue, v: SSAValue, saturate: bool = False) -> SSAValue:
         """The fp32 result as stored: divided by its scale, cast to fp16
         (`saturate`: clamped to fp16's finite range first, for a body that
-        computes with a mask sentinel, as saturate_to_fp16 stores one)."""
+        computes with a mask sentinel, as saturate_to_fp16 stores one); a
+        graph output written in its own type as it is."""
+        if self.ctx.writes_output_in_its_type(v):
+            return y
         scale = self.ctx.scale_of(v)
         if scale != 1.0:
             y = sb.mul(y, sb.const(1.0 / scale))
@@ -120,6 +126,10 @@ class VectorKernel:
     @property
     def stored(self) -> Attribute:
         return self.ctx.elem
+
+    def stored_as(self, v: SSAValue) -> Attribute:
+        """The element type the kernel writes graph value v in."""
+        return v.type.element_type if self.ctx.writes_output_in_its_type(v) else self.ctx.elem  # type: ignore[attr-defined]
 
 
 # ----------------------------------------------------------------- patterns
@@ -151,7 +161,7 @@ def elementwise(ctx, op: Operation) -> None:
         return body
 
     for index, out in enumerate(op.results):
-        k.store(k.map(loads, shape, k.stored, body_of(index, out)), out)
+        k.store(k.map(loads, shape, k.stored_as(out), body_of(index, out)), out)
 
 
 def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue],
@@ -227,10 +237,10 @@ def softmax(ctx, op: g.SoftmaxOp | g.LogSoftmaxOp) -> None:
     s = k.reduce("sum", e)
     out = op.results[0]
     if isinstance(op, g.LogSoftmaxOp):
-        y = k.map([xs, m, s], (rows, cols), k.stored,
+        y = k.map([xs, m, s], (rows, cols), k.stored_as(out),
                   lambda sb, a, b, c: k.narrow(sb, sb.sub(sb.sub(a, b), sb.log(c)), out))
     else:
-        y = k.map([e, s], (rows, cols), k.stored, lambda sb, a, b: k.narrow(sb, sb.div(a, b), out))
+        y = k.map([e, s], (rows, cols), k.stored_as(out), lambda sb, a, b: k.narrow(sb, sb.div(a, b), out))
     k.store(y, out)
 
 
@@ -269,7 +279,7 @@ def layer_norm(ctx, op: g.LayerNormOp) -> None:
             y = sb.add(y, k.widen(sb, beta, op.bias))
         return k.narrow(sb, y, out)
 
-    k.store(k.map([d, rstd, *(p for _, p in params)], (rows, cols), k.stored, normalised), out)
+    k.store(k.map([d, rstd, *(p for _, p in params)], (rows, cols), k.stored_as(out), normalised), out)
 
 
 @lowers(g.ReduceMeanOp, g.ReduceSumOp, g.ReduceMaxOp, family=VECTOR_KERNEL)
@@ -285,7 +295,7 @@ def reduction(ctx, op: g.ReduceOp) -> None:
     xs = k.map([k.load(x, (rows, cols))], (rows, cols), f32, lambda sb, a: k.widen(sb, a, x))
     r = k.reduce(kind, xs)
     scale = 1.0 / cols if isinstance(op, g.ReduceMeanOp) else 1.0
-    y = k.map([r], (rows, 1), k.stored,
+    y = k.map([r], (rows, 1), k.stored_as(out),
               lambda sb, a: k.narrow(sb, a if scale == 1.0 else sb.mul(a, sb.const(scale)), out))
     k.store(y, out)
 
@@ -300,6 +310,6 @@ def transpose(ctx, op: g.TransposeOp) -> None:
     view = ctx.values[x]
     element = ctx.stored_element(view.storage, x)
     y = k.emit(st.LoadOp(view.storage.name, TensorType(element, list(g.shape_of(out))), perm))
-    if ctx.scale_of(x) != ctx.scale_of(out) or element != k.stored:
-        y = k.map([y], g.shape_of(out), k.stored, lambda sb, a: k.narrow(sb, k.widen(sb, a, x), out))
+    if ctx.scale_of(x) != ctx.scale_of(out) or element != k.stored_as(out):
+        y = k.map([y], g.shape_of(out), k.stored_as(out), lambda sb, a: k.narrow(sb, k.widen(sb, a, x), out))
     k.store(y, out)

@@ -130,9 +130,11 @@ def test_calibration_is_deterministic_and_seeded_apart_from_run_inputs():
 def test_calibration_inputs_set_the_scales(tmp_path, capsys):
     from gedialects.tools import ge_compile, ge_run
     from lowering.graph_to_tile import convert
+    from lowering.partition import partition
 
     def exps(calibration):
         module = parse_module(GROW)
+        partition(next(op for op in module.body.block.ops if isinstance(op, func.FuncOp)), "force_fp16")
         convert(module, "force_fp16", calibration=calibration)
         prog = next(iter(module.body.block.ops))
         return {k.sym_name.data: k.attributes["scale_exp"].value.data

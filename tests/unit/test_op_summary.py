@@ -200,15 +200,20 @@ def test_pipe_level_trace_is_valid_trace_event_format(run):
 
 
 def _scaled_model() -> onnx.ModelProto:
-    """y = relu(x * 300) + 1: fp16 holds it for standard-normal x (the
-    calibration), not for x beyond 218 (300 x 218 > 65504)."""
+    """y = relu(x * 300) + 1 and its row sums: fp16 holds y for
+    standard-normal x (the calibration), not for x beyond 218 (300 x 218 >
+    65504). y is stored in fp16 for the sum to read (an output only the
+    return read would be written in fp32 by its kernel)."""
     nodes = [helper.make_node("Mul", ["x", "k"], ["m"], name="scale1"),
              helper.make_node("Relu", ["m"], ["r"], name="relu1"),
-             helper.make_node("Add", ["r", "one"], ["y"], name="add1")]
+             helper.make_node("Add", ["r", "one"], ["y"], name="add1"),
+             helper.make_node("ReduceSum", ["y", "axes"], ["s"], name="sum1", keepdims=1)]
     graph = helper.make_graph(nodes, "overflow", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 64])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 64]),
+                               helper.make_tensor_value_info("s", TensorProto.FLOAT, [4, 1])],
                               [numpy_helper.from_array(np.array(300.0, np.float32), "k"),
-                               numpy_helper.from_array(np.array(1.0, np.float32), "one")])
+                               numpy_helper.from_array(np.array(1.0, np.float32), "one"),
+                               numpy_helper.from_array(np.array([-1], np.int64), "axes")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model

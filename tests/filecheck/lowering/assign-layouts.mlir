@@ -3,7 +3,7 @@
 // Running it twice changes nothing (second RUN line, same checks).
 // RUN: ge-opt %s --split-input-file -p assign-layouts | filecheck %s
 // RUN: ge-opt %s --split-input-file -p assign-layouts,assign-layouts | filecheck %s
-// RUN: ge-opt %s --split-input-file -p assign-layouts,convert-graph-to-tile | filecheck %s --check-prefix=TILE
+// RUN: ge-opt %s --split-input-file -p graph-partition,assign-layouts,convert-graph-to-tile | filecheck %s --check-prefix=TILE
 
 // Feature maps are NC1HWC0 around conv, elementwise and pool: one transdata
 // at the input, shared by both convs (placed before the first op), one per

@@ -2,10 +2,12 @@
 // reaches 7.7e4 on the calibration inputs, beyond fp16's 65504. Its class
 // (conv2, the output transdata's source, the pooled map) is stored divided by
 // 2^7, folded into conv2's weights; the gemm absorbs 2^7 and starts its own
-// class (2^9); the softmax multiplies its shifted input back by 2^9 before
-// exp; the 4-D output is multiplied back by 2^7 in fp32. fp32 has no scaling.
-// RUN: ge-opt %s -p convert-graph-to-tile --log=info 2>&1 | filecheck %s
-// RUN: ge-opt %s -p 'convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=F32
+// class (2^9); the softmax (a structured kernel) widens its input to fp32
+// times 2^9 and writes the fp32 output itself, in its true range (no cast
+// kernel); the 4-D output is multiplied back by 2^7 in fp32. fp32 has no
+// scaling.
+// RUN: ge-opt %s -p graph-partition,convert-graph-to-tile --log=info 2>&1 | filecheck %s
+// RUN: ge-opt %s -p 'graph-partition{precision_mode=must_keep_origin_dtype},convert-graph-to-tile{precision_mode=must_keep_origin_dtype}' | filecheck %s --check-prefix=F32
 
 // CHECK:       INFO: force_fp16: 2 value classes scaled down, by up to 2^9
 // CHECK-LABEL: tile.program "grow" attributes {ge.precision_mode = "force_fp16"
@@ -16,11 +18,13 @@
 // CHECK:       tile.kernel "k4_global_avg_pool" attributes {{{.*}}scale_exp = 7 : i64
 // CHECK:       tile.kernel "k5_gemm" attributes {{{.*}}scale_exp = 9 : i64
 // CHECK:       tile.kernel "k6_softmax"
-// CHECK:         tile.vec "sub"
-// CHECK-NEXT:    tile.vec "muls" {{.*}}scalar = 5.120000e+02 : f64} : !tile.ref<ub, f16>, !tile.ref<ub, f16>
-// CHECK-NEXT:    tile.vec "exp"
-// CHECK:       tile.kernel "k7_cast"
-// CHECK-NOT:     tile.vec "muls"
+// CHECK:         tile.load "gemm" : tensor<1x10xf16>
+// CHECK:           arith.extf
+// CHECK-NEXT:      arith.constant 5.120000e+02 : f32
+// CHECK-NEXT:      arith.mulf
+// CHECK:         tile.reduction "max"
+// CHECK:         tile.store %{{.*}}, "prob" : tensor<1x10xf32>
+// CHECK-NOT:   tile.kernel "k{{[0-9]+}}_cast"
 
 // F32-NOT:     scale_exp
 func.func @grow(%x: tensor<1x16x2x16xf32> {ge.name = "x"}) -> (tensor<1x10xf32> {ge.name = "prob"}, tensor<1x16x2x16xf32> {ge.name = "map"}) {

@@ -25,11 +25,7 @@
 // CHECK-NEXT:    %[[V:.*]] = tile.load "[[VT]]" : tensor<1x2x16x32xf32>
 // CHECK-NEXT:    %[[M:.*]] = tile.load "m" : tensor<1x1x1x32xf32>
 // CHECK-NEXT:    %[[A:.*]] = tile.attention %[[Q]], %[[K]], %[[V]] mask(%[[M]] : tensor<1x1x1x32xf32>) {scale = 2.500000e-01 : f32, transpose_v} : tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x16x32xf32> -> tensor<1x2x32x16xf32>
-// CHECK-NEXT:    %[[Y:.*]] = tile.map ins(%[[A]] : tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32> {
-// CHECK-NEXT:    ^{{.*}}(%[[X:.*]]: f32):
-// CHECK-NEXT:      tile.yield %[[X]] : f32
-// CHECK-NEXT:    }
-// CHECK-NEXT:    tile.store %[[Y]], "y" : tensor<1x2x32x16xf32>
+// CHECK-NEXT:    tile.store %[[A]], "y" : tensor<1x2x32x16xf32>
 // CHECK-NEXT:  }
 // CHECK-NOT:   tile.kernel
 // In force_fp16 q, k and v are cast to fp16 by kernels of their own (the
@@ -53,11 +49,9 @@
 // FP16-NEXT:    %[[V:.*]] = tile.load "[[VH]]" : tensor<1x2x32x16xf16>
 // FP16-NEXT:    %[[M:.*]] = tile.load "m" : tensor<1x1x1x32xf32>
 // FP16-NEXT:    %[[A:.*]] = tile.attention %[[Q]], %[[K]], %[[V]] mask(%[[M]] : tensor<1x1x1x32xf32>) {scale = 2.500000e-01 : f32} : tensor<1x2x32x16xf16>, tensor<1x2x32x16xf16>, tensor<1x2x32x16xf16> -> tensor<1x2x32x16xf32>
-// FP16-NEXT:    %[[Y:.*]] = tile.map ins(%[[A]] : tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf16> {
-// FP16:           arith.truncf
-// FP16:         tile.store %[[Y]], "[[OUT:.*]]" : tensor<1x2x32x16xf16>
-// FP16:       tile.kernel "k4_cast" attributes {kind = "cast", source = "output 'y' f16 -> f32"
-// FP16-NEXT:    tile.load "[[OUT]]" : tensor<1x2x32x16xf16>
+// FP16-NEXT:    tile.store %[[A]], "y" : tensor<1x2x32x16xf32>
+// FP16-NEXT:  }
+// FP16-NEXT:  }
 func.func @attention(%q: tensor<1x2x32x16xf32> {ge.name = "q"}, %k: tensor<1x2x32x16xf32> {ge.name = "k"}, %v: tensor<1x2x32x16xf32> {ge.name = "v"}, %m: tensor<1x1x1x32xf32> {ge.name = "m"}) -> (tensor<1x2x32x16xf32> {ge.name = "y"}) {
   %y = graph.attention %q, %k, %v mask(%m : tensor<1x1x1x32xf32>) {scale = 0.25 : f32} : tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32> -> tensor<1x2x32x16xf32>
   func.return %y : tensor<1x2x32x16xf32>

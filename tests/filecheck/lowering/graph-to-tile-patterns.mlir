@@ -2,7 +2,7 @@
 // (graph-fuse runs first, as in compile_module: kernels are per fused op;
 // tile-select-tiling, tile-distribute and tile-expand-structured after it
 // tile the conv kernels and write their loops).
-// RUN: ge-opt %s --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-fuse,graph-partition{precision_mode=must_keep_origin_dtype},convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-select-tiling,tile-distribute,tile-expand-structured' | filecheck %s
 
 // A 1x1 conv + relu feeding a padded max-pool: NC1HWC0 maps (C0 = 8 fp32),
 // the pool's padding becomes a zero halo on the conv's output (16x16 stored

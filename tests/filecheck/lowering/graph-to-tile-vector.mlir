@@ -156,9 +156,8 @@ func.func @tanh_pow(%x: tensor<4x32xf32> {ge.name = "x"}) -> (tensor<4x32xf32> {
 // CHECK-LABEL: tile.program "softmax"
 // CHECK:       tile.kernel "k0_softmax" attributes {kind = "softmax", source = "graph.softmax at loc(\22sm\22)"
 // CHECK-NEXT:    %[[L:[0-9a-z_]+]] = tile.load "x" : tensor<64x16xf32>
-// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.map ins(%[[L]] : tensor<64x16xf32>) -> tensor<64x16xf32>
-// CHECK:         %[[MAX:[0-9a-z_]+]] = tile.reduction "max" %[[X]] : tensor<64x16xf32> -> tensor<64x1xf32>
-// CHECK-NEXT:    %[[E:[0-9a-z_]+]] = tile.map ins(%[[X]], %[[MAX]] : tensor<64x16xf32>, tensor<64x1xf32>) -> tensor<64x16xf32> {
+// CHECK-NEXT:    %[[MAX:[0-9a-z_]+]] = tile.reduction "max" %[[L]] : tensor<64x16xf32> -> tensor<64x1xf32>
+// CHECK-NEXT:    %[[E:[0-9a-z_]+]] = tile.map ins(%[[L]], %[[MAX]] : tensor<64x16xf32>, tensor<64x1xf32>) -> tensor<64x16xf32> {
 // CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32, %[[B:[0-9a-z_]+]]: f32):
 // CHECK-NEXT:      %[[D:[0-9a-z_]+]] = arith.subf %[[A]], %[[B]] : f32
 // CHECK-NEXT:      %[[EXP:[0-9a-z_]+]] = math.exp %[[D]] : f32
@@ -224,16 +223,19 @@ func.func @log_softmax(%x: tensor<1x2x48x1xf32> {ge.name = "x"}) -> (tensor<1x2x
 // FP16-NEXT:      arith.addf %[[A]], %[[B]] : f32
 // FP16:         %[[G:[0-9a-z_]+]] = tile.load "{{const[0-9_]*}}" : tensor<1x64xf16>
 // FP16-NEXT:    %[[BETA:[0-9a-z_]+]] = tile.load "{{const[0-9_]*}}" : tensor<1x64xf16>
-// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins({{.*}}) -> tensor<16x64xf16> {
+// (y is a graph output only the return reads: the kernel writes it in fp32,
+// with no cast to fp16 and no cast kernel after it)
+// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins({{.*}}) -> tensor<16x64xf32> {
 // FP16-NEXT:    ^bb0(%[[D:[0-9a-z_]+]]: f32, %[[RS:[0-9a-z_]+]]: f32, %[[GA:[0-9a-z_]+]]: f16, %[[BE:[0-9a-z_]+]]: f16):
 // FP16-NEXT:      %[[N:[0-9a-z_]+]] = arith.mulf %[[D]], %[[RS]] : f32
 // FP16-NEXT:      %[[GW:[0-9a-z_]+]] = arith.extf %[[GA]] : f16 to f32
 // FP16-NEXT:      %[[NG:[0-9a-z_]+]] = arith.mulf %[[N]], %[[GW]] : f32
 // FP16-NEXT:      %[[BW:[0-9a-z_]+]] = arith.extf %[[BE]] : f16 to f32
 // FP16-NEXT:      %[[NB:[0-9a-z_]+]] = arith.addf %[[NG]], %[[BW]] : f32
-// FP16-NEXT:      %[[T:[0-9a-z_]+]] = arith.truncf %[[NB]] : f32 to f16
-// FP16-NEXT:      tile.yield %[[T]] : f16
-// FP16:         tile.store %[[Y]], "{{.*}}" : tensor<16x64xf16>
+// FP16-NEXT:      tile.yield %[[NB]] : f32
+// FP16:         tile.store %[[Y]], "y" : tensor<16x64xf32>
+// FP16-NEXT:  }
+// FP16-NEXT:  }
 func.func @layer_norm(%x: tensor<2x8x64xf32> {ge.name = "x"}, %h: tensor<2x8x64xf32> {ge.name = "h"}) -> (tensor<2x8x64xf32> {ge.name = "y"}) {
   %g = graph.fill 1.5 : tensor<64xf32>
   %b = graph.fill 0.25 : tensor<64xf32>
@@ -249,8 +251,7 @@ func.func @layer_norm(%x: tensor<2x8x64xf32> {ge.name = "x"}, %h: tensor<2x8x64x
 // CHECK-LABEL: tile.program "reduce_mean"
 // CHECK:       tile.kernel "k0_reduce" attributes {kind = "reduce", source = "graph.reduce_mean at loc(\22mean\22)"
 // CHECK-NEXT:    %[[L:[0-9a-z_]+]] = tile.load "x" : tensor<16x64xf32>
-// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.map ins(%[[L]] : tensor<16x64xf32>) -> tensor<16x64xf32>
-// CHECK:         %[[S:[0-9a-z_]+]] = tile.reduction "sum" %[[X]] : tensor<16x64xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    %[[S:[0-9a-z_]+]] = tile.reduction "sum" %[[L]] : tensor<16x64xf32> -> tensor<16x1xf32>
 // CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[S]] : tensor<16x1xf32>) -> tensor<16x1xf32> {
 // CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
 // CHECK-NEXT:      %[[K:[0-9a-z_]+]] = arith.constant 1.562500e-02 : f32
@@ -264,14 +265,13 @@ func.func @reduce_mean(%x: tensor<2x8x4x16xf32> {ge.name = "x"}) -> (tensor<2x8x
 
 // -----
 
-// reduce_max over the last axis, keepdims 1: a max reduction, no scaling.
+// reduce_max over the last axis, keepdims 1: a max reduction of the loaded
+// rows, stored as it is (no scaling: no map).
 
 // CHECK-LABEL: tile.program "reduce_max"
-// CHECK:         %[[R:[0-9a-z_]+]] = tile.reduction "max" %{{.*}} : tensor<16x64xf32> -> tensor<16x1xf32>
-// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[R]] : tensor<16x1xf32>) -> tensor<16x1xf32> {
-// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
-// CHECK-NEXT:      tile.yield %[[A]] : f32
-// CHECK:         tile.store %[[Y]], "y" : tensor<16x1xf32>
+// CHECK:         %[[L:[0-9a-z_]+]] = tile.load "x" : tensor<16x64xf32>
+// CHECK-NEXT:    %[[R:[0-9a-z_]+]] = tile.reduction "max" %[[L]] : tensor<16x64xf32> -> tensor<16x1xf32>
+// CHECK-NEXT:    tile.store %[[R]], "y" : tensor<16x1xf32>
 func.func @reduce_max(%x: tensor<2x8x64xf32> {ge.name = "x"}) -> (tensor<2x8x1xf32> {ge.name = "y"}) {
   %y = graph.reduce_max %x {keepdims = 1 : i64, axes = array<i64: -1>} : (tensor<2x8x64xf32>) -> tensor<2x8x1xf32> loc("max")
   func.return %y : tensor<2x8x1xf32>
@@ -281,7 +281,8 @@ func.func @reduce_max(%x: tensor<2x8x64xf32> {ge.name = "x"}) -> (tensor<2x8x1xf
 
 // force_fp16: a cube result stored divided by 2^3 (its calibrated range is
 // beyond 2^8) is read as extf x 8, the bias added in fp32, the sum stored
-// x 1/8 as fp16 (the graph output is multiplied back by the cast kernel).
+// x 1/8 as fp16; the relu that writes the graph output reads it back x 8 and
+// writes fp32 in its true range.
 
 // FP16-LABEL: tile.program "scaled_bias"
 // FP16:       tile.kernel "k1_matmul" attributes {{{.*}}scale_exp = 3 : i64
@@ -300,14 +301,20 @@ func.func @reduce_max(%x: tensor<2x8x64xf32> {ge.name = "x"}) -> (tensor<2x8x1xf
 // FP16-NEXT:      tile.yield %[[T]] : f16
 // FP16-NEXT:    }
 // FP16-NEXT:    tile.store %[[Y]], "{{.*}}" : tensor<1024xf16>
-// FP16:       tile.kernel "k3_cast"
-func.func @scaled_bias(%x: tensor<16x64xf32> {ge.name = "x"}) -> (tensor<16x64xf32> {ge.name = "y"}) {
+// FP16:       tile.kernel "k3_vector" attributes {kind = "vector", source = "graph.relu at loc(\22out\22)"
+// FP16:           arith.extf
+// FP16-NEXT:      arith.constant 8.000000e+00 : f32
+// FP16-NEXT:      arith.mulf
+// FP16-NOT:       arith.truncf
+// FP16:         tile.store %{{.*}}, "z" : tensor<1024xf32>
+func.func @scaled_bias(%x: tensor<16x64xf32> {ge.name = "x"}) -> (tensor<16x64xf32> {ge.name = "z"}) {
   %w = graph.fill 40.0 : tensor<64x64xf32>
   %two = graph.fill 2.0 : tensor<f32>
   %r = graph.relu %x : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("relu")
   %g = graph.gemm %r, %w : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32> loc("fc")
   %y = graph.add %g, %two : (tensor<16x64xf32>, tensor<f32>) -> tensor<16x64xf32> loc("bias")
-  func.return %y : tensor<16x64xf32>
+  %z = graph.relu %y : (tensor<16x64xf32>) -> tensor<16x64xf32> loc("out")
+  func.return %z : tensor<16x64xf32>
 }
 
 // -----
@@ -317,7 +324,7 @@ func.func @scaled_bias(%x: tensor<16x64xf32> {ge.name = "x"}) -> (tensor<16x64xf
 // DMA loads it).
 
 // CHECK-LABEL: tile.program "refused"
-// CHECK:       tile.aicpu "k0_aicpu_softmax" attributes {{{.*}}reason = "{{.*}}as a vector kernel: softmax along axis 1 of 2x16x32 is not along the last non-unit dim"
+// CHECK:       tile.aicpu "k0_aicpu_softmax" attributes {{{.*}}reason = "softmax along axis 1 of 2x16x32 is not along the last non-unit dim"
 // CHECK:       tile.kernel "k1_vector"
 func.func @refused(%x: tensor<2x16x32xf32> {ge.name = "x"}, %c: tensor<4x1xf32> {ge.name = "c"}, %z: tensor<4x32xf32> {ge.name = "z"}) -> (tensor<2x16x32xf32> {ge.name = "y"}, tensor<4x32xf32> {ge.name = "w"}) {
   %y = graph.softmax %x {axis = 1 : i64} : (tensor<2x16x32xf32>) -> tensor<2x16x32xf32> loc("middle")
@@ -380,8 +387,9 @@ func.func @patch_merge(%x: tensor<1x8x8x16xf32> {ge.name = "x"}) -> (tensor<1x4x
 // Gathers (graph_to_tile/gather.py): an embedding lookup [V, D] by [1, N]
 // indices is a tile.load of the indices as an [N, 1] column and a tile.gather
 // of the table viewed as [A, V, B] = [1, 50, 64], stored as the result
-// [A, N, B]. In force_fp16 the f32 input table is read as f32 and stored
-// fp16 (truncf), the graph output cast back by its own kernel.
+// [A, N, B]. In force_fp16 the f32 input table is read as f32 and, the result
+// being a graph output only the return reads, stored as it is: no map, no
+// cast kernel.
 // CHECK-LABEL: tile.program "embedding"
 // CHECK:       tile.tensor {name = "i", kind = "input", {{.*}}type = tensor<1x16xi64>
 // CHECK:       tile.kernel "k0_gather" attributes {kind = "gather", source = "graph.gather at loc(\22emb\22)"
@@ -393,13 +401,9 @@ func.func @patch_merge(%x: tensor<1x8x8x16xf32> {ge.name = "x"}) -> (tensor<1x4x
 // FP16:       tile.kernel "k0_gather"
 // FP16-NEXT:    %[[I:[0-9a-z_]+]] = tile.load "i" : tensor<16x1xi64>
 // FP16-NEXT:    %[[G:[0-9a-z_]+]] = tile.gather "w"[%[[I]]] {table = array<i64: 1, 50, 64>} : tensor<16x1xi64> -> tensor<1x16x64xf32>
-// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[G]] : tensor<1x16x64xf32>) -> tensor<1x16x64xf16> {
-// FP16-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
-// FP16-NEXT:      %[[T:[0-9a-z_]+]] = arith.truncf %[[A]] : f32 to f16
-// FP16-NEXT:      tile.yield %[[T]] : f16
-// FP16-NEXT:    }
-// FP16-NEXT:    tile.store %[[Y]], "[[S:[0-9a-z_]+]]" : tensor<1x16x64xf16>
-// FP16:       tile.kernel "k1_cast" attributes {kind = "cast", source = "output 'y' f16 -> f32"
+// FP16-NEXT:    tile.store %[[G]], "y" : tensor<1x16x64xf32>
+// FP16-NEXT:  }
+// FP16-NEXT:  }
 func.func @embedding(%w: tensor<50x64xf32> {ge.name = "w"}, %i: tensor<1x16xi64> {ge.name = "i"}) -> (tensor<1x16x64xf32> {ge.name = "y"}) {
   %y = graph.gather %w, %i {axis = 0 : i64} : (tensor<50x64xf32>, tensor<1x16xi64>) -> tensor<1x16x64xf32> loc("emb")
   func.return %y : tensor<1x16x64xf32>
@@ -409,7 +413,8 @@ func.func @embedding(%w: tensor<50x64xf32> {ge.name = "w"}, %i: tensor<1x16xi64>
 
 // A gather along axis 1 of a computed [2, 10, 32] value with constant
 // indices (not a run, so not a slice): the indices get a GM copy (i64) and
-// the table is [2, 10, 32]; in force_fp16 the rows move as fp16.
+// the table is [2, 10, 32]; in force_fp16 the rows move as fp16, widened to
+// the fp32 graph output on chip.
 // CHECK-LABEL: tile.program "middle_axis"
 // CHECK:       tile.tensor {name = "indices", kind = "constant", {{.*}}type = tensor<3xi64>
 // CHECK:       tile.kernel "k1_gather" attributes {kind = "gather", source = "graph.gather at loc(\22g\22)"
@@ -420,7 +425,9 @@ func.func @embedding(%w: tensor<50x64xf32> {ge.name = "w"}, %i: tensor<1x16xi64>
 // FP16:       tile.kernel "k1_gather"
 // FP16-NEXT:    %[[I:[0-9a-z_]+]] = tile.load "indices" : tensor<3x1xi64>
 // FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.gather "relu"[%[[I]]] {table = array<i64: 2, 10, 32>} : tensor<3x1xi64> -> tensor<2x3x32xf16>
-// FP16-NEXT:    tile.store %[[Y]], "{{.*}}" : tensor<2x3x32xf16>
+// FP16-NEXT:    %[[W:[0-9a-z_]+]] = tile.map ins(%[[Y]] : tensor<2x3x32xf16>) -> tensor<2x3x32xf32>
+// FP16:           arith.extf
+// FP16:         tile.store %[[W]], "y" : tensor<2x3x32xf32>
 func.func @middle_axis(%x: tensor<2x10x32xf32> {ge.name = "x"}) -> (tensor<2x3x32xf32> {ge.name = "y"}) {
   %r = graph.relu %x : (tensor<2x10x32xf32>) -> tensor<2x10x32xf32> loc("relu")
   %i = graph.constant dense<[7, -1, 7]> : tensor<3xi64>
