@@ -30,10 +30,6 @@ from .registry import lowers
 from .storage import GmStorage, TensorView, map_view
 from .transdata import transdata_in
 
-COPY_CHUNK_ELEMS = 8192
-"""Elements per UB buffer of a contiguous copy kernel (double-buffered)."""
-
-
 @lowers(*g.VIEW_OPS)
 def lower_view(ctx: LoweringContext, op: Operation) -> None:
     """No kernel: the result is a view of the operand's storage."""
