@@ -2,7 +2,7 @@
 
 GE never refuses a model because one operator has no AI-core kernel: it
 runs that operator on the AI CPU and says so. Here, after fusion and before
-layouts, each op is checked against the legality table (lowering/legality.py,
+layouts, each op is checked against the legality table (lowering/legality/,
 the same table convert-graph-to-tile lowers by); an op no pattern lowers gets
 `ge.engine = "AI_CPU"` and `ge.reason`, and a remark
 `missed graph-partition at loc(...): AI_CPU fallback (reason)`. assign-layouts

@@ -4,10 +4,9 @@ The storage format of every value comes from assign-layouts (`ge.format`;
 run here first on IR that has none) and is checked against what the
 kernels build. Decisions made here (docs/LOWERING.md): storage details, GM
 placement, force_fp16 range scaling (fp16_scaling.py), which unit does
-what; for the copy and row-softmax kernels also their tile sizes, loops
-and buffers. Every other kernel holds one op the tile passes
-tile, distribute and expand: a structured kernel, or a tile.conv,
-tile.pool, tile.gemm, tile.elementwise or tile.transdata.
+what. Every kernel holds what the tile passes tile, distribute and
+expand: a structured kernel, or one tile.conv, tile.pool, tile.gemm,
+tile.elementwise or tile.transdata; no pattern writes loops.
 
 The package, one job per module:
   __init__       the driver (`lower_function`, `convert`, the pass)
@@ -16,10 +15,10 @@ The package, one job per module:
   planning       aliases (views, in-place concat), halos, output storages
   storage        `GmStorage`, `TensorView`, `map_view`
   placement      GM offsets (memory plan or bump allocator)
-  outputs        graph outputs: in place, or copy/cast kernels
+  outputs        graph outputs: in place, or structured copy/cast kernels
   precision      the precision modes
   slicing        convs sliced under a device memory limit
-  conv, pool, matmul, softmax, elementwise, data_movement (+ map_transpose), transdata:
+  conv, pool, matmul, elementwise, data_movement (+ map_transpose), transdata:
                  the patterns of 4-D maps, one module per op family (imported
                  below: a new family module is one more line there)
   vector         structured vector kernels of row-major tensors (any rank):

@@ -1,6 +1,6 @@
 """AI-CPU tasks: an op graph-partition placed on the AI CPU becomes a
 tile.aicpu launch (`lower_on_aicpu`), not a kernel. The driver sends every
-op whose engine is AI_CPU here, whatever its type (lowering/legality.py)."""
+op whose engine is AI_CPU here, whatever its type (lowering/legality/)."""
 
 from __future__ import annotations
 

@@ -130,7 +130,7 @@ def lower_transpose(ctx: LoweringContext, op: g.TransposeOp) -> None:
 @lowers(g.SliceOp, g.SplitOp)
 def lower_channel_view(ctx: LoweringContext, op: Operation) -> None:
     """No kernel: each result is its C0 slices of the source map's storage
-    (planning aliased them to the source's root: legality._channel_view);
+    (planning aliased them to the source's root: the legality rule _channel_view);
     channels that are not whole C0 slices: a selection conv each.
     One image of a batch of row-major images: its input transdata."""
     src = ctx.values[op.operands[0]]

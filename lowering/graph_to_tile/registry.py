@@ -6,7 +6,7 @@ A family module registers one function per op type it lowers:
     def lower_pool(ctx: LoweringContext, op: g.PoolOp) -> None: ...
 
 The driver (`__init__.py`) looks an op's exact type up in `PATTERNS`, after
-the ops that need no kernel and the AI-CPU placement (lowering/legality.py)
+the ops that need no kernel and the AI-CPU placement (lowering/legality/)
 have been dealt with, in the table of the kernel family the partition chose
 (`ge.kernel`: the CNN patterns unless it says `vector`). A pattern emits its kernels into `ctx.program` and
 records where its results live in `ctx.values`. A type registered twice is a

@@ -5,7 +5,7 @@ as a product and the other conv_transposes as a zero insertion and a conv,
 batch norms of rows as a scale and shift, reductions over any axes,
 transposes of any permutation and gather_elements by constant indices
 (graph-decompose), strided slices as box copies with steps
-(lowering/legality.py copy_boxes), and no-op pads, whole-map average pools,
+(lowering/legality/base.py copy_boxes), and no-op pads, whole-map average pools,
 global pools of rows and reductions over one element (graph-canonicalize). Each case asserts where its
 ops ran: the rewritten forms need no AI-CPU task, the ones left alone do."""
 

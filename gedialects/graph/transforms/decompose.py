@@ -293,7 +293,7 @@ class ReduceL2AsSumOfSquares(RewritePattern):
 
 
 TRAILING_REDUCTIONS = (g.ReduceSumOp, g.ReduceMeanOp, g.ReduceMaxOp)
-"""The reductions the AI core runs along trailing axes (lowering/legality.py's vector rule)."""
+"""The reductions the AI core runs along trailing axes (lowering/legality/vector.py's rule)."""
 
 
 class ReduceOverTrailingAxes(RewritePattern):

@@ -1,5 +1,5 @@
 // graph-partition places every op on the AI core or the AI CPU, by the
-// legality table (lowering/legality.py): AI-CPU ops get ge.engine and
+// legality table (lowering/legality/): AI-CPU ops get ge.engine and
 // ge.reason, a remark each; AI-core ops are left unannotated. With
 // aicpu-fallback off, one error lists every op that would fall back.
 // RUN: ge-opt %s -p graph-partition | filecheck %s
