@@ -447,3 +447,30 @@ func.func @narrow_rows(%w: tensor<50x4xf32> {ge.name = "w"}, %i: tensor<16xi64> 
   %y = graph.gather %w, %i {axis = 0 : i64} : (tensor<50x4xf32>, tensor<16xi64>) -> tensor<16x4xf32> loc("narrow")
   func.return %y : tensor<16x4xf32>
 }
+
+// -----
+
+// expand (graph_to_tile/copy.py): a map that reads its operand along the
+// broadcast dim with stride 0, [2, 1, 32] -> [2, 4, 32]; a pure broadcast
+// (its map yields the element) is still a map: its result has another shape.
+// In force_fp16 the result, also read by the neg, is stored fp16.
+// CHECK-LABEL: tile.program "expand"
+// CHECK:       tile.kernel "k1_expand" attributes {kind = "expand", source = "graph.expand at loc(\22bcast\22)"
+// CHECK-NEXT:    %[[X:[0-9a-z_]+]] = tile.load "relu" : tensor<2x1x32xf32>
+// CHECK-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[X]] : tensor<2x1x32xf32>) -> tensor<2x4x32xf32> {
+// CHECK-NEXT:    ^bb0(%[[A:[0-9a-z_]+]]: f32):
+// CHECK-NEXT:      tile.yield %[[A]] : f32
+// CHECK:         tile.store %[[Y]], "y" : tensor<2x4x32xf32>
+// FP16-LABEL: tile.program "expand"
+// FP16:       tile.kernel "k1_expand"
+// FP16-NEXT:    %[[X:[0-9a-z_]+]] = tile.load "relu" : tensor<2x1x32xf16>
+// FP16-NEXT:    %[[Y:[0-9a-z_]+]] = tile.map ins(%[[X]] : tensor<2x1x32xf16>) -> tensor<2x4x32xf16> {
+// FP16:         tile.store %[[Y]], "[[E:expand]]" : tensor<2x4x32xf16>
+// FP16:       tile.kernel "k2_vector"
+// FP16-NEXT:    tile.load "[[E]]" : tensor<256xf16>
+func.func @expand(%x: tensor<2x1x32xf32> {ge.name = "x"}) -> (tensor<2x4x32xf32> {ge.name = "y"}, tensor<2x4x32xf32> {ge.name = "z"}) {
+  %r = graph.relu %x : (tensor<2x1x32xf32>) -> tensor<2x1x32xf32> loc("relu")
+  %y = graph.expand %r {shape = array<i64: 2, 4, 32>} : (tensor<2x1x32xf32>) -> tensor<2x4x32xf32> loc("bcast")
+  %z = graph.neg %y : (tensor<2x4x32xf32>) -> tensor<2x4x32xf32> loc("neg")
+  func.return %y, %z : tensor<2x4x32xf32>, tensor<2x4x32xf32>
+}
