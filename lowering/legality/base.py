@@ -101,6 +101,20 @@ class Context:
 Rule = Callable[[Operation, Context], "str | None"]
 
 
+def rule_registry(table: dict[type[Operation], Rule]) -> Callable[..., Callable[[Rule], Rule]]:
+    """The decorator `@name(OpType, ...)` that registers a rule in `table`."""
+
+    def rule(*op_types: type[Operation]) -> Callable[[Rule], Rule]:
+        def register(fn: Rule) -> Rule:
+            for op_type in op_types:
+                table[op_type] = fn
+            return fn
+
+        return register
+
+    return rule
+
+
 def kernel_of(op: Operation) -> str | None:
     """The kernel family the partition chose for an AI-core op (None: the CNN patterns)."""
     attr = op.attributes.get(KERNEL_ATTR)

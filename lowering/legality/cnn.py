@@ -18,7 +18,7 @@ from gedialects.npu.isa import FRACTAL
 from gedialects.tile.transforms.pool_tiling import MAX_REDUCE_PIXELS
 
 from .base import (AI_CORE, STRUCTURED_FAMILIES, Context, Rule, compute_bytes, copy_boxes, engine_of, is_constant,
-                   is_f32, kernel_of, rank, written_as_rows)
+                   is_f32, kernel_of, rank, rule_registry, written_as_rows)
 
 CUBE_ACTIVATIONS = ("", *g.ACTIVATIONS)
 """Epilogues the conv and gemm kernels apply (every fused activation: its map
@@ -39,15 +39,7 @@ SCALE_EQUIVARIANT_BINARY = (g.AddOp, g.MulOp, g.MaxOp, g.MinOp)
 
 
 RULES: dict[type[Operation], Rule] = {}
-
-
-def rule(*op_types: type[Operation]):
-    def register(fn: Rule) -> Rule:
-        for t in op_types:
-            RULES[t] = fn
-        return fn
-
-    return register
+rule = rule_registry(RULES)
 
 
 def _map(v: SSAValue) -> str | None:

@@ -15,18 +15,10 @@ from xdsl.ir import Operation, SSAValue
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
 
-from .base import Context, Rule, copy_boxes, is_constant, is_f32, is_int
+from .base import Context, Rule, copy_boxes, is_constant, is_f32, is_int, rule_registry
 
 VECTOR_RULES: dict[type[Operation], Rule] = {}
-
-
-def vector_rule(*op_types: type[Operation]):
-    def register(fn: Rule) -> Rule:
-        for t in op_types:
-            VECTOR_RULES[t] = fn
-        return fn
-
-    return register
+vector_rule = rule_registry(VECTOR_RULES)
 
 
 def _vector_elementwise(op: Operation, ctx: Context) -> str | None:
