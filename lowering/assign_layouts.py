@@ -41,9 +41,8 @@ from gedialects.graph.interpreter import input_names
 from gedialects.graph.transforms.canonicalize import CancelTransData
 from gedialects.instrumentation import statistic
 from gedialects.location import describe_op, name_loc, node_name
-from lowering.legality import (AI_CORE, AI_CPU, MAP_ELEMENTWISE, MAP_OPS, STRUCTURED_FAMILIES, VECTOR_KERNEL, batch_slice,
-                               engine_of,
-                               kernel_of, map_transpose)
+from lowering.legality import (AI_CORE, AI_CPU, MAP_ELEMENTWISE, MAP_OPS, STRUCTURED_FAMILIES, VECTOR_KERNEL,
+                               batch_slice, engine_of, kernel_of, map_transpose)
 
 log = logging.getLogger("gedialects.layouts")
 

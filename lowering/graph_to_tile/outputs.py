@@ -5,8 +5,8 @@ A kernel that can write an output in place already did (its storage is
 named after the output). Everything else is copied there by a copy or cast
 kernel (`copy_out`, a structured kernel): an fp16 result cast to fp32
 (undoing force_fp16 range scaling), a row-major view of a graph input or of
-an AI-CPU result, a constant folded at import. assign-layouts has put a transdata before every
-output not already in its logical order."""
+an AI-CPU result, a constant folded at import. assign-layouts has put a
+transdata before every output not already in its logical order."""
 
 from __future__ import annotations
 
@@ -77,8 +77,12 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
     kernel.builder.op.attributes["source"] = StringAttr(f"output '{name}'" + (" f16 -> f32" if cast else ""))
     # a row-major value keeps its shape (its tiling follows its rows); a map's
     # [1, C, 1, 1] values and a byte copy's words are one row
-    words = [-(-tensor_nbytes(v.type) // WORD_BYTES)]
-    shape = words if not cast else list(x.shape) if x.storage.layout == "ND" else [n]
+    if not cast:
+        shape = [-(-tensor_nbytes(v.type) // WORD_BYTES)]
+    elif x.storage.layout == "ND":
+        shape = list(x.shape)
+    else:
+        shape = [n]
     window = None
     if x.storage.layout == "NC1HWC0" and x.origin(ctx.c0) != 0:
         st_ = x.storage
