@@ -17,7 +17,7 @@ from gedialects.graph.tensors import element_type
 from gedialects.location import describe_op
 from gedialects.tile import ops as t
 from lowering.assign_layouts import FORMAT_ATTR
-from lowering.fp16_scaling import FP16_MAX, holds_mask_sentinel
+from lowering.fp16_scaling import FP16_MAX
 from lowering.legality import AI_CORE, ENGINE_ATTR, REASON_ATTR, STRUCTURED_FAMILIES, engine_of, kernel_of
 
 from .context import LoweringContext
@@ -76,18 +76,13 @@ def _saturated(ctx: LoweringContext, op: Operation, body: Block, y: SSAValue, ou
     (fp16_scaling.saturate_to_fp16: -65504, not -inf, so a row it fills
     stays equal values)."""
     _, stored, scale = out
-    if not (ctx.fp16 and stored.element_type == f16 and any(_is_sentinel(ctx, v) for v in op.operands)):
+    if not (ctx.fp16 and stored.element_type == f16 and any(ctx.is_mask_sentinel(v) for v in op.operands)):
         return y
     bound = FP16_MAX * scale
     clip = g.ClipOp.build(operands=[y], result_types=[y.type],
                           properties={"min": FloatAttr(-bound, f64), "max": FloatAttr(bound, f64)})
     body.add_op(clip)
     return clip.results[0]
-
-
-def _is_sentinel(ctx: LoweringContext, v: SSAValue) -> bool:
-    value = ctx.constant_value(v)
-    return value is not None and value.dtype.kind == "f" and holds_mask_sentinel(value)
 
 
 def _task_inputs(ctx: LoweringContext, op: Operation, body: Block, mapping: dict) -> list[tuple[str, TensorType, float]]:

@@ -23,7 +23,7 @@ from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile.builder import TileKernelBuilder
 from lowering.assign_layouts import format_of
-from lowering.fp16_scaling import saturate_to_fp16
+from lowering.fp16_scaling import holds_mask_sentinel, saturate_to_fp16
 from lowering.legality import STRUCTURED_FAMILIES, kernel_of
 
 from .planning import CUBE_CHANNELS, StoragePlan
@@ -164,6 +164,12 @@ class LoweringContext:
                        for u in value.uses)
 
         return only_returned(v)
+
+    def is_mask_sentinel(self, v: SSAValue) -> bool:
+        """v is a float constant holding a mask sentinel (finfo(f32).min):
+        a kernel computing with it saturates its fp16 result."""
+        value = self.constant_value(v)
+        return value is not None and value.dtype.kind == "f" and holds_mask_sentinel(value)
 
     def scale_of(self, v: SSAValue) -> float:
         """The power of two v is stored divided by (1 outside force_fp16)."""

@@ -83,10 +83,7 @@ def copy_out(ctx: LoweringContext, name: str, v: SSAValue, x: TensorView) -> Non
         shape = list(x.shape)
     else:
         shape = [n]
-    window = None
-    if x.storage.layout == "NC1HWC0" and x.origin(ctx.c0) != 0:
-        st_ = x.storage
-        window = ([st_.slices * st_.padded_h * st_.padded_w * ctx.c0], [x.origin(ctx.c0)])
+    window = x.row_window(ctx.c0) if x.storage.layout == "NC1HWC0" and x.origin(ctx.c0) != 0 else None
     value = kernel.emit(st.LoadOp(x.storage.name, TensorType(f16 if cast else i32, shape), window=window))
     if cast:
         value = kernel.map([value], shape, f32, lambda sb, y: kernel.widen(sb, y, v))

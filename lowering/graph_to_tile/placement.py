@@ -109,7 +109,7 @@ def _insert_memsets(ctx: LoweringContext, names: list[str]) -> None:
 
 def stored_bytes(ctx: LoweringContext, st: GmStorage) -> int:
     if st.layout == "NC1HWC0":
-        return st.slices * st.padded_h * st.padded_w * ctx.c0 * ctx.elem_bytes + st.overread
+        return st.map_elements(ctx.c0) * ctx.elem_bytes + st.overread
     if st.ttype is not None:
         return tensor_nbytes(st.ttype) + st.overread
     return st.elems * ctx.elem_bytes + st.overread

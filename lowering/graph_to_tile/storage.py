@@ -41,6 +41,10 @@ class GmStorage:
     def padded_w(self) -> int:
         return self.w + self.halo[2] + self.halo[3]
 
+    def map_elements(self, c0: int) -> int:
+        """Elements of an NC1HWC0 storage: its C1 slices of padded rows."""
+        return self.slices * self.padded_h * self.padded_w * c0
+
 
 @dataclass
 class TensorView:
@@ -54,6 +58,12 @@ class TensorView:
     layout: str  # NC1HWC0 | ND | NCHW | FLAT_NC1HWC0
     shape: tuple
     flat_src: TensorView | None = None
+
+    def row_window(self, c0: int) -> tuple[list[int], list[int]]:
+        """A tile.load window reading this view's contiguous elements from
+        its origin in its NC1HWC0 storage (a [1, C, 1, 1] map, a slice of a
+        channel concat written in place): (storage elements, [origin])."""
+        return [self.storage.map_elements(c0)], [self.origin(c0)]
 
     def slice_stride(self, c0: int) -> int:
         """Elements from one C1 slice to the next."""

@@ -123,10 +123,6 @@ class VectorKernel:
             y = sb.emit(arith.TruncFOp(y, self.ctx.elem))
         return y
 
-    @property
-    def stored(self) -> Attribute:
-        return self.ctx.elem
-
     def stored_as(self, v: SSAValue) -> Attribute:
         """The element type the kernel writes graph value v in."""
         return v.type.element_type if self.ctx.writes_output_in_its_type(v) else self.ctx.elem  # type: ignore[attr-defined]
@@ -188,10 +184,11 @@ def scalar_body(sb: ScalarBuilder, op: Operation, args: list[SSAValue],
 def _reads_mask_sentinel(ctx, op: Operation) -> bool:
     """op computes with a mask sentinel (finfo(f32).min): a constant operand
     or, in a fusion, a constant of its body holds one."""
-    constants = [ctx.constant_value(v) for v in op.operands]
-    if isinstance(op, g.FusionOp):
-        constants += [inner_constant(inner) for inner in op.body.block.ops if isinstance(inner, g.ConstantOp | g.FillOp)]
-    return any(c is not None and np.asarray(c).dtype.kind == "f" and holds_mask_sentinel(c) for c in constants)
+    if any(ctx.is_mask_sentinel(v) for v in op.operands):
+        return True
+    body = op.body.block.ops if isinstance(op, g.FusionOp) else ()
+    constants = (inner_constant(inner) for inner in body if isinstance(inner, g.ConstantOp | g.FillOp))
+    return any(c.dtype.kind == "f" and holds_mask_sentinel(c) for c in constants)
 
 
 def row_copy(ctx, op: Operation, x: TensorView) -> TensorView:
@@ -203,11 +200,9 @@ def row_copy(ctx, op: Operation, x: TensorView) -> TensorView:
     n = math.prod(x.shape)
     row = GmStorage(ctx.fresh_name("row"), layout="ND", elems=n, shape=x.shape)
     ctx.storages.append(row)
-    st_ = x.storage
-    total = st_.slices * st_.padded_h * st_.padded_w * ctx.c0
     k = VectorKernel(ctx, op, "copy")
     k.builder.op.attributes["source"] = StringAttr(f"{describe_op(op)}: operand row")
-    value = k.emit(st.LoadOp(st_.name, TensorType(k.stored, [n]), window=([total], [x.origin(ctx.c0)])))
+    value = k.emit(st.LoadOp(x.storage.name, TensorType(ctx.elem, [n]), window=x.row_window(ctx.c0)))
     k.block.add_op(st.StoreOp(value, row.name))
     return TensorView(row, 0, "ND", x.shape)
 
