@@ -15,7 +15,6 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
-from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -453,6 +452,11 @@ def run(module: ModuleOp, inputs: Mapping[str, np.ndarray], entry: str = "main")
     for name, arg in zip(names, fn.args):
         want = numpy_dtype(arg.type.element_type)  # type: ignore[attr-defined]
         args.append(np.asarray(inputs[name]).astype(want, copy=False))
+    # imported here: the package imports every xDSL interpreter (RISC-V's
+    # too), a fifth of a second at the start of every ge-opt / ge-compile
+    # process, most of which never run the interpreter
+    from xdsl.interpreters.func import FuncFunctions
+
     interpreter = Interpreter(module)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(_functions())

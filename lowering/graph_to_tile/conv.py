@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.tile.conv import ConvOp
+from lowering.fp16_scaling import to_fp16
 from lowering.legality import AI_CORE, channel_permutation, engine_of
 from lowering.map_bodies import activation_block
 
@@ -175,7 +176,7 @@ def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: i
     placed = blocks.astype(np.float32, copy=False).reshape(superblocks, block_cout, block_cin, taps).transpose(0, 2, 3, 1)
     np.multiply(placed, np.float32(scale), out=packed[:, :block_cin, :, :block_cout])
     order = packed.reshape(superblocks, in_slices, c0, taps, out_fractals, CUBE_CHANNELS).transpose(0, 1, 3, 4, 5, 2)
-    return np.ascontiguousarray(order, dtype=dtype)
+    return to_fp16(order) if dtype == np.float16 else np.ascontiguousarray(order, dtype=dtype)
 
 
 def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorView], w: np.ndarray, bias,

@@ -19,6 +19,7 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
 from gedialects.tile.gemm import GemmOp
+from lowering.fp16_scaling import to_fp16
 from lowering.map_bodies import activation_block
 
 from .context import LoweringContext
@@ -80,7 +81,7 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
         packed[:K, :N] = B
     del B
     order = packed.reshape(K1, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
-    wname = ctx.add_constant("gemm_w", np.ascontiguousarray(order, dtype=np.float16 if ctx.fp16 else np.float32))
+    wname = ctx.add_constant("gemm_w", to_fp16(order) if ctx.fp16 else np.ascontiguousarray(order, dtype=np.float32))
     del packed, order
     bname = None
     if bias is not None:

@@ -197,3 +197,54 @@ def test_a_mask_fused_as_the_scores_bias_does_not_set_their_scale():
     want = onnxruntime_outputs(model, {"x": x})["p"]
     assert np.std(want[0, -1]) > 0.05  # the scores matter: not a uniform row
     assert_close(got, want, "force_fp16")
+
+
+def _fp16_boundaries(dtype) -> np.ndarray:
+    """Every fp16 value, the midpoints between neighbours (where rounding
+    to nearest even decides) and values just either side of them, of both
+    signs, as `dtype`; plus zeros, infinities, NaN, values that overflow and
+    values far below fp16's smallest subnormal."""
+    finite = np.arange(0, 0x7C00, dtype=np.uint16).view(np.float16).astype(np.float64)
+    mid = (finite[:-1] + finite[1:]) / 2
+    near = np.concatenate([mid, np.nextafter(mid, 0), np.nextafter(mid, 1)]).astype(dtype)
+    special = np.array([0.0, np.inf, np.nan, 65504.0, 65519.0, 65520.0, 1e9, 1e-30, 2.0**-25, 2.0**-26], dtype)
+    values = np.concatenate([finite.astype(dtype), near, special])
+    return np.concatenate([values, -values])
+
+
+def test_to_fp16_is_astype_bit_for_bit():
+    """The fast conversion of weights to fp16 rounds every value as NumPy's
+    astype does, subnormals and their rounding to the smallest normal
+    included, from fp32 and from fp64 (one rounding, not two)."""
+    for dtype in (np.float32, np.float64):
+        x = _fp16_boundaries(dtype)
+        with np.errstate(over="ignore"):
+            want = x.astype(np.float16)
+            got = fp16_scaling.to_fp16(x)
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16), err_msg=str(dtype))
+
+
+def test_to_fp16_keeps_shape_and_order_of_any_view():
+    """Chunked along the leading dims: a transposed (non-contiguous) 4-D view
+    larger than one chunk, a 0-d array and an empty one convert in place."""
+    rng = np.random.default_rng(7)
+    packed = (rng.standard_normal((8, 40, 33, 16)) * 10.0 ** rng.uniform(-9, 3, (8, 40, 33, 16))).astype(np.float32)
+    view = packed.transpose(0, 2, 3, 1)
+    got = fp16_scaling.to_fp16(view)
+    assert got.shape == view.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got.view(np.uint16), view.astype(np.float16).view(np.uint16))
+    assert fp16_scaling.to_fp16(np.float32(3e-6)).shape == ()
+    assert fp16_scaling.to_fp16(np.float32(3e-6)) == np.float32(3e-6).astype(np.float16)
+    assert fp16_scaling.to_fp16(np.zeros((0, 3), np.float32)).shape == (0, 3)
+
+
+def test_saturate_to_fp16_clamps_finite_values_only():
+    """Finite values beyond fp16's range stop at +-65504 (a mask's
+    finfo(f32).min too); infinities, NaN and everything in range convert as
+    astype does, integers included."""
+    x = np.concatenate([_fp16_boundaries(np.float32), [np.finfo(np.float32).min, -np.inf]]).astype(np.float32)
+    got = fp16_scaling.saturate_to_fp16(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = np.where(np.isfinite(x) & (np.abs(x) > 65504), np.sign(x) * 65504, x).astype(np.float16)
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
+    assert fp16_scaling.saturate_to_fp16(np.array([70000, -3, 2049], np.int64)).tolist() == [65504, -3, 2048]
