@@ -26,19 +26,21 @@ from .context import LoweringContext
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 
-def _place_flat_map_rows(B: np.ndarray, src_shape: tuple, c0: int, out: np.ndarray) -> None:
-    """Weight rows for a left operand that is a flattened map read in its
-    NC1HWC0 order, written into `out` (zeros, [C1 * H * W * c0, >= N]): row
-    (c1, pixel, c0) of `out` is row (channel, pixel) of B; padded channels
-    stay zero. One C1 slice at a time, with no weight-sized temporary."""
+def _place_flat_map_rows(weights: np.ndarray, scale: np.float32, src_shape: tuple, c0: int, out: np.ndarray) -> None:
+    """Weight rows times `scale` (in fp32) for a left operand that is a
+    flattened map read in its NC1HWC0 order, written into `out` (zeros,
+    [C1 * H * W * c0, >= N]): row (c1, pixel, c0) of `out` is row (channel,
+    pixel) of the weights; padded channels stay zero. One C1 slice at a
+    time, with no weight-sized temporary."""
     _, C, H, W = src_shape
     C1 = -(-C // c0)
-    N = B.shape[1]
-    rows = B.reshape(C, H * W, N)
+    N = weights.shape[1]
+    rows = weights.reshape(C, H * W, N)
     view = out[: C1 * H * W * c0].reshape(C1, H * W, c0, out.shape[1])
     for c1 in range(C1):
         width = min(c0, C - c1 * c0)
-        view[c1, :, :width, :N] = rows[c1 * c0 : c1 * c0 + width].transpose(1, 0, 2)
+        np.multiply(rows[c1 * c0 : c1 * c0 + width].transpose(1, 0, 2), scale, out=view[c1, :, :width, :N],
+                    dtype=np.float32)
 
 
 @lowers(g.GemmOp, g.MatMulOp)
@@ -63,10 +65,10 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
     K, N = weights.shape
     c0, k0 = ctx.c0, ctx.c0  # k0: the K depth of a fractal, one 32-byte block
     scale_in, scale_out = ctx.scale_of(op.operands[0]), ctx.scale_of(op.results[0])
-    # weight-sized arrays are released as soon as the next one exists: a
-    # classifier's weights are most of a CNN's (VGG-19's fc6: 411 MB in fp32)
-    B = np.multiply(weights, np.float32(alpha * scale_in / scale_out), dtype=np.float32)
-    del weights
+    # the weights are scaled as they are packed and the fp32 packing released
+    # once its fp16 copy exists: a classifier's weights are most of a CNN's
+    # (VGG-19's fc6: 411 MB in fp32)
+    scale = np.float32(alpha * scale_in / scale_out)
     beta /= scale_out
     flat = a.layout == "FLAT_NC1HWC0"
     if flat:  # K runs over the map's NC1HWC0 order, padded channels included
@@ -76,10 +78,9 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
     N1 = -(-N // CUBE_CHANNELS)
     packed = np.zeros((K1 * k0, N1 * CUBE_CHANNELS), np.float32)
     if flat:
-        _place_flat_map_rows(B, a.flat_src.shape, c0, packed)
+        _place_flat_map_rows(weights, scale, a.flat_src.shape, c0, packed)
     else:
-        packed[:K, :N] = B
-    del B
+        np.multiply(weights, scale, out=packed[:K, :N], dtype=np.float32)
     order = packed.reshape(K1, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
     wname = ctx.add_constant("gemm_w", to_fp16(order) if ctx.fp16 else np.ascontiguousarray(order, dtype=np.float32))
     del packed, order
