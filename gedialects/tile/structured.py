@@ -232,7 +232,9 @@ class LoadOp(TileOp):
     dim stays innermost: DMA moves rows); with `source` and `offsets`, read
     as the box t[offsets : offsets + shape] of a row-major t of shape
     `source` (a slice), with `steps` every steps[k]-th element along dim k
-    (a strided slice; the innermost step is 1: DMA moves rows).
+    (a strided slice; the innermost step is 1: DMA moves rows); with both,
+    as transpose(box, perm), the box's shape the result's permuted back
+    (an attention's heads read from a product of several projections).
     `buffers = 2` (tile-pipeline-buffers) double-buffers its tiles.
     With `layout = "FRACTAL_NZ"` (a cube operand only) the GM tensor holds
     each matrix [R, C] of the result as [ceil(C / c0)][round_up(R, 16)][c0]
@@ -281,10 +283,10 @@ class LoadOp(TileOp):
 
     def gm_strides(self) -> tuple[int, ...]:
         """Element strides in GM of each dim of the result."""
-        if self.source is not None:
-            strides = row_major_strides([int(d) for d in self.source.get_values()])
-            return tuple(st * sp for st, sp in zip(strides, self.step_sizes()))
         perm = self.permutation()
+        if self.source is not None:  # a box, permuted: result dim k is the source's dim perm[k]
+            strides = row_major_strides([int(d) for d in self.source.get_values()])
+            return tuple(strides[p] * sp for p, sp in zip(perm, self.step_sizes()))
         out = shape_of(self.result)
         source = [0] * len(out)
         for k, p in enumerate(perm):
@@ -295,6 +297,14 @@ class LoadOp(TileOp):
     def gm_base(self) -> int:
         """Element offset in GM of the box's first element."""
         return _window_base(self.source, self.offsets)
+
+    def box_shape(self) -> list[int]:
+        """The result's shape in the dims of the tensor read (a permuted
+        load's shape permuted back)."""
+        out, box = shape_of(self.result), list(shape_of(self.result))
+        for k, p in enumerate(self.permutation()):
+            box[p] = out[k]
+        return box
 
     def fractal_nz(self) -> bool:
         return self.layout is not None and self.layout.data == FRACTAL_NZ
@@ -313,8 +323,9 @@ class LoadOp(TileOp):
                 raise VerifyException(f"tile.load: perm {list(perm)} is not a permutation of the result's dims")
             if perm[-1] != len(perm) - 1:
                 raise VerifyException("tile.load: perm keeps the innermost dim innermost (DMA moves rows)")
-        _verify_window("tile.load", self.source, self.offsets, shape_of(self.result), self.perm is not None,
-                       self.step_sizes())
+        if self.perm is not None and self.steps is not None:
+            raise VerifyException("tile.load: a permuted box has no steps")
+        _verify_window("tile.load", self.source, self.offsets, self.box_shape(), self.step_sizes())
         if self.steps is not None:
             steps = self.step_sizes()
             if self.source is None:
@@ -352,14 +363,11 @@ def _window_base(source, offsets) -> int:
     return sum(int(o) * s for o, s in zip(offsets.get_values(), strides))
 
 
-def _verify_window(what: str, source, offsets, shape: Sequence[int], permuted: bool,
-                   steps: Sequence[int] | None = None) -> None:
+def _verify_window(what: str, source, offsets, shape: Sequence[int], steps: Sequence[int] | None = None) -> None:
     if (source is None) != (offsets is None):
         raise VerifyException(f"{what}: source and offsets go together")
     if source is None:
         return
-    if permuted:
-        raise VerifyException(f"{what}: a box of a tensor is not also permuted")
     src, off = [int(d) for d in source.get_values()], [int(o) for o in offsets.get_values()]
     if not len(src) == len(off) == len(shape):
         raise VerifyException(f"{what}: source {src}, offsets {off} and the box {list(shape)} differ in rank")
@@ -396,7 +404,7 @@ class StoreOp(TileOp):
         return _window_base(self.dest, self.offsets)
 
     def verify_(self) -> None:
-        _verify_window("tile.store", self.dest, self.offsets, shape_of(self.value), False)
+        _verify_window("tile.store", self.dest, self.offsets, shape_of(self.value))
 
 
 @irdl_op_definition

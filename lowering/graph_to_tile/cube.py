@@ -24,12 +24,12 @@ import math
 
 import numpy as np
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import StringAttr, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
 from gedialects.tile import structured as st
-from lowering.legality import CUBE_KERNEL, KERNEL_ATTR, foldable_transpose, group_swap, identity_block
+from lowering.legality import CUBE_KERNEL, folded_into_products, group_swap, identity_block
 from lowering.map_bodies import activation_body
 
 from .registry import lowers
@@ -93,6 +93,7 @@ def product_operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
     is read as b^T (its last two dims swapped back)."""
     source, perm = ctx.transposed_views.get(v, (v, None))
     shape = list(g.shape_of(v))
+    window = None
     if casts.get(source):
         name, element = casts[source], ctx.elem
     elif perm is None:
@@ -100,14 +101,16 @@ def product_operand(ctx, k: VectorKernel, v, casts: dict, as_b: bool):
     else:
         view = ctx.values[source]
         name, element = view.storage.name, ctx.stored_element(view.storage, source)
+        window = view.window  # heads of a split result: a box of the split's input
     if perm is None:
         return k.emit(st.LoadOp(name, TensorType(element, shape))), False
     n = len(perm)
     if perm[-1] == n - 1:
-        return k.emit(st.LoadOp(name, TensorType(element, shape), perm)), False
+        return k.emit(st.LoadOp(name, TensorType(element, shape), perm, window=window)), False
     assert as_b and perm[-2] == n - 1
     swapped = [*perm[:-2], perm[-1], perm[-2]]
-    return k.emit(st.LoadOp(name, TensorType(element, [*shape[:-2], shape[-1], shape[-2]]), swapped)), True
+    return k.emit(st.LoadOp(name, TensorType(element, [*shape[:-2], shape[-1], shape[-2]]), swapped,
+                            window=window)), True
 
 
 def fp16_copy(ctx, op: Operation, v) -> str | None:
@@ -145,9 +148,7 @@ def lower_transpose(ctx, op: g.TransposeOp) -> None:
     a product with a b x b identity, I . x^T, in one kernel."""
     n = len(g.shape_of(op.input))
     perm = tuple(p % n for p in op.ints("perm", ())) or tuple(range(n))[::-1]
-    if foldable_transpose(op.output) is not None and all(
-        u.operation.attributes.get(KERNEL_ATTR) == StringAttr(CUBE_KERNEL) for u in op.output.uses
-    ):
+    if folded_into_products(op):
         ctx.transposed_views[op.output] = (op.input, perm)
         return
     swap = group_swap(op)

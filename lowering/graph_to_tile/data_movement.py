@@ -36,6 +36,9 @@ def lower_view(ctx: LoweringContext, op: Operation) -> None:
     x = ctx.values[op.operands[0]]
     out = op.results[0]
     shape = g.shape_of(out)
+    if x.window is not None:  # attention heads of a split result (legality.head_windows)
+        ctx.values[out] = x.split_last(shape)
+        return
     if x.layout == "NC1HWC0":
         n, c, h, w = x.shape
         if len(shape) == 4 and shape[2:] == x.shape[2:] and shape[:2] == x.shape[:2]:

@@ -58,6 +58,20 @@ class TensorView:
     layout: str  # NC1HWC0 | ND | NCHW | FLAT_NC1HWC0
     shape: tuple
     flat_src: TensorView | None = None
+    window: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    """(source shape, offsets): an ND view that is the box of this shape at
+    `offsets` of its storage read as row-major `source` (a split result
+    read as attention heads, legality.head_windows); only products read it."""
+
+    def split_last(self, shape) -> TensorView:
+        """This windowed view reshaped to `shape`, its last dim split into
+        [h, d]: the box in the storage read as [.., last / d, d]."""
+        assert self.window is not None
+        source, offsets = self.window
+        d = shape[-1]
+        assert tuple(shape[:-2]) == tuple(self.shape[:-1]) and offsets[-1] % d == 0 and source[-1] % d == 0
+        window = ((*source[:-1], source[-1] // d, d), (*offsets[:-1], offsets[-1] // d, 0))
+        return TensorView(self.storage, 0, "ND", tuple(shape), window=window)
 
     def row_window(self, c0: int) -> tuple[list[int], list[int]]:
         """A tile.load window reading this view's contiguous elements from

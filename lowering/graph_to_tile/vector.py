@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float16Type, IntegerType, StringAttr, TensorType, f32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
 from gedialects.location import describe_op
@@ -67,6 +68,9 @@ class VectorKernel:
             element = self.ctx.elem
         else:
             view = self.ctx.values[v]
+            if view.window is not None:  # legality.head_windows: only products read these
+                raise PassFailedException(f"{describe_op(self.op)}: reads a window of {view.storage.name} "
+                                          "that only products read (a split result read as heads)")
             if view.storage.layout == "NC1HWC0" and view.origin(self.ctx.c0) != 0:
                 # a row inside a map's storage (a slice of a channel concat
                 # written in place): a tile.load reads from a tensor's start
@@ -298,13 +302,15 @@ def reduction(ctx, op: g.ReduceOp) -> None:
 @lowers(g.TransposeOp, family=VECTOR_KERNEL)
 def transpose(ctx, op: g.TransposeOp) -> None:
     """A transpose that keeps the innermost dim: a load through permuted GM
-    strides (DMA rows with gaps), stored row-major."""
+    strides (DMA rows with gaps), stored row-major; of attention heads that
+    are a window of a merged product (legality.head_windows), through the
+    window."""
     x, out = op.input, op.results[0]
     perm = [p % len(g.shape_of(x)) for p in op.ints("perm", ())] or list(range(len(g.shape_of(x))))[::-1]
     k = VectorKernel(ctx, op, "transpose")
     view = ctx.values[x]
     element = ctx.stored_element(view.storage, x)
-    y = k.emit(st.LoadOp(view.storage.name, TensorType(element, list(g.shape_of(out))), perm))
+    y = k.emit(st.LoadOp(view.storage.name, TensorType(element, list(g.shape_of(out))), perm, window=view.window))
     if ctx.scale_of(x) != ctx.scale_of(out) or element != k.stored_as(out):
         y = k.map([y], g.shape_of(out), k.stored_as(out), lambda sb, a: k.narrow(sb, k.widen(sb, a, x), out))
     k.store(y, out)

@@ -27,7 +27,8 @@ from .cnn import (CUBE_ACTIVATIONS, FUSION_BODY_OPS, MAP_ELEMENTWISE, MAP_OPS, M
                   SCALE_EQUIVARIANT_BINARY, MapTranspose, ai_core_refusal, batch_slice, channel_boxes_refusal,
                   channel_permutation, channel_view_refusal, map_transpose, rule, space_to_depth_refusal)
 from .cube import (ATTENTION_WIDTH_LIMIT, IDENTITY_PRODUCT_LIMIT, attention_refusal, cube_refusal,
-                   cube_transpose_refusal, foldable_transpose, folded_transpose, group_swap, identity_block)
+                   cube_transpose_refusal, foldable_transpose, folded_transpose, folded_into_products, group_swap,
+                   head_windows, identity_block)
 from .vector import VECTOR_RULES, gather_view, vector_refusal, vector_rule
 
 __all__ = [
@@ -36,8 +37,8 @@ __all__ = [
     "REASON_ATTR", "RULES", "SCALE_EQUIVARIANT_BINARY", "STRUCTURED_FAMILIES", "VECTOR_KERNEL", "VECTOR_RULES",
     "Context", "CopyBox", "MapTranspose", "Rule", "ai_core_refusal", "attention_refusal", "batch_slice",
     "channel_boxes_refusal", "channel_permutation", "channel_view_refusal", "choose_kernel", "copy_boxes",
-    "cube_refusal", "cube_transpose_refusal", "engine_of", "foldable_transpose", "folded_transpose",
-    "gather_view", "group_swap", "identity_block", "is_constant", "kernel_of", "map_transpose",
+    "cube_refusal", "cube_transpose_refusal", "engine_of", "foldable_transpose", "folded_into_products", "folded_transpose",
+    "gather_view", "group_swap", "head_windows", "identity_block", "is_constant", "kernel_of", "map_transpose",
     "nonnegative_values", "rule", "space_to_depth_refusal", "vector_refusal", "vector_rule",
 ]
 
@@ -69,3 +70,4 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     if why.startswith("no AI-core kernel"):
         return None, vector_why
     return None, f"{why}; as a vector kernel: {vector_why}"
+

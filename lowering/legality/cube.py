@@ -14,7 +14,7 @@ from gedialects.graph import ops as g
 from gedialects.graph import shapes
 from gedialects.npu.isa import FRACTAL
 
-from .base import AI_CPU, VECTOR_KERNEL, Context, engine_of, is_constant, is_f32, kernel_of
+from .base import AI_CPU, CUBE_KERNEL, VECTOR_KERNEL, Context, engine_of, is_constant, is_f32, kernel_of
 
 IDENTITY_PRODUCT_LIMIT = 512
 """Longest block of a row an identity-product transpose contracts over (bs x bs MACs per block of a row)."""
@@ -171,3 +171,59 @@ def cube_transpose_refusal(op: g.TransposeOp, ctx: Context) -> str | None:
         return (f"rows of {b} elements have no divisor from 16 to {IDENTITY_PRODUCT_LIMIT} "
                 "(the blocks of an identity-product transpose)")
     return None
+
+
+def folded_into_products(op: Operation) -> bool:
+    """A transpose the partition placed on the cube that lowers to no kernel:
+    every reader is a product placed on the cube, which reads its source
+    through permuted strides (lowering/graph_to_tile/cube.py)."""
+    return (isinstance(op, g.TransposeOp) and kernel_of(op) == CUBE_KERNEL
+            and foldable_transpose(op.output) is not None
+            and all(kernel_of(u.operation) == CUBE_KERNEL for u in op.output.uses))
+
+
+def _reads_heads(op: Operation) -> bool:
+    if not isinstance(op, g.TransposeOp):
+        return False
+    n = len(g.shape_of(op.input))
+    perm = [p % n for p in op.ints("perm", ())]
+    return bool(perm) and perm[-1] == n - 1 and (folded_into_products(op) or kernel_of(op) == VECTOR_KERNEL)
+
+
+def head_windows(op: Operation) -> tuple[int | None, ...]:
+    """Per result of a split of a row-major tensor's last axis: the head
+    width d when the cube reads that result only as attention heads through
+    a window of the split's input, else None. Heads: every reader is a
+    reshape of the last dim into [h, d] (d dividing the result's offset and
+    the input's last dim, so the window is a box of the input viewed as
+    [.., last / d, d]) whose readers are transposes that keep d innermost,
+    folded into the products that read them (`folded_into_products`) or
+    placed as vector kernels (a load through permuted strides: fp32 heads,
+    which load_2d cannot transpose); HorizontalMatMulFusionPass makes such
+    splits, of a merged query/key/value product. Asked once the partition
+    placed every op; a result read otherwise is copied out (the vector
+    family's box copies)."""
+    if not isinstance(op, g.SplitOp) or engine_of(op) == AI_CPU:
+        return ()
+    shape = g.shape_of(op.input)
+    n = len(shape)
+    if n < 2 or op.int_("axis", 0) % n != n - 1:
+        return ()
+    offsets = [0]
+    for size in op.ints("split"):
+        offsets.append(offsets[-1] + size)
+    found: list[int | None] = []
+    for r, offset in zip(op.results, offsets):
+        widths = set()
+        for use in r.uses:
+            reshape = use.operation
+            heads = g.shape_of(reshape.results[0]) if isinstance(reshape, g.ReshapeOp) else ()
+            if (len(heads) != n + 1 or tuple(heads[:-2]) != tuple(shape[:-1]) or engine_of(reshape) == AI_CPU
+                    or not reshape.results[0].uses
+                    or not all(_reads_heads(t.operation) for t in reshape.results[0].uses)):
+                widths.add(None)
+                continue
+            widths.add(heads[-1])
+        d = widths.pop() if len(widths) == 1 else None
+        found.append(d if d and offset % d == 0 and shape[-1] % d == 0 else None)
+    return tuple(found)

@@ -78,6 +78,8 @@ class Phase(IntEnum):
     """Attach bias/residual/activation epilogues to heavy ops."""
     LOOP = 4
     """Group what is left of elementwise chains (loop fusion)."""
+    HORIZONTAL = 5
+    """Merge products that read one input (their epilogues are final by now)."""
 
 
 # -------------------------------------------------------- match and rewrite
@@ -109,13 +111,16 @@ class Miss:
 @dataclass
 class Rewrite:
     """The replacement of a match: `ops` are inserted (in order) before the
-    last matched op; `fused` is the op that records what it absorbed; `values`
-    maps old values to their replacements (default: the results of the last
-    matched op to the results of `fused`)."""
+    last matched op, or before `before`; `fused` is the op that records what
+    it absorbed; `values` maps old values to their replacements (default:
+    the results of the last matched op to the results of `fused`)."""
 
     ops: list[Operation]
     fused: Operation
     values: Mapping[SSAValue, SSAValue] | None = None
+    before: Operation | None = None
+    """Where the new ops go when that is not before the last matched op (a
+    horizontal fusion's: before the first, which every reader follows)."""
 
 
 class FusionRule(ABC):

@@ -185,7 +185,7 @@ class _Run:
         fused = rewrite.fused
         fused.attributes[ABSORBED] = names
         root = match.ops[-1]
-        rewriter.insert(rewrite.ops, InsertPoint.before(root))
+        rewriter.insert(rewrite.ops, InsertPoint.before(rewrite.before or root))
         values = rewrite.values if rewrite.values is not None else dict(zip(root.results, fused.results))
         for old, new in values.items():
             rewriter.replace_all_uses_with(old, new)

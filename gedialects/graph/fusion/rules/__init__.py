@@ -12,6 +12,7 @@ from .epilogue import (
     MatMulBiasAddFusion,
 )
 from .gelu import GeluErfFusion, GeluTanhFusion
+from .horizontal import HorizontalMatMulFusion
 from .layer_norm import AddLayerNormFusion, LayerNormFusion
 from .loop import ElementwiseLoopFusion
 from .mask import MaskWhereFusion
@@ -40,4 +41,6 @@ BUILTIN_RULES = (
     # Phase.LOOP
     MaskWhereFusion,
     ElementwiseLoopFusion,
+    # Phase.HORIZONTAL
+    HorizontalMatMulFusion,
 )
