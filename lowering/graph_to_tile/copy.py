@@ -32,8 +32,11 @@ def lower_box_copies(ctx, op: Operation) -> None:
     source = ctx.values.get(op.operands[0])
     shape = tuple(g.shape_of(op.operands[0]))
     for box, d in zip(boxes, widths, strict=True):
+        # a window is read as it is stored: in the compute type (not an fp32 input
+        # in force_fp16, which products read through a cast kernel) and scale
         if (d is not None and source is not None and source.layout == "ND" and source.window is None
-                and source.first_slice == 0 and ctx.scale_of(box.dst) == ctx.scale_of(box.src)):
+                and source.first_slice == 0 and ctx.stored_element(source.storage, box.src) == ctx.elem
+                and ctx.scale_of(box.dst) == ctx.scale_of(box.src)):
             ctx.values[box.dst] = TensorView(source.storage, 0, "ND", tuple(box.shape),
                                              window=(shape, tuple(box.src_offsets or (0,) * len(shape))))
         else:
