@@ -119,7 +119,7 @@ class KernelBuilder:
             if key not in self._static_ptrs:
                 op = npu.PtrOp.at(space, offset)
                 if self._static_ptrs:  # in the order they are first used, after the index constants
-                    self.entry.insert_op_after(op, list(self._static_ptrs.values())[-1].owner)  # type: ignore[arg-type]
+                    self.entry.insert_op_after(op, next(reversed(self._static_ptrs.values())).owner)  # type: ignore[arg-type]
                 else:
                     after = self.entry.first_op
                     while isinstance(after, arith.ConstantOp):

@@ -158,10 +158,26 @@ def _collect(block: Block, known: dict[int, list[Access]]) -> _Body:
             acc = known[id(op)] = accesses(op)
         return acc
 
+    def of_loop(loop: scf.ForOp) -> list[Access]:
+        """Everything a loop nest touches, in program order; once per loop
+        (each enclosing body asks again)."""
+        acc = known.get(id(loop))
+        if acc is None:
+            acc = []
+            for inner in loop.body.block.ops:
+                if isinstance(inner, scf.ForOp):
+                    acc += of_loop(inner)
+                elif _is_instruction(inner):
+                    acc += of(inner)
+                elif inner.regions:  # (kernels hold no other region op today)
+                    acc += [a for x in inner.walk() if _is_instruction(x) for a in of(x)]
+            known[id(loop)] = acc
+        return acc
+
     body = _Body([])
     for op in block.ops:
         if isinstance(op, scf.ForOp):
-            acc = [a for inner in op.walk() if _is_instruction(inner) for a in of(inner)]
+            acc = of_loop(op)
         elif _is_instruction(op):
             acc = of(op)
         else:
