@@ -21,11 +21,11 @@ from .vector import VectorKernel
 
 @lowers(g.SliceOp, g.SplitOp, g.ConcatOp, family=VECTOR_KERNEL)
 def lower_box_copies(ctx, op: Operation) -> None:
-    """A kernel per box. A result of a split of the last axis that the cube
-    reads only as attention heads (legality.head_windows: a merged
-    query/key/value product's) makes none: it is a window of the split's
-    input, which the products read through the heads' permuted strides
-    (`TensorView.window`; cube.product_operand)."""
+    """A kernel per box. A result of a split of the last axis read only as
+    attention heads (legality.head_windows: a merged query/key/value
+    product's) makes none: it is a window of the split's input, which the
+    products (cube.product_operand) or the heads' vector transposes read
+    through the heads' permuted strides (`TensorView.window`)."""
     boxes = copy_boxes(op)
     assert not isinstance(boxes, str), boxes  # the partition checked
     widths = head_windows(op) or (None,) * len(boxes)
