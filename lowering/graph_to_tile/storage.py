@@ -61,7 +61,8 @@ class TensorView:
     window: tuple[tuple[int, ...], tuple[int, ...]] | None = None
     """(source shape, offsets): an ND view that is the box of this shape at
     `offsets` of its storage read as row-major `source` (a split result
-    read as attention heads, legality.head_windows); only products read it."""
+    read as attention heads, legality.head_windows); only the products and
+    the heads' transposes read it (the loads they build take the window)."""
 
     def split_last(self, shape) -> TensorView:
         """This windowed view reshaped to `shape`, its last dim split into

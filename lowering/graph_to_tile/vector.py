@@ -68,9 +68,9 @@ class VectorKernel:
             element = self.ctx.elem
         else:
             view = self.ctx.values[v]
-            if view.window is not None:  # legality.head_windows: only products read these
+            if view.window is not None:  # legality.head_windows: products and the heads' transposes read these
                 raise PassFailedException(f"{describe_op(self.op)}: reads a window of {view.storage.name} "
-                                          "that only products read (a split result read as heads)")
+                                          "that only products and transposes of heads read (a split result)")
             if view.storage.layout == "NC1HWC0" and view.origin(self.ctx.c0) != 0:
                 # a row inside a map's storage (a slice of a channel concat
                 # written in place): a tile.load reads from a tensor's start

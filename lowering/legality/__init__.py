@@ -37,8 +37,9 @@ __all__ = [
     "REASON_ATTR", "RULES", "SCALE_EQUIVARIANT_BINARY", "STRUCTURED_FAMILIES", "VECTOR_KERNEL", "VECTOR_RULES",
     "Context", "CopyBox", "MapTranspose", "Rule", "ai_core_refusal", "attention_refusal", "batch_slice",
     "channel_boxes_refusal", "channel_permutation", "channel_view_refusal", "choose_kernel", "copy_boxes",
-    "cube_refusal", "cube_transpose_refusal", "engine_of", "foldable_transpose", "folded_into_products", "folded_transpose",
-    "gather_view", "group_swap", "head_windows", "identity_block", "is_constant", "kernel_of", "map_transpose",
+    "cube_refusal", "cube_transpose_refusal", "engine_of", "foldable_transpose", "folded_into_products",
+    "folded_transpose", "gather_view", "group_swap", "head_windows", "identity_block", "is_constant", "kernel_of",
+    "map_transpose",
     "nonnegative_values", "rule", "space_to_depth_refusal", "vector_refusal", "vector_rule",
 ]
 
@@ -70,4 +71,3 @@ def choose_kernel(op: Operation, ctx: Context) -> tuple[str | None, str | None]:
     if why.startswith("no AI-core kernel"):
         return None, vector_why
     return None, f"{why}; as a vector kernel: {vector_why}"
-

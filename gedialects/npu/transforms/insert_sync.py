@@ -169,8 +169,6 @@ def _collect(block: Block, known: dict[int, list[Access]]) -> _Body:
                     acc += of_loop(inner)
                 elif _is_instruction(inner):
                     acc += of(inner)
-                elif inner.regions:  # (kernels hold no other region op today)
-                    acc += [a for x in inner.walk() if _is_instruction(x) for a in of(x)]
             known[id(loop)] = acc
         return acc
 

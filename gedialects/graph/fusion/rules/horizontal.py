@@ -33,7 +33,6 @@ from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
 from gedialects.graph.constants import constant_value, materialize
-
 from gedialects.location import node_name
 
 from ..helpers import op_label, rebuild
