@@ -4,8 +4,9 @@ instruction for into ops it has (tile-expand-structured's table).
 * tanh(x) = 1 - 2 / (exp(2x) + 1)        (saturates to +-1 when exp overflows);
   for |x| < 0.25 its Taylor series to x^9 (the difference would cancel)
 * erf(x): Abramowitz & Stegun 7.1.26, |error| <= 1.5e-7:
-  y = 1 - t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-x^2), t = 1 / (1 + p |x|);
-  erf(x) = x < 0 ? -y : y
+  y = 1 - erfc(|x|), erf(x) = x < 0 ? -y : y, where for z >= 0
+  erfc(z) = t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) exp(-z^2), t = 1 / (1 + p z)
+  (`erfc_of_nonnegative`, which graph-to-tile's exact GELU uses as well)
 * powf(x, c) for a constant c: x*x (2), x*x*x (3), sqrt (0.5), rsqrt (-0.5),
   1/x (-1), x (1), else exp(c ln x) (defined for x > 0, as the vector unit's ln).
 """
@@ -64,6 +65,22 @@ class _Emitter:
     def exp(self, a):
         return self.emit(mathd.ExpOp(a))
 
+    def neg(self, a):
+        return self.emit(arith.NegfOp(a))
+
+
+def erfc_of_nonnegative(b, z: SSAValue) -> SSAValue:
+    """erfc(z) = 1 - erf(z) for z >= 0 by A&S 7.1.26 (ERF_P, ERF_A), in ops
+    the vector unit has, emitted by `b` (a builder with const, add, mul,
+    div, neg and exp: this pass's, or a map body's while graph-to-tile
+    builds it). Both erf and the exact GELU need it for a non-negative
+    argument only."""
+    t = b.div(b.const(1.0), b.add(b.mul(z, b.const(ERF_P)), b.const(1.0)))
+    poly = b.const(ERF_A[4])
+    for a in reversed(ERF_A[:4]):
+        poly = b.add(b.mul(poly, t), b.const(a))
+    return b.mul(b.mul(poly, t), b.exp(b.neg(b.mul(z, z))))
+
 
 def _in_map_body(op: Operation) -> bool:
     """In a tile.map or tile.elementwise body, a tile.conv's epilogue or
@@ -105,16 +122,9 @@ class LegalizeErf(RewritePattern):
             return
         e = _Emitter(rewriter, op)
         x = op.operand
-        ax = e.emit(mathd.AbsFOp(x))
-        t = e.div(e.const(1.0), e.add(e.mul(ax, e.const(ERF_P)), e.const(1.0)))
-        poly = e.const(ERF_A[4])
-        for a in reversed(ERF_A[:4]):
-            poly = e.add(e.mul(poly, t), e.const(a))
-        poly = e.mul(poly, t)
-        gauss = e.exp(e.emit(arith.NegfOp(e.mul(x, x))))
-        y = e.emit(arith.SubfOp(e.const(1.0), e.mul(poly, gauss)))
+        y = e.emit(arith.SubfOp(e.const(1.0), erfc_of_nonnegative(e, e.emit(mathd.AbsFOp(x)))))
         negative = e.emit(arith.CmpfOp(x, e.const(0.0), "olt"))
-        rewriter.replace(op, arith.SelectOp(negative, e.emit(arith.NegfOp(y)), y))
+        rewriter.replace(op, arith.SelectOp(negative, e.neg(y), y))
 
 
 class LegalizePowf(RewritePattern):
