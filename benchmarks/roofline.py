@@ -21,6 +21,7 @@ seeded random inputs, zoo models on their committed inputs.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -122,6 +123,22 @@ def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
     errors = [predicted[k.name] / k.cycles - 1 for k in products if k.name in predicted]
     print(f"cost model on the dense layers' kernels: predicted / simulated - 1 from {min(errors):+.1%} "
           f"to {max(errors):+.1%}")
+    from target.config import load_target
+
+    config, element_bytes = load_target(target), 4 if precision == "must_keep_origin_dtype" else 2
+    by_name = {k.name: k for k in PROFILES[BERT_BASE_LAYER].kernels}
+    floor = sum(matmul_split_floor(by_name[k.name], config, element_bytes) for k in products
+                if k.name.endswith("_matmul"))
+
+    def at_floor(r) -> float:  # the layer with its dense layers' kernels at the floor, the rest as simulated
+        own = sum(k.cycles for k in r.kernels if k.name.endswith(("_matmul", "_matmul_sum"))
+                  and not set(k.op_name.split(";")) & set(ATTENTION_BLOCK))
+        return r.cycles - own + floor
+
+    print(f"{BERT_BASE_LAYER}: its {layers} dense layers at their per-core split floor {floor:,.0f} cycles (simulated "
+          f"{dense:,}); with its other launches as simulated {at_floor(fused):,.0f}, "
+          f"{at_floor(fused) / fused.bound:.1f}x the roofline bound, and fused attention "
+          f"{at_floor(unfused) / at_floor(fused):.2f}x fewer cycles than unfused")
 
 
 def conv_model_summary(name: str, precision: str, target: str) -> None:
@@ -158,8 +175,6 @@ def conv_split_floor(k, config, element_bytes: int) -> float:
     (_, c, h, w), (o, i, kh, kw), (oh, ow) = ins[0], ins[1], outs[0][2:]
     stride = -(-h // oh)
     cores = config.cube_cores
-    load_rate = config.dma_bytes_per_cycle["gm_l1"]
-    store_rate = config.dma_bytes_per_cycle["ub_gm"]
     per_core_macs = cube_macs_per_cycle(config, element_bytes) / cores
     best = None
     for rows in range(1, min(oh, cores) + 1):
@@ -167,10 +182,62 @@ def conv_split_floor(k, config, element_bytes: int) -> float:
         in_rows, in_w = (band, ow) if kh == 1 and stride > 1 else (min(h, (band - 1) * stride + kh), w)
         for cols in range(1, min(cores // rows, -(-o // 16)) + 1):
             block = -(-o // cols)
-            load = (in_rows * in_w * c + block * i * kh * kw) * element_bytes / load_rate
-            store = band * ow * block * element_bytes * (2 if len(ins) > 3 else 1) / store_rate
-            cycles = max(load + config.latency_cycles["dma_gm"], store, band * ow * block * i * kh * kw / per_core_macs)
+            loaded = (in_rows * in_w * c + block * i * kh * kw) * element_bytes
+            stored = band * ow * block * element_bytes * (2 if len(ins) > 3 else 1)
+            cycles = split_cycles(config, rows * cols, loaded, stored, band * ow * block * i * kh * kw / per_core_macs)
             best = cycles if best is None else min(best, cycles)
+    return best
+
+
+def split_cycles(config, cores: int, loaded: float, stored: float, mac_cycles: float) -> float:
+    """A split's cycles when each of `cores` cores loads `loaded` bytes
+    through its own GM -> L1 path (one DMA latency), stores `stored` and
+    runs `mac_cycles` on its cube: the largest of the three, and of all the
+    cores' bytes at HBM's rate (which they share)."""
+    return max(loaded / config.dma_bytes_per_cycle["gm_l1"] + config.latency_cycles["dma_gm"],
+               stored / config.dma_bytes_per_cycle["ub_gm"], mac_cycles,
+               cores * (loaded + stored) / config.hbm_bytes_per_cycle)
+
+
+def matmul_split_floor(k, config, element_bytes: int) -> float:
+    """The fewest cycles a product (A [.., M, K] x B [.., K, N]) can take
+    when its batch, M, N and K are split over the cores in blocks of whole
+    16 x 16 fractals (P_b x P_m x P_n x P_k <= cores) and each core loads
+    its own blocks of A and B through its own GM -> L1 path: per split the
+    largest of that load (one DMA latency), the store of its output (fp32
+    partials when K is split) and its MACs at the cube's rate; a split of K
+    adds its sum kernel (every core reading its share of the partials and
+    storing the result) after it. The best split."""
+    from target.roofline import cube_macs_per_cycle, parse_shapes
+
+    ins, outs = parse_shapes(k.info.get("in_shapes", "")), parse_shapes(k.info.get("out_shapes", ""))
+    a, b = ins[0], ins[1]
+    m, kk, n = a[-2], a[-1], outs[0][-1]
+    batch = math.prod(outs[0][:-2])
+    b_batched = math.prod(b[:-2]) > 1
+    cores = config.cube_cores
+    per_core_macs = cube_macs_per_cycle(config, element_bytes) / cores
+
+    def splits(d: int) -> list[int]:  # parts of a dim of whole fractals (at least one fractal each)
+        return [p for p in range(1, max(1, -(-d // 16)) + 1) if p <= cores]
+
+    best = math.inf
+    for pb in range(1, min(batch, cores) + 1):
+        for pk in splits(kk):
+            for pm in splits(m):
+                if pb * pk * pm > cores:
+                    break
+                for pn in splits(n):
+                    if pb * pk * pm * pn > cores:
+                        break
+                    bb, kb, mb, nb = -(-batch // pb), -(-kk // pk), -(-m // pm), -(-n // pn)
+                    loaded = (bb * mb * kb + (bb if b_batched else 1) * kb * nb) * element_bytes
+                    stored = bb * mb * nb * (4 if pk > 1 else element_bytes)
+                    cycles = split_cycles(config, pb * pk * pm * pn, loaded, stored, bb * mb * nb * kb / per_core_macs)
+                    if pk > 1:  # the sum kernel: every core reads its share of the partials, stores the result
+                        cycles += split_cycles(config, cores, pk * batch * m * n * 4 / cores,
+                                               batch * m * n * element_bytes / cores, 0)
+                    best = min(best, cycles)
     return best
 
 

@@ -17,6 +17,9 @@ from target.roofline import cube_macs_per_cycle, kernel_macs, run_bound, traffic
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "zoo"))
 from zoo import zoo_inputs, zoo_path  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import roofline as roofline_benchmark  # noqa: E402
+
 CONFIG = load_target("davinci-910")
 
 
@@ -57,3 +60,10 @@ def test_no_launch_beats_its_bound(model, precision):
     cube = [k for k in r.kernels if k.macs]
     assert cube and sum(k.macs for k in cube) == r.macs
     assert math.isclose(r.bound, sum(k.bound for k in r.kernels))
+    # benchmarks/roofline.py's per-core split floors lie between a launch's bound and its simulated cycles
+    floor = roofline_benchmark.matmul_split_floor if model == "bert" else roofline_benchmark.conv_split_floor
+    kind = "matmul" if model == "bert" else "conv"
+    profiled = {k.name: k for k in compiled.profile.kernels}
+    floors = [(k.name, k.bound, floor(profiled[k.name], CONFIG, 2 if precision == "force_fp16" else 4), k.cycles)
+              for k in r.kernels if k.op_type == kind and not k.name.endswith("_sum")]
+    assert floors and all(bound <= at_floor <= cycles for _, bound, at_floor, cycles in floors), floors
