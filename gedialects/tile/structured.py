@@ -123,24 +123,37 @@ def _print_ints(printer, values) -> None:
     printer.print_string("[" + ", ".join(str(v.data) for v in values) + "]")
 
 
+WEIGHTS_STATIONARY = "weights"
+"""A matmul kernel's loop order that keeps its right operand (the weights)
+in L1: each core runs every row tile of one column block of the output,
+loading that block of the weights once (`TilingAttr.stationary`)."""
+
+
 @irdl_attr_definition
 class TilingAttr(ParametrizedAttribute):
     """The tile box a structured kernel iterates over: `tile` elements per
     dim (the last dim whole), `grid` tiles per dim, the UB bytes one tile's
-    buffers take (double-buffered loads counted twice) and the cycles the
-    cost model predicts for the kernel."""
+    buffers take (double-buffered loads counted twice), the cycles the
+    cost model predicts for the kernel, and which operand stays on chip
+    across a core's tiles: none ("", the tiles in row-major order) or, for
+    a matmul kernel, WEIGHTS_STATIONARY (printed only then)."""
 
     name = "tile.tiling"
     tile: ArrayAttr[IntAttr] = param_def()
     grid: ArrayAttr[IntAttr] = param_def()
     ub_bytes: IntAttr = param_def()
     cycles: IntAttr = param_def()
+    stationary: StringAttr = param_def()
 
-    def __init__(self, tile: Sequence[int], grid: Sequence[int], ub_bytes: int, cycles: int):
+    def __init__(self, tile: Sequence[int], grid: Sequence[int], ub_bytes: int, cycles: int, stationary: str = ""):
         super().__init__(
             ArrayAttr([IntAttr(v) for v in tile]), ArrayAttr([IntAttr(v) for v in grid]),
-            IntAttr(ub_bytes), IntAttr(cycles),
+            IntAttr(ub_bytes), IntAttr(cycles), StringAttr(stationary),
         )
+
+    @property
+    def weights_stationary(self) -> bool:
+        return self.stationary.data == WEIGHTS_STATIONARY
 
     @property
     def tile_shape(self) -> tuple[int, ...]:
@@ -167,12 +180,18 @@ class TilingAttr(ParametrizedAttribute):
             parser.parse_keyword(key)
             parser.parse_punctuation("=")
             values[key] = _parse_ints(parser) if key in ("tile", "grid") else parser.parse_integer()
+        stationary = ""
+        if parser.parse_optional_punctuation(","):
+            parser.parse_keyword("stationary")
+            parser.parse_punctuation("=")
+            stationary = parser.parse_str_literal()
         parser.parse_punctuation(">")
         return [
             ArrayAttr([IntAttr(v) for v in values["tile"]]),  # type: ignore[union-attr]
             ArrayAttr([IntAttr(v) for v in values["grid"]]),  # type: ignore[union-attr]
             IntAttr(values["ub_bytes"]),  # type: ignore[arg-type]
             IntAttr(values["cycles"]),  # type: ignore[arg-type]
+            StringAttr(stationary),
         ]
 
     def print_parameters(self, printer) -> None:
@@ -180,13 +199,20 @@ class TilingAttr(ParametrizedAttribute):
         _print_ints(printer, self.tile)
         printer.print_string(", grid = ")
         _print_ints(printer, self.grid)
-        printer.print_string(f", ub_bytes = {self.ub_bytes.data}, cycles = {self.cycles.data}>")
+        printer.print_string(f", ub_bytes = {self.ub_bytes.data}, cycles = {self.cycles.data}")
+        if self.stationary.data:
+            printer.print_string(f', stationary = "{self.stationary.data}"')
+        printer.print_string(">")
 
     def verify(self) -> None:
         if len(self.tile.data) != len(self.grid.data) or not self.tile.data:
             raise VerifyException("#tile.tiling: tile and grid need the same, non-zero rank")
         if any(v.data < 1 for v in (*self.tile.data, *self.grid.data)):
             raise VerifyException("#tile.tiling: tile sizes and grid counts are positive")
+        if self.stationary.data not in ("", WEIGHTS_STATIONARY):
+            raise VerifyException(f'#tile.tiling: the stationary operand is "{WEIGHTS_STATIONARY}" or none')
+        if self.weights_stationary and (len(self.grid.data) < 2 or any(g.data != 1 for g in self.grid.data[:-2])):
+            raise VerifyException("#tile.tiling: a weights-stationary tiling covers one matrix (grid [1.., M, N])")
 
 
 @irdl_attr_definition

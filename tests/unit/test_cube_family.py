@@ -12,6 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from gedialects.frontend.onnx_import import import_model
 from gedialects.numerics import assert_close
+from gedialects.tile import ops as t
 from gedialects.zoo import onnxruntime_outputs
 from lowering.pipeline import compile_module, run_compiled
 from oracle import matches_onnxruntime
@@ -33,8 +34,8 @@ def _model(nodes, feeds, inits=None, outputs=("y",)):
     return model
 
 
-def _run(model, feeds, precision, switch_file=""):
-    return matches_onnxruntime(model, feeds, precision, fusion_switch_file=switch_file)
+def _run(model, feeds, precision, switch_file="", **options):
+    return matches_onnxruntime(model, feeds, precision, fusion_switch_file=switch_file, **options)
 
 
 def _rand(*shape, scale=1.0, seed=0):
@@ -51,6 +52,32 @@ def test_linear_layer_of_many_rows_with_bias_and_gelu(precision):
     model.opset_import[0].version = 20  # Gelu
     compiled = _run(model, {"x": x}, precision)
     assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_linear_layer_with_its_weights_stationary(precision):
+    # 128 rows by a 256 x 1,024 weight, bias and exact GELU: the cost model
+    # gives each core a column block of the weights, kept in L1 over four
+    # row tiles whose GELUs overlap the next tile's loads (#tile.tiling's
+    # stationary = "weights"); the unrolled tiles and deferred stores match
+    # onnxruntime
+    x = _rand(1, 128, 256)
+    w, b = _rand(256, 1024, scale=1 / 16, seed=5), _rand(1024, seed=6)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["t"]), helper.make_node("Add", ["t", "b"], ["u"]),
+             helper.make_node("Gelu", ["u"], ["y"], domain="")]
+    model = _model(nodes, {"x": x}, {"w": w, "b": b})
+    model.opset_import[0].version = 20  # Gelu
+    tilings = []
+
+    def record(stage, module):
+        if stage == "tile-distribute":
+            tilings.extend((k.attributes["tiling"], k.attributes["distribution"]) for k in module.walk()
+                           if isinstance(k, t.KernelOp) and "tiling" in k.attributes)
+
+    compiled = _run(model, {"x": x}, precision, dump=record)
+    assert compiled.kernel_kinds.get("matmul") == 1 and "aicpu" not in compiled.kernel_kinds
+    (tiling, distribution), = [(ti, d) for ti, d in tilings if ti.weights_stationary]
+    assert distribution.per_core.data == tiling.grid_shape[-2] > 1  # each core every row tile of its block
 
 
 @pytest.mark.parametrize("precision", MODES)

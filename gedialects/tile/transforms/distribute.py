@@ -2,7 +2,9 @@
 
 Core b runs a contiguous run of `per_core` tiles; the core count is the
 smallest that keeps `per_core` (so no core idles at the end), at most the
-target's vector cores. Recorded as `distribution = #tile.distribution<...>`
+target's vector cores; a weights-stationary matmul tiling's a core per
+column block of the output, running its row tiles. Recorded as
+`distribution = #tile.distribution<...>`
 and the kernel's block_dim. A conv kernel's cores are its
 `#tile.conv_tiling`'s grid (the conv cost model chose the grid with the
 tiles), a pool kernel's the cores of its `#tile.pool_tiling`: they become
@@ -36,7 +38,11 @@ class TileDistributePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_target(self.target)
         for kernel, tiling in st.tiled_kernels(op):
-            dist = distribute(tiling.tiles, config.vector_cores)
+            if tiling.weights_stationary:  # a core per column block, running its row tiles
+                rows = tiling.grid_shape[-2]
+                dist = st.DistributionAttr(tiling.tiles // rows, rows)
+            else:
+                dist = distribute(tiling.tiles, config.vector_cores)
             kernel.attributes[st.DISTRIBUTION_ATTR] = dist
             kernel.properties["block_dim"] = IntegerAttr(dist.cores.data, i64)
         for kernel, map_op in map_kernels(op):

@@ -11,6 +11,16 @@ For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
         the maps, reductions and casts as tile.vec / tile.reduce / tile.cast
         tile.copy UB -> GM of each stored box
 
+A matmul kernel whose tiling keeps the weights stationary
+(`stationary = "weights"`: tile-distribute gives each core every row tile of
+one column block) loads that column block of its FRACTAL_NZ right operand
+into L1 once, then runs its tiles one after another, unrolled: each tile's
+store comes after the next tile's product (the stores share MTE3 with the
+left operand's UB -> L1 scatter, so a store waiting for its epilogue would
+hold the next tile's operands back), and the left operand's UB staging
+buffers stay reserved and alternate, so the next tile's loads never wait
+for this tile's epilogue.
+
 Every value of the kernel gets a UB buffer for one tile's box of it (row,
 column or replicated: ub_buffers.py); map bodies become vector ops as
 map_body.py defines. Buffers are reused once their value is dead, and an
@@ -83,10 +93,12 @@ class KernelExpansion:
     """Expands one structured kernel with a given tile box."""
 
     def __init__(self, kernel: t.KernelOp, tile: Sequence[int], cores: int, per_core: int,
-                 double_loads: bool | None = None, capacities: dict[str, int] | None = None):
+                 double_loads: bool | None = None, capacities: dict[str, int] | None = None,
+                 stationary: str = ""):
         """`double_loads`: double-buffer every load that moves with the tile
         (None: as each tile.load's `buffers` says). `capacities`: bytes per
-        on-chip space, to split a matmul's K so its L0 operands fit."""
+        on-chip space, to split a matmul's K so its L0 operands fit.
+        `stationary`: the tiling's (st.WEIGHTS_STATIONARY or none)."""
         self.kernel = kernel
         self.double_loads = double_loads
         self.capacities = capacities or {}
@@ -117,6 +129,36 @@ class KernelExpansion:
         self.columns = self.shape[-1] > 1
         if any(isinstance(op, st.ReductionOp) for op in self.ops) and self.tile[-1] != self.shape[-1]:
             raise TilingError("a reduction needs the last dim whole in every tile")
+        self.weights_stationary = stationary == st.WEIGHTS_STATIONARY
+        if self.weights_stationary:
+            self._check_weights_stationary()
+        self.cube_buffers: dict[Operation, tuple] = {}  # a product's L1 / L0 buffers, shared by its tiles
+        self.resident: dict[Operation, SSAValue] = {}  # a product's right operand kept in L1
+        self.staging: dict[tuple, list[Buffer]] = {}  # reserved UB staging buffers (weights stationary)
+        self.staged = 0  # staged chunks so far: the reserved buffers alternate
+        self.tiles_start: Operation | None = None  # the last op before the first tile (weights stationary)
+
+    def _check_weights_stationary(self) -> None:
+        """A weights-stationary expansion: one product of a constant
+        FRACTAL_NZ b^T (one matrix, loaded for it alone), tiles of one
+        matrix, each core's tiles one column block, and every stored value
+        stored last (its buffer lives until the deferred store)."""
+        products = [op for op in self.ops if isinstance(op, st.BatchMatmulOp)]
+        if len(products) != 1 or any(isinstance(op, st.AttentionOp | st.GatherOp) for op in self.ops):
+            raise TilingError("a weights-stationary tiling needs a kernel of one product")
+        b = products[0].b
+        load = b.owner
+        if (not isinstance(load, st.LoadOp) or not load.fractal_nz() or products[0].transpose_b is None
+                or len(st.shape_of(b)) != 2 or len(list(b.uses)) != 1):
+            raise TilingError("a weights-stationary tiling needs FRACTAL_NZ weights")
+        if any(g != 1 for g in self.grid[:-2]) or self.per_core != self.grid[-2]:
+            raise TilingError("a weights-stationary tiling gives each core the row tiles of one column block")
+        for i, op in enumerate(self.ops):
+            if isinstance(op, st.StoreOp) and self.last_use_of(op.value) != i:
+                raise TilingError("a weights-stationary tiling stores values nothing reads after")
+
+    def last_use_of(self, v: SSAValue) -> int:
+        return max(i for i, op in enumerate(self.ops) if v in op.operands)
 
     # -- boxes -------------------------------------------------------------
     def aligned(self, shape: Sequence[int]) -> tuple[int, ...]:
@@ -152,6 +194,9 @@ class KernelExpansion:
                      and op.result not in self.cube_operands]
         for op in invariant:
             self.load(op, None)
+        if self.weights_stationary:
+            self._weights_stationary_tiles(invariant)
+            return self.pool.allocated
         pipeline = bool(double) and self.per_core > 1
         with self.b.core_tiles(self.tiles, self.cores, self.per_core, pipeline) as tile_index:
             coords = self._coordinates(tile_index)
@@ -176,6 +221,57 @@ class KernelExpansion:
                 self._release_dead(op, i)
         return self.pool.allocated
 
+    def _weights_stationary_tiles(self, invariant: list) -> None:
+        """This core's tiles, unrolled, after its column block of the weights
+        went to L1; each tile's stores after the next tile's product."""
+        first: Index = 0 if self.cores == 1 else self.b.mul(self.b.block_idx(), self.per_core)
+        product = next(op for op in self.ops if isinstance(op, st.BatchMatmulOp))
+        self.resident[product] = self.resident_right_operand(product, self._coordinates(first))
+        self.tiles_start = self.b.builder.insertion_point.block.last_op
+        deferred: list[tuple[int, st.StoreOp, list[Index], Buffer]] = []
+        for j in range(self.per_core):
+            coords = self._coordinates(self.b.add(first, j) if j else first)
+            for i, op in enumerate(self.ops):
+                if op in invariant:
+                    continue
+                if isinstance(op, st.LoadOp):
+                    if op.result not in self.cube_operands:
+                        self.load(op, coords)
+                elif isinstance(op, st.BatchMatmulOp):
+                    self.matmul(op, coords)
+                    self._store_deferred(deferred)
+                elif isinstance(op, st.StoreOp):
+                    deferred.append((i, op, coords, self.values.pop(op.value)))
+                    continue  # its buffer is released once stored
+                elif isinstance(op, st.MapOp):
+                    self.map(op, i)
+                elif isinstance(op, st.ReductionOp):
+                    self.reduction(op, i)
+                self._release_dead(op, i)
+        self._store_deferred(deferred)
+
+    def _store_deferred(self, deferred: list) -> None:
+        for _, op, coords, buf in deferred:
+            self._dma(buf, self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(op, coords),
+                                     op.gm_base()), op)
+            self.pool.release(buf, False)
+        deferred.clear()
+
+    def resident_right_operand(self, op: st.BatchMatmulOp, coords) -> SSAValue:
+        """This core's column block of a FRACTAL_NZ b^T, all of K, in L1 in
+        the layout matmul's per-panel copies give it (k blocks of nt * k0):
+        one copy."""
+        element = op.b.type.element_type  # type: ignore[attr-defined]
+        k0 = BLOCK_BYTES // elem_bytes(element)
+        np_ = round_up(self.tile[-1], FRACTAL)
+        kp = round_up(op.contraction()[2], k0)
+        l1b = self.cube_alloc("l1", element, kp * np_)
+        b_gm = self.b.gm(op.b.owner.tensor.data, element)  # type: ignore[union-attr]
+        b_rows = round_up(st.shape_of(op.b)[-2], FRACTAL)
+        base = self.packed_offset(op.b, coords, len(self.shape) - 1, self.tile[-1] * k0)
+        self.b.copy(l1b, self.b.at(b_gm, base), [kp // k0, np_ * k0], [np_ * k0, 1], [b_rows * k0, 1])
+        return l1b
+
     def _last_uses(self) -> dict[SSAValue, int]:
         last: dict[SSAValue, int] = {}
         for i, op in enumerate(self.ops):
@@ -189,13 +285,18 @@ class KernelExpansion:
                 buf = self.values.pop(v)
                 self.pool.release(buf, v in self.double)
 
-    def _coordinates(self, tile_index: SSAValue) -> list[Index]:
-        coords: list[Index] = []
+    def _coordinates(self, tile_index: Index) -> list[Index]:
+        """The tile's index along each dim: row-major over the grid, or, with
+        the weights stationary, the rows (dim -2) fastest."""
+        order = list(range(len(self.grid)))
+        if self.weights_stationary:
+            order[-2], order[-1] = order[-1], order[-2]
+        coords: list[Index] = [0] * len(self.grid)
         inner = 1
-        for g in reversed(self.grid):
-            coords.append(self.b.rem(self.b.div(tile_index, inner), g) if g > 1 else 0)
-            inner *= g
-        return coords[::-1]
+        for k in reversed(order):
+            coords[k] = self.b.rem(self.b.div(tile_index, inner), self.grid[k]) if self.grid[k] > 1 else 0
+            inner *= self.grid[k]
+        return coords
 
     def gm_offset(self, end: st.LoadOp | st.StoreOp, coords: list[Index] | None) -> Index:
         """GM element offset of this tile's box of a load's or store's value,
@@ -410,33 +511,41 @@ class KernelExpansion:
         kt, chunk_buffers = self.k_chunk(mp, np_, kp, k0, es)
         kl, panel_buffers = self.l1_panel(mp, np_, kp, kt, es)
         m1, n1, k1 = mp // FRACTAL, np_ // FRACTAL, kt // k0
-        l1a = [self.cube_alloc("l1", element, mp * kl) for _ in range(panel_buffers)]
-        l1b = [self.cube_alloc("l1", element, kl * np_) for _ in range(panel_buffers)]
-        l0a = [self.cube_alloc("l0a", element, mp * kt) for _ in range(chunk_buffers)]
-        l0b = [self.cube_alloc("l0b", element, kt * np_) for _ in range(chunk_buffers)]
-        l0c = self.cube_alloc("l0c", f32, mp * np_)
-        self.check_cube_capacity(f"matmul tile {mt}x{nt}")
+        resident = self.resident.get(op)
+        if op not in self.cube_buffers:
+            self.cube_buffers[op] = (
+                [self.cube_alloc("l1", element, mp * kl) for _ in range(panel_buffers)],
+                [] if resident is not None else [self.cube_alloc("l1", element, kl * np_) for _ in range(panel_buffers)],
+                [self.cube_alloc("l0a", element, mp * kt) for _ in range(chunk_buffers)],
+                [self.cube_alloc("l0b", element, kt * np_) for _ in range(chunk_buffers)],
+                self.cube_alloc("l0c", f32, mp * np_))
+            self.check_cube_capacity(f"matmul tile {mt}x{nt}")
+        l1a, l1b, l0a, l0b, l0c = self.cube_buffers[op]
         a_gm = self.b.gm(a.owner.tensor.data, element)  # type: ignore[union-attr]
-        b_gm = self.b.gm(b.owner.tensor.data, element)  # type: ignore[union-attr]
         lda = a.owner.gm_strides()[-2]  # type: ignore[union-attr]  # row strides in GM
         ldb = b.owner.gm_strides()[-2]  # type: ignore[union-attr]
         a_base = self.operand_offset(a, coords, n - 2, mt * lda)
         packed = b.owner.fractal_nz()  # type: ignore[union-attr]
-        if packed:
-            if not transpose_b:
-                raise TilingError(f"a {st.FRACTAL_NZ} right operand holds b^T")
-            b_base = self.packed_offset(b, coords, n - 1, nt * k0)
-            b_rows = round_up(st.shape_of(b)[-2], FRACTAL)
-        else:
-            b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
+        if packed and not transpose_b:
+            raise TilingError(f"a {st.FRACTAL_NZ} right operand holds b^T")
+        if resident is None:  # b's box for this tile, copied panel by panel below
+            b_gm = self.b.gm(b.owner.tensor.data, element)  # type: ignore[union-attr]
+            if packed:
+                b_base = self.packed_offset(b, coords, n - 1, nt * k0)
+                b_rows = round_up(st.shape_of(b)[-2], FRACTAL)
+            else:
+                b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
         chunk = 0
         for panel, ks in enumerate(range(0, kp, kl)):  # a panel of K in L1: one copy of each operand
-            a1, b1 = l1a[panel % panel_buffers], l1b[panel % panel_buffers]
+            a1 = l1a[panel % panel_buffers]
+            b1 = resident if resident is not None else l1b[panel % panel_buffers]
             kv = min(kl, k - ks)  # this panel's K elements in the tensors (the rest is padding)
             # A rows -> L1 in column blocks (NZ): each GM row's k0-element
             # blocks, and each column block's rows, one DMA burst apart
             self._box_to_fractals(a1, self.b.at(a_gm, a_base, ks), mt, kv, k0, lda, mp * k0, FRACTAL * k0)
-            if packed:  # column block j of the tile's rows is one contiguous run in GM
+            if resident is not None:
+                pass  # in L1 already, all of K
+            elif packed:  # column block j of the tile's rows is one contiguous run in GM
                 self.b.copy(b1, self.b.at(b_gm, b_base, (ks // k0) * b_rows * k0), [kl // k0, np_ * k0],
                             [np_ * k0, 1], [b_rows * k0, 1])
             elif transpose_b:  # rows of b^T -> ZN fractals (k blocks, n1): 16 columns of k0 elements
@@ -449,8 +558,9 @@ class KernelExpansion:
                 chunk += 1
                 offset = kc - ks  # a chunk's K blocks are contiguous in each column block
                 self.load_left_operand(a0, self.b.at(a1, offset=offset * mp), m1, k1, k0)
-                if transpose_b:
-                    self.b.emit(t.LoadFractalOp(b0, self.b.at(b1, offset=offset * np_), k1 * n1))
+                if transpose_b:  # a resident b^T holds all of K: the chunk's blocks from its start
+                    self.b.emit(t.LoadFractalOp(b0, self.b.at(b1, offset=(kc if resident is not None else offset) * np_),
+                                                k1 * n1))
                 else:
                     self.load_right_operand_transposed(b0, b1, offset, kt, n1, kl)
                 self.b.emit(t.MatmulOp(l0c, a0, b0, mp, np_, kt, accumulate=kc > 0))
@@ -534,16 +644,25 @@ class KernelExpansion:
         chunk_rows = rows if rows * chunk_cols * es <= budget else max(
             FRACTAL, budget // (chunk_cols * es) // FRACTAL * FRACTAL)
         chunks = [(r, c) for r in range(0, rows, chunk_rows) for c in range(0, cols, chunk_cols)]
-        staging = [self.pool.new("row", (chunk_rows, chunk_cols), chunk_cols, element)
-                   for _ in range(min(2, len(chunks)))]
+        if self.weights_stationary:  # two reserved buffers, alternating over every staged chunk of the kernel
+            key = (chunk_rows, chunk_cols, element)
+            if key not in self.staging:
+                self.staging[key] = [self.pool.new("row", (chunk_rows, chunk_cols), chunk_cols, element)
+                                     for _ in range(2)]
+            staging = self.staging[key]
+        else:
+            staging = [self.pool.new("row", (chunk_rows, chunk_cols), chunk_cols, element)
+                       for _ in range(min(2, len(chunks)))]
         for i, (r, c) in enumerate(chunks):
-            ub = staging[i % len(staging)].ref
+            ub = staging[(self.staged + i) % len(staging)].ref
             nr, nc = min(chunk_rows, rows - r), min(chunk_cols, cols - c)
             self.b.copy(ub, self.b.at(src, offset=r * ld + c), [nr, nc], [chunk_cols, 1], [ld, 1])
             self._fractal_rows(self.b.at(l1, offset=(r // FRACTAL) * row_block_step + (c // c0) * col_step), ub,
                                nr, nc // c0, c0, c0, chunk_cols, col_step, row_block_step)
-        for buf in staging:
-            self.pool.release(buf)
+        self.staged += len(chunks)
+        if not self.weights_stationary:
+            for buf in staging:
+                self.pool.release(buf)
 
     def _fractal_rows(self, l1: SSAValue, src: SSAValue, rows: int, blocks: int, width: int, c0: int, ld: int,
                       col_step: int, row_block_step: int) -> None:
@@ -639,7 +758,8 @@ def expand_kernel(kernel: t.KernelOp, tiling: st.TilingAttr, capacities: dict[st
         cores, per_core = dist.cores.data, dist.per_core.data
     else:
         cores, per_core = 1, tiling.tiles
-    expansion = KernelExpansion(kernel, tiling.tile_shape, cores, per_core, capacities=capacities)
+    expansion = KernelExpansion(kernel, tiling.tile_shape, cores, per_core, capacities=capacities,
+                                stationary=tiling.stationary.data)
     block = Block()
     used = expansion.run(block)
     old = kernel.body.block
@@ -651,15 +771,18 @@ def expand_kernel(kernel: t.KernelOp, tiling: st.TilingAttr, capacities: dict[st
 
 
 def dry_run(kernel: t.KernelOp, tile: Sequence[int], double_loads: bool,
-            capacities: dict[str, int] | None = None) -> tuple[int, Block]:
+            capacities: dict[str, int] | None = None, stationary: str = "") -> tuple[int, Block, Operation | None]:
     """Expand `kernel` with tile box `tile` into a detached block (one core
-    running every tile): (UB bytes, the block). Raises TilingError when it
-    cannot be expanded so (or its cube buffers exceed `capacities`). The
+    running every tile; with the weights stationary, one core's tiles: the
+    row tiles of one column block): (UB bytes, the block, the last op before
+    the first tile when the weights are stationary). Raises TilingError when
+    it cannot be expanded so (or its cube buffers exceed `capacities`). The
     caller erases the block."""
-    tiles = math.prod(d // k for d, k in zip(st.iteration_shape(kernel), tile))
-    expansion = KernelExpansion(kernel, tile, 1, tiles, double_loads, capacities)
+    grid = [d // k for d, k in zip(st.iteration_shape(kernel), tile)]
+    per_core = grid[-2] if stationary == st.WEIGHTS_STATIONARY else math.prod(grid)
+    expansion = KernelExpansion(kernel, tile, 1, per_core, double_loads, capacities, stationary)
     scratch = Block()
-    return expansion.run(scratch), scratch
+    return expansion.run(scratch), scratch, expansion.tiles_start
 
 
 MAP_KERNEL_EXPANSIONS = {ConvOp: expand_conv, GemmOp: expand_gemm, ElementwiseOp: expand_elementwise,

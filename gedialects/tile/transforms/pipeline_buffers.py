@@ -5,7 +5,8 @@ When a core runs more than one tile, each load that moves with the tile gets
 loop `tile.pipeline`, so convert-tile-to-npu alternates the copies and the
 load of tile i+1 overlaps the compute of tile i. A kernel whose doubled
 buffers would not fit in UB keeps single buffers (the footprint is measured
-on the expansion, as tile-select-tiling does)."""
+on the expansion, as tile-select-tiling does). A weights-stationary matmul
+kernel's tiles are unrolled, not a loop: its loads stay single."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ class TilePipelineBuffersPass(ModulePass):
         for kernel, tiling in st.tiled_kernels(op):
             dist = kernel.attributes.get(st.DISTRIBUTION_ATTR)
             per_core = dist.per_core.data if isinstance(dist, st.DistributionAttr) else tiling.tiles
-            if per_core < 2:
+            if per_core < 2 or tiling.weights_stationary:  # the latter's tiles are unrolled, not a loop
                 continue
             try:
-                ub_bytes, body = dry_run(kernel, tiling.tile_shape, True, dict(config.capacity_bytes))
+                ub_bytes, body, _ = dry_run(kernel, tiling.tile_shape, True, dict(config.capacity_bytes))
             except TilingError as e:
                 raise PassFailedException(f"tile.kernel {kernel.sym_name.data}: {e}") from None
             body.erase(safe_erase=False)

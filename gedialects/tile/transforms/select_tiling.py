@@ -16,6 +16,13 @@ tiles spread over the cores that share HBM, loads overlapped with compute
 when a core runs more than one tile. The choice is recorded on the kernel as
 `tiling = #tile.tiling<tile = [...], grid = [...], ub_bytes = N, cycles = C>`.
 
+A matmul kernel's candidates are also priced with the weights stationary
+(`stationary = "weights"`: a core per column block, its row tiles one after
+another over that block of the weights, loaded once; up to
+MAX_STATIONARY_ROW_TILES row tiles): the BERT-base FFN's first product
+takes four row tiles of [32, 96] per core, its GELU overlapping the next
+tile's loads.
+
 A conv kernel (`tile.conv`) gets a `#tile.conv_tiling` instead: its band,
 channel block, chunk, K parts, core grid and loop order, chosen by the
 conv cost model on the same target formulas (conv_tiling.py); a pool
@@ -49,9 +56,16 @@ from gedialects.tile.pool import PoolOp
 from gedialects.tile.transdata import TransdataOp
 from gedialects.tile.transforms.conv_tiling import select_conv_tiling
 from gedialects.tile.transforms.elementwise_tiling import select_elementwise_tiling
-from gedialects.tile.transforms.expand_structured import TilingError, dry_run
+from gedialects.tile.transforms.expand_structured import TilingError, dry_run, elem_bytes
 from gedialects.tile.transforms.gemm_tiling import select_gemm_tiling
-from gedialects.tile.transforms.tile_cost import hoisted_cycles, hoisted_work, predicted_cycles, tile_work
+from gedialects.tile.transforms.tile_cost import (
+    TileWork,
+    hoisted_cycles,
+    hoisted_work,
+    predicted_cycles,
+    stationary_work,
+    tile_work,
+)
 from gedialects.tile.transforms.pool_tiling import select_pool_tiling
 from gedialects.tile.transforms.transdata_tiling import select_transdata_tiling
 from target.config import TargetConfig, load_target
@@ -92,15 +106,17 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
     reasons: list[tuple[int, str]] = []  # (tile elements, why it failed)
     has_matmul = any(isinstance(op, st.BatchMatmulOp) for op in kernel.body.block.ops)
     candidates = matmul_tiles(shape) if has_matmul else candidate_tiles(shape, split_last=not has_reduction)
+    works: dict[tuple[int, ...], TileWork] = {}  # each feasible tile box's work, for the weights-stationary bound
     for tile in candidates:
         tiles = math.prod(d // k for d, k in zip(shape, tile))
         double = tiles > config.vector_cores  # some core runs more than one tile
         try:
-            ub_bytes, body = dry_run(kernel, tile, double, dict(config.capacity_bytes))
+            ub_bytes, body, _ = dry_run(kernel, tile, double, dict(config.capacity_bytes))
         except TilingError as e:
             reasons.append((math.prod(tile), str(e)))
             continue
         work, once = tile_work(body, config), hoisted_work(body, config)
+        works[tuple(tile)] = work
         body.erase(safe_erase=False)
         if ub_bytes > capacity:
             reasons.append((math.prod(tile), f"tile {list(tile)} needs {ub_bytes} bytes of UB, the target has {capacity}"))
@@ -110,11 +126,59 @@ def choose_tiling(kernel: t.KernelOp, config: TargetConfig) -> st.TilingAttr:
         if best is None or key < best[:2]:
             grid = [d // k for d, k in zip(shape, tile)]
             best = (cycles, -math.prod(tile), st.TilingAttr(tile, grid, ub_bytes, cycles))
+    for tile in candidates if has_matmul else ():
+        if tuple(tile) not in works:
+            continue  # a box the row-major expansion cannot build is no better kept stationary
+        weights = _weights_stationary(kernel, shape, tile, config, works[tuple(tile)], None if best is None else best[0])
+        if weights is not None and (best is None or weights[:2] < best[:2]):
+            best = weights
     if best is None:
         # the smallest tile's failure is the blocker (a larger one fails for more reasons)
         why = min(reasons, key=lambda r: r[0])[1] if reasons else "no candidate tile"
         raise TilingError(f"no tiling of {list(shape)} fits: {why}")
     return best[2]
+
+
+MAX_STATIONARY_ROW_TILES = 8
+"""The most row tiles a core runs over one block of stationary weights: the
+tiles are unrolled, and past a few the weights' one load is a small share
+of each tile's work anyway."""
+
+
+def _weights_stationary(kernel: t.KernelOp, shape: Sequence[int], tile: Sequence[int], config: TargetConfig,
+                        row_major: TileWork, to_beat: int | None) -> tuple[int, int, st.TilingAttr] | None:
+    """(cycles, -tile elements, tiling) of a matmul tile box with the
+    weights stationary -- a core per column block, its row tiles one after
+    another, its block of the weights loaded once -- or None when the
+    expansion cannot build it (gedialects/tile/transforms/expand_structured.py),
+    it needs more cores or UB than the target has, or it cannot beat
+    `to_beat` cycles. Priced as the others: the weights' copy once per core,
+    then the row tiles double-buffered. Before expanding it: at best each
+    core loads its weights block, then per row tile the longest of its rows
+    of the left operand, its cube and its vector work (`row_major`: the
+    same box's work in row-major order)."""
+    grid = [d // k for d, k in zip(shape, tile)]
+    rows, columns = grid[-2], grid[-1]
+    if not 2 <= rows <= MAX_STATIONARY_ROW_TILES or columns > config.vector_cores:
+        return None
+    product = next(op for op in kernel.body.block.ops if isinstance(op, st.BatchMatmulOp))
+    k = product.contraction()[2]
+    es = elem_bytes(product.a.type.element_type)  # type: ignore[attr-defined]
+    at_best = config.dma_cycles("gm_ub", k * tile[-1] * es, columns) + rows * max(
+        config.dma_cycles("gm_ub", tile[-2] * k * es, columns), row_major.cube_cycles, row_major.vector_cycles)
+    if to_beat is not None and at_best >= to_beat:
+        return None
+    try:
+        ub_bytes, body, start = dry_run(kernel, tile, False, dict(config.capacity_bytes), st.WEIGHTS_STATIONARY)
+    except TilingError:
+        return None  # the row-major candidates' failures say why a tiling does not fit
+    assert start is not None
+    once, per_tile = stationary_work(body, start, rows, config)
+    body.erase(safe_erase=False)
+    if ub_bytes > config.capacity_bytes["ub"]:
+        return None
+    cycles = hoisted_cycles(once, columns, config) + predicted_cycles(per_tile, rows * columns, config, cores=columns)
+    return cycles, -math.prod(tile), st.TilingAttr(tile, grid, ub_bytes, cycles, st.WEIGHTS_STATIONARY)
 
 
 MAP_KERNEL_TILINGS = {ConvOp: select_conv_tiling, GemmOp: select_gemm_tiling, ElementwiseOp: select_elementwise_tiling,

@@ -2,8 +2,9 @@
 own: `dma_cycles`, `vector_cycles`, `mmad_cycles` of the target config),
 read off the expansion itself: what one iteration of its tile loop moves
 and computes (`tile_work`), what it does once before the loop
-(`hoisted_work`), and the busiest core's cycles when the tiles are spread
-over the cores and double-buffered (`predicted_cycles`). Tiling choices
+(`hoisted_work`), a weights-stationary expansion's both (`stationary_work`),
+and the busiest core's cycles when the tiles are spread over the cores and
+double-buffered (`predicted_cycles`). Tiling choices
 (tile-select-tiling's structured kernels, the CNN elementwise kernels)
 compare candidates with it."""
 
@@ -50,6 +51,17 @@ def hoisted_work(body: Block, config: TargetConfig) -> TileWork:
     """The work the expansion does once, outside its tile loop: the loads
     that do not move with the tile (all of them when there is one tile)."""
     return _work([(op, 1) for op in body.ops if not isinstance(op, scf.ForOp)], config)
+
+
+def stationary_work(body: Block, tiles_start: Operation, tiles: int, config: TargetConfig) -> tuple[TileWork, TileWork]:
+    """(once, per tile) of a weights-stationary expansion of one core's
+    `tiles` (unrolled after `tiles_start`, the last op before them): the
+    weights' copy to L1, and the tiles' work shared out evenly."""
+    ops = list(body.ops)
+    split = ops.index(tiles_start) + 1
+    once = _work([(op, 1) for op in ops[:split]], config)
+    total = _work(_weighted_ops(ops[split:], 1), config)
+    return once, TileWork(*(-(-getattr(total, f) // tiles) for f in TileWork.__dataclass_fields__))
 
 
 def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
@@ -116,8 +128,12 @@ def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
     """The ops of a block and of the loops in it, each with how often it
     runs per execution of the block (a loop's trip count when its bounds are
     constants, else once)."""
+    return _weighted_ops(block.ops, times)
+
+
+def _weighted_ops(ops, times: int) -> list[tuple[Operation, int]]:
     out: list[tuple[Operation, int]] = []
-    for op in block.ops:
+    for op in ops:
         if isinstance(op, scf.ForOp):
             bounds = [b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
                       for b in (op.lb, op.ub, op.step)]
@@ -128,8 +144,10 @@ def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
     return out
 
 
-def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig) -> int:
-    cores = min(tiles, config.vector_cores)
+def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig, cores: int | None = None) -> int:
+    """The busiest core's cycles for `tiles` tiles of `work` over `cores`
+    cores (default: as many as there are tiles, at most the target's)."""
+    cores = min(tiles, config.vector_cores) if cores is None else cores
     per_core = -(-tiles // cores)
     latency = config.latency_cycles["dma_gm"]
     load = config.dma_cycles("gm_ub", work.bytes_in, cores) + (work.dmas_in - 1) * latency if work.bytes_in else 0
