@@ -153,12 +153,10 @@ class KernelExpansion:
             raise TilingError("a weights-stationary tiling needs FRACTAL_NZ weights")
         if any(g != 1 for g in self.grid[:-2]) or self.per_core != self.grid[-2]:
             raise TilingError("a weights-stationary tiling gives each core the row tiles of one column block")
+        last_use = self._last_uses()
         for i, op in enumerate(self.ops):
-            if isinstance(op, st.StoreOp) and self.last_use_of(op.value) != i:
+            if isinstance(op, st.StoreOp) and last_use[op.value] != i:
                 raise TilingError("a weights-stationary tiling stores values nothing reads after")
-
-    def last_use_of(self, v: SSAValue) -> int:
-        return max(i for i, op in enumerate(self.ops) if v in op.operands)
 
     # -- boxes -------------------------------------------------------------
     def aligned(self, shape: Sequence[int]) -> tuple[int, ...]:
@@ -228,7 +226,7 @@ class KernelExpansion:
         product = next(op for op in self.ops if isinstance(op, st.BatchMatmulOp))
         self.resident[product] = self.resident_right_operand(product, self._coordinates(first))
         self.tiles_start = self.b.builder.insertion_point.block.last_op
-        deferred: list[tuple[int, st.StoreOp, list[Index], Buffer]] = []
+        deferred: list[tuple[st.StoreOp, list[Index], Buffer]] = []
         for j in range(self.per_core):
             coords = self._coordinates(self.b.add(first, j) if j else first)
             for i, op in enumerate(self.ops):
@@ -241,7 +239,7 @@ class KernelExpansion:
                     self.matmul(op, coords)
                     self._store_deferred(deferred)
                 elif isinstance(op, st.StoreOp):
-                    deferred.append((i, op, coords, self.values.pop(op.value)))
+                    deferred.append((op, coords, self.values.pop(op.value)))
                     continue  # its buffer is released once stored
                 elif isinstance(op, st.MapOp):
                     self.map(op, i)
@@ -251,7 +249,7 @@ class KernelExpansion:
         self._store_deferred(deferred)
 
     def _store_deferred(self, deferred: list) -> None:
-        for _, op, coords, buf in deferred:
+        for op, coords, buf in deferred:
             self._dma(buf, self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(op, coords),
                                      op.gm_base()), op)
             self.pool.release(buf, False)
