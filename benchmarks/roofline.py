@@ -127,8 +127,15 @@ def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
 
     config, element_bytes = load_target(target), 4 if precision == "must_keep_origin_dtype" else 2
     by_name = {k.name: k for k in PROFILES[BERT_BASE_LAYER].kernels}
-    floor = sum(matmul_split_floor(by_name[k.name], config, element_bytes) for k in products
-                if k.name.endswith("_matmul"))
+    floors = {k.name: matmul_split_floor(by_name[k.name], config, element_bytes) for k in products
+              if k.name.endswith("_matmul")}
+    floor = sum(floors.values())
+    cycles = {k.name: k.cycles for k in products}  # a product split over K with its sum kernel
+    simulated = {name: cycles[name] + cycles.get(name + "_sum", 0) for name in floors}
+    first_node = {k.name: k.op_name.split(";")[0] for k in products}
+    print(f"{BERT_BASE_LAYER}: each dense layer, simulated / its floor: " + ", ".join(
+        f"{first_node[name]} {simulated[name]:,} / {at:,.0f}"
+        for name, at in sorted(floors.items(), key=lambda kv: kv[1] - simulated[kv[0]])))
 
     def at_floor(r) -> float:  # the layer with its dense layers' kernels at the floor, the rest as simulated
         own = sum(k.cycles for k in r.kernels if k.name.endswith(("_matmul", "_matmul_sum"))
