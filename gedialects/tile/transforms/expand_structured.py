@@ -5,7 +5,8 @@ For a kernel with a `#tile.tiling` (tile-select-tiling) and optionally a
 `#tile.distribution` (tile-distribute), the body becomes
 
     loads that do not depend on the tile position (hoisted, e.g. gamma)
-    for tile in this core's tiles  {tile.pipeline when a load is double-buffered}:
+    for tile in this core's tiles  {tile.pipeline when a load is double-buffered,
+                                    and then the stored map / product results too}:
         coordinates of the tile, GM offsets of every operand's box
         tile.copy GM -> UB of each load's box
         the maps, reductions and casts as tile.vec / tile.reduce / tile.cast
@@ -137,6 +138,7 @@ class KernelExpansion:
         self.staging: dict[tuple, list[Buffer]] = {}  # reserved UB staging buffers (weights stationary)
         self.staged = 0  # staged chunks so far: the reserved buffers alternate
         self.tiles_start: Operation | None = None  # the last op before the first tile (weights stationary)
+        self.stored_ping_pong: set[SSAValue] = set()  # map results stored from a pipelined loop (`run`)
 
     def _check_weights_stationary(self) -> None:
         """A weights-stationary expansion: one product of a constant
@@ -196,6 +198,9 @@ class KernelExpansion:
             self._weights_stationary_tiles(invariant)
             return self.pool.allocated
         pipeline = bool(double) and self.per_core > 1
+        # a pipelined loop's stored map and product results alternate too: the
+        # next tile's must not wait for this tile's store (MTE3) to read its buffer
+        self.stored_ping_pong = {op.value for op in self.ops if isinstance(op, st.StoreOp)} if pipeline else set()
         with self.b.core_tiles(self.tiles, self.cores, self.per_core, pipeline) as tile_index:
             coords = self._coordinates(tile_index)
             for i, op in enumerate(self.ops):
@@ -562,7 +567,10 @@ class KernelExpansion:
                 else:
                     self.load_right_operand_transposed(b0, b1, offset, kt, n1, kl)
                 self.b.emit(t.MatmulOp(l0c, a0, b0, mp, np_, kt, accumulate=kc > 0))
-        out = self.new_buffer(self.box_of(op.result), f32)
+        ping_pong = op.result in self.stored_ping_pong
+        out = self.new_buffer(self.box_of(op.result), f32, 2 if ping_pong else 1)
+        if ping_pong:
+            self.double.add(op.result)
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
         self.values[op.result] = out
@@ -736,8 +744,12 @@ class KernelExpansion:
     def map(self, op: st.MapOp, i: int) -> None:
         args = [self.values[x] for x in op.inputs]
         consumable = {self.values[x] for x in op.inputs if self._dies_here(x, i)}
+        into = None
+        if op.result in self.stored_ping_pong:
+            into = self.new_buffer(self.box_of(op.result), op.result.type.element_type, 2)  # type: ignore[attr-defined]
+            self.double.add(op.result)
         result = self.body.run(op.body.block, args, self.box_of(op.result),
-                               op.result.type.element_type, consumable)  # type: ignore[attr-defined]
+                               op.result.type.element_type, consumable, into)  # type: ignore[attr-defined]
         for x in op.inputs:  # an input whose buffer now holds the result is no longer its owner
             if self.values.get(x) is result:
                 del self.values[x]

@@ -5,8 +5,11 @@ When a core runs more than one tile, each load that moves with the tile gets
 loop `tile.pipeline`, so convert-tile-to-npu alternates the copies and the
 load of tile i+1 overlaps the compute of tile i. A kernel whose doubled
 buffers would not fit in UB keeps single buffers (the footprint is measured
-on the expansion, as tile-select-tiling does). A weights-stationary matmul
-kernel's tiles are unrolled, not a loop: its loads stay single."""
+on the expansion, as tile-select-tiling does). tile-expand-structured then
+doubles the stored map and product results of such a loop as well (the
+next tile's epilogue must not wait for this tile's store). A
+weights-stationary matmul kernel's tiles are unrolled, not a loop: its
+loads stay single."""
 
 from __future__ import annotations
 

@@ -1,10 +1,21 @@
 // tile-pipeline-buffers: loads that move with the tile are double-buffered
 // when a core runs several tiles; a loop-invariant load (gamma) is not.
+// tile-expand-structured then alternates the stored result too (EXPAND): the
+// next tile's map writes the other copy while this tile's store reads one.
 // RUN: ge-opt %s --split-input-file -p tile-pipeline-buffers | filecheck %s
+// RUN: ge-opt %s --split-input-file -p tile-pipeline-buffers,tile-expand-structured | filecheck %s --check-prefix=EXPAND
 
 // CHECK-LABEL: tile.program "two_per_core"
 // CHECK: %x = tile.load "x" {buffers = 2 : i64} : tensor<64x64xf32>
 // CHECK: %g = tile.load "g" : tensor<1x64xf32>
+// EXPAND-LABEL: tile.program "two_per_core"
+// EXPAND:       %[[G:[0-9]+]] = tile.alloc {shape = array<i64: 64>, layout = "ND", buffers = 1 : i64}
+// EXPAND-NEXT:  %[[X:[0-9]+]] = tile.alloc {shape = array<i64: 64>, layout = "ND", buffers = 2 : i64}
+// EXPAND-NEXT:  %[[Y:[0-9]+]] = tile.alloc {shape = array<i64: 64>, layout = "ND", buffers = 2 : i64}
+// EXPAND:       scf.for
+// EXPAND:         tile.vec "mul" %[[Y]], %[[X]], %[[G]]
+// EXPAND:         tile.copy %{{[0-9]+}}, %[[Y]] {{.*}} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+// EXPAND:       } {tile.pipeline = "ping-pong"}
 tile.program "two_per_core" {
   tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<64x64xf32>, layout = "ND"}
   tile.tensor {name = "g", kind = "constant", offset = 16384 : i64, type = tensor<1x64xf32>, layout = "ND", value = dense<1.0> : tensor<1x64xf32>}
@@ -26,6 +37,8 @@ tile.program "two_per_core" {
 // One tile per core: nothing to overlap.
 // CHECK-LABEL: tile.program "one_per_core"
 // CHECK: %x = tile.load "x" : tensor<4x64xf32>
+// EXPAND-LABEL: tile.program "one_per_core"
+// EXPAND-NOT:   buffers = 2
 tile.program "one_per_core" {
   tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<4x64xf32>, layout = "ND"}
   tile.tensor {name = "y", kind = "output", offset = 1024 : i64, type = tensor<4x64xf32>, layout = "ND"}
