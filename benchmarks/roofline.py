@@ -36,6 +36,11 @@ PROFILES: dict = {}
 """The simulator's profile of each model measured, by name."""
 
 
+def precision_bytes(precision: str) -> int:
+    """Bytes of a stored element under a precision mode (fp32 or fp16)."""
+    return 4 if precision == "must_keep_origin_dtype" else 2
+
+
 def model_path_and_inputs(name: str):
     if name == BERT_BASE_LAYER:
         import bert_base_layer  # benchmarks/
@@ -69,7 +74,7 @@ def measure(name: str, precision: str, target: str):
             Path(switch).write_text("AttentionFusionPass:off\n")
         compiled = gedialects.compile(path, precision_mode=precision, target=target, fusion_switch_file=switch)
     compiled.run(inputs)
-    element_bytes = 4 if precision == "must_keep_origin_dtype" else 2
+    element_bytes = precision_bytes(precision)
     PROFILES[name] = compiled.profile
     return run_bound(compiled.profile, load_target(target), element_bytes)
 
@@ -125,7 +130,7 @@ def bert_layer_summary(runs: dict, precision: str, target: str) -> None:
           f"to {max(errors):+.1%}")
     from target.config import load_target
 
-    config, element_bytes = load_target(target), 4 if precision == "must_keep_origin_dtype" else 2
+    config, element_bytes = load_target(target), precision_bytes(precision)
     by_name = {k.name: k for k in PROFILES[BERT_BASE_LAYER].kernels}
     floors = {k.name: matmul_split_floor(by_name[k.name], config, element_bytes) for k in products
               if k.name.endswith("_matmul")}
@@ -293,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     if "resnet50" in runs:
         conv_model_summary("resnet50", args.precision_mode, args.target)
         split_floor_summary("resnet50", runs["resnet50"], args.target,
-                            4 if args.precision_mode == "must_keep_origin_dtype" else 2)
+                            precision_bytes(args.precision_mode))
     if BERT_BASE_LAYER in runs and BERT_BASE_LAYER + UNFUSED in runs:
         bert_layer_summary(runs, args.precision_mode, args.target)
     return 0

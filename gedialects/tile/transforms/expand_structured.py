@@ -202,27 +202,36 @@ class KernelExpansion:
         # next tile's must not wait for this tile's store (MTE3) to read its buffer
         self.stored_ping_pong = {op.value for op in self.ops if isinstance(op, st.StoreOp)} if pipeline else set()
         with self.b.core_tiles(self.tiles, self.cores, self.per_core, pipeline) as tile_index:
-            coords = self._coordinates(tile_index)
-            for i, op in enumerate(self.ops):
-                if op in invariant:
-                    continue
-                if isinstance(op, st.LoadOp):
-                    if op.result not in self.cube_operands:  # the cube reads its operands itself
-                        self.load(op, coords)
-                elif isinstance(op, st.GatherOp):
-                    self.gather(op, coords)
-                elif isinstance(op, st.BatchMatmulOp):
-                    self.matmul(op, coords)
-                elif isinstance(op, st.AttentionOp):
-                    self.values[op.result] = expand_attention(self, op, coords)
-                elif isinstance(op, st.StoreOp):
-                    self.store(op, coords)
-                elif isinstance(op, st.MapOp):
-                    self.map(op, i)
-                elif isinstance(op, st.ReductionOp):
-                    self.reduction(op, i)
-                self._release_dead(op, i)
+            self._tile(self._coordinates(tile_index), invariant)
         return self.pool.allocated
+
+    def _tile(self, coords: list[Index], invariant: list, deferred: list | None = None) -> None:
+        """One tile's ops at `coords`. `deferred` (weights stationary): its
+        stores are kept there and emitted after the next product."""
+        for i, op in enumerate(self.ops):
+            if op in invariant:
+                continue
+            if isinstance(op, st.LoadOp):
+                if op.result not in self.cube_operands:  # the cube reads its operands itself
+                    self.load(op, coords)
+            elif isinstance(op, st.GatherOp):
+                self.gather(op, coords)
+            elif isinstance(op, st.BatchMatmulOp):
+                self.matmul(op, coords)
+                if deferred is not None:
+                    self._store_deferred(deferred)
+            elif isinstance(op, st.AttentionOp):
+                self.values[op.result] = expand_attention(self, op, coords)
+            elif isinstance(op, st.StoreOp) and deferred is not None:
+                deferred.append((op, coords, self.values.pop(op.value)))
+                continue  # its buffer is released once stored
+            elif isinstance(op, st.StoreOp):
+                self.store(op, coords)
+            elif isinstance(op, st.MapOp):
+                self.map(op, i)
+            elif isinstance(op, st.ReductionOp):
+                self.reduction(op, i)
+            self._release_dead(op, i)
 
     def _weights_stationary_tiles(self, invariant: list) -> None:
         """This core's tiles, unrolled, after its column block of the weights
@@ -233,31 +242,13 @@ class KernelExpansion:
         self.tiles_start = self.b.builder.insertion_point.block.last_op
         deferred: list[tuple[st.StoreOp, list[Index], Buffer]] = []
         for j in range(self.per_core):
-            coords = self._coordinates(self.b.add(first, j) if j else first)
-            for i, op in enumerate(self.ops):
-                if op in invariant:
-                    continue
-                if isinstance(op, st.LoadOp):
-                    if op.result not in self.cube_operands:
-                        self.load(op, coords)
-                elif isinstance(op, st.BatchMatmulOp):
-                    self.matmul(op, coords)
-                    self._store_deferred(deferred)
-                elif isinstance(op, st.StoreOp):
-                    deferred.append((op, coords, self.values.pop(op.value)))
-                    continue  # its buffer is released once stored
-                elif isinstance(op, st.MapOp):
-                    self.map(op, i)
-                elif isinstance(op, st.ReductionOp):
-                    self.reduction(op, i)
-                self._release_dead(op, i)
+            self._tile(self._coordinates(self.b.add(first, j) if j else first), invariant, deferred)
         self._store_deferred(deferred)
 
     def _store_deferred(self, deferred: list) -> None:
         for op, coords, buf in deferred:
-            self._dma(buf, self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(op, coords),
-                                     op.gm_base()), op)
-            self.pool.release(buf, False)
+            self.store(op, coords, buf)
+            self.pool.release(buf)
         deferred.clear()
 
     def resident_right_operand(self, op: st.BatchMatmulOp, coords) -> SSAValue:
@@ -338,9 +329,10 @@ class KernelExpansion:
         self._dma(buf, src, op)
         self.values[v] = buf
 
-    def store(self, op: st.StoreOp, coords) -> None:
+    def store(self, op: st.StoreOp, coords, buf: Buffer | None = None) -> None:
+        """`buf`: the stored value's buffer when it is no longer in `values` (a deferred store)."""
         v = op.value
-        buf = self.values[v]
+        buf = self.values[v] if buf is None else buf
         dst = self.b.at(self.b.gm(op.tensor.data, buf.element), self.gm_offset(op, coords), op.gm_base())
         self._dma(buf, dst, op)
 
@@ -567,10 +559,7 @@ class KernelExpansion:
                 else:
                     self.load_right_operand_transposed(b0, b1, offset, kt, n1, kl)
                 self.b.emit(t.MatmulOp(l0c, a0, b0, mp, np_, kt, accumulate=kc > 0))
-        ping_pong = op.result in self.stored_ping_pong
-        out = self.new_buffer(self.box_of(op.result), f32, 2 if ping_pong else 1)
-        if ping_pong:
-            self.double.add(op.result)
+        out = self.new_buffer(self.box_of(op.result), f32, self._copies(op.result))
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
         self.values[op.result] = out
@@ -745,15 +734,23 @@ class KernelExpansion:
         args = [self.values[x] for x in op.inputs]
         consumable = {self.values[x] for x in op.inputs if self._dies_here(x, i)}
         into = None
-        if op.result in self.stored_ping_pong:
-            into = self.new_buffer(self.box_of(op.result), op.result.type.element_type, 2)  # type: ignore[attr-defined]
-            self.double.add(op.result)
+        if op.result in self.stored_ping_pong:  # written straight into its two copies
+            into = self.new_buffer(self.box_of(op.result), op.result.type.element_type,  # type: ignore[attr-defined]
+                                   self._copies(op.result))
         result = self.body.run(op.body.block, args, self.box_of(op.result),
                                op.result.type.element_type, consumable, into)  # type: ignore[attr-defined]
         for x in op.inputs:  # an input whose buffer now holds the result is no longer its owner
             if self.values.get(x) is result:
                 del self.values[x]
         self.values[op.result] = result
+
+    def _copies(self, v: SSAValue) -> int:
+        """Buffers of a result: two (ping-pong, kept like a double-buffered
+        load's) when a pipelined loop stores it, else one."""
+        if v not in self.stored_ping_pong:
+            return 1
+        self.double.add(v)
+        return 2
 
     def _dies_here(self, v: SSAValue, i: int) -> bool:
         """v's buffer is free to overwrite at op i: its last use, moving with

@@ -44,7 +44,7 @@ class TileWork:
 def tile_work(body: Block, config: TargetConfig) -> TileWork:
     """The work of one iteration of the expansion's tile loop."""
     loop = next((op for op in body.ops if isinstance(op, scf.ForOp)), None)
-    return _work(_weighted(loop.body.block if loop is not None else body, 1), config)
+    return _work(_weighted((loop.body.block if loop is not None else body).ops, 1), config)
 
 
 def hoisted_work(body: Block, config: TargetConfig) -> TileWork:
@@ -60,7 +60,7 @@ def stationary_work(body: Block, tiles_start: Operation, tiles: int, config: Tar
     ops = list(body.ops)
     split = ops.index(tiles_start) + 1
     once = _work([(op, 1) for op in ops[:split]], config)
-    total = _work(_weighted_ops(ops[split:], 1), config)
+    total = _work(_weighted(ops[split:], 1), config)
     return once, TileWork(*(-(-getattr(total, f) // tiles) for f in TileWork.__dataclass_fields__))
 
 
@@ -124,21 +124,17 @@ def _planned_vector(op: t.VecOp, config: TargetConfig) -> list[int] | None:
         return None
 
 
-def _weighted(block: Block, times: int) -> list[tuple[Operation, int]]:
-    """The ops of a block and of the loops in it, each with how often it
-    runs per execution of the block (a loop's trip count when its bounds are
+def _weighted(ops, times: int) -> list[tuple[Operation, int]]:
+    """`ops` and the ops of the loops among them, each with how often it
+    runs per execution of `ops` (a loop's trip count when its bounds are
     constants, else once)."""
-    return _weighted_ops(block.ops, times)
-
-
-def _weighted_ops(ops, times: int) -> list[tuple[Operation, int]]:
     out: list[tuple[Operation, int]] = []
     for op in ops:
         if isinstance(op, scf.ForOp):
             bounds = [b.owner.value.value.data if isinstance(b.owner, arith.ConstantOp) else None
                       for b in (op.lb, op.ub, op.step)]
             trips = 1 if None in bounds else max(0, -(-(bounds[1] - bounds[0]) // bounds[2]))
-            out += _weighted(op.body.block, times * trips)
+            out += _weighted(op.body.block.ops, times * trips)
         else:
             out.append((op, times))
     return out
