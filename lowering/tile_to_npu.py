@@ -5,7 +5,8 @@
 * On-chip addresses come from tile-allocate (`offset` on every tile.alloc).
 * Ping-pong: a loop marked `tile.pipeline` is unrolled by two (plus a
   remainder loop of at most one iteration); the first copy of the body uses
-  the first address of every double buffer, the second copy the second.
+  the first address of every double buffer, the second copy the second
+  (swapped for a "pong-ping" loop, which follows a peeled first iteration).
 * Expansion: strided copies become DMA bursts (<= 4095 per instruction,
   gaps for strides, static unrolling of outer dims; a GM <-> UB or GM -> L1
   run that is not whole 32-byte blocks on chip is a padded DMA); vector ops become
@@ -47,6 +48,7 @@ from gedialects.npu.syntax import dtype_name
 from gedialects.npu.vector_ops import TILE_SPECS, Family
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
+from gedialects.tile.builder import PIPELINE_ATTR, PONG_PING
 from gedialects.tile.map_kernels import MapKernelOp
 from gedialects.tile.transforms.allocate import buffer_bytes
 from lowering.fp16_scaling import MASK_SENTINEL
@@ -260,7 +262,8 @@ class KernelTranslator:
     def loop(self, op: scf.ForOp) -> None:
         lb, ub, st = self.idx(op.lb), self.idx(op.ub), self.idx(op.step)
         body = op.body.block
-        pipelined = "tile.pipeline" in op.attributes
+        pipelined = PIPELINE_ATTR in op.attributes
+        first = 1 if pipelined and op.attributes[PIPELINE_ATTR] == StringAttr(PONG_PING) else 0  # the first copy used
 
         def run_body(iv: Index, parity: int) -> None:
             saved = self.parity
@@ -274,7 +277,7 @@ class KernelTranslator:
             if trips == 0:
                 return
             if trips == 1:
-                run_body(lb, 0)
+                run_body(lb, first)
                 return
             if not pipelined:
                 with self.k.loop(lb, ub, st) as iv:
@@ -282,10 +285,10 @@ class KernelTranslator:
                 return
             pairs_end = lb + (trips // 2) * 2 * st  # type: ignore[operator]
             with self.k.loop(lb, pairs_end, 2 * st) as iv:  # type: ignore[operator]
-                run_body(iv, 0)
-                run_body(self.k.add(iv, st), 1)
+                run_body(iv, first)
+                run_body(self.k.add(iv, st), 1 - first)
             if trips % 2:
-                run_body(pairs_end, 0)
+                run_body(pairs_end, first)
             return
         if not pipelined:
             with self.k.loop(lb, ub, st) as iv:
@@ -297,10 +300,10 @@ class KernelTranslator:
         n = self.k.emit(arith.MaxSIOp(n, self.k.value(0))).results[0]
         pairs_end = self.k.add(lb, self.k.mul(n, 2 * st))
         with self.k.loop(lb, pairs_end, 2 * st) as iv:
-            run_body(iv, 0)
-            run_body(self.k.add(iv, st), 1)
+            run_body(iv, first)
+            run_body(self.k.add(iv, st), 1 - first)
         with self.k.loop(pairs_end, ub, st) as iv:
-            run_body(iv, 0)
+            run_body(iv, first)
 
     # -- expansion ---------------------------------------------------------
     def copy(self, op: t.CopyOp) -> None:

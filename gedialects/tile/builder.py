@@ -15,6 +15,10 @@ from gedialects.tile import ops as t
 
 Index = int | SSAValue
 PIPELINE_ATTR = "tile.pipeline"
+PING_PONG = "ping-pong"
+"""A pipelined loop's first iteration uses the first copy of each double buffer."""
+PONG_PING = "pong-ping"
+"""A pipelined loop's first iteration uses the second copy (an iteration peeled before it used the first)."""
 """Marks a loop whose double buffers alternate per iteration (ping-pong)."""
 
 
@@ -82,13 +86,17 @@ class TileBuilder:
 
     # -- structure ---------------------------------------------------------
     @contextmanager
-    def loop(self, lower: Index, upper: Index, step: int = 1, pipeline: bool = False) -> Iterator[SSAValue]:
+    def loop(self, lower: Index, upper: Index, step: int = 1, pipeline: bool = False,
+             after_first: bool = False) -> Iterator[SSAValue]:
         """An scf.for; the body is built inside the `with`, the induction
-        variable is what it yields. `pipeline`: ping-pong its double buffers."""
+        variable is what it yields. `pipeline`: ping-pong its double buffers;
+        `after_first`: the loop continues an iteration emitted before it
+        (which used the first copies), so its own first iteration takes the
+        second copies ("pong-ping") and does not wait for that one's reads."""
         body = Block(arg_types=[IndexType()])
         op = scf.ForOp(self.value(lower), self.value(upper), self.value(step), [], body)
         if pipeline:
-            op.attributes[PIPELINE_ATTR] = StringAttr("ping-pong")
+            op.attributes[PIPELINE_ATTR] = StringAttr(PONG_PING if after_first else PING_PONG)
         self.emit(op)
         outer = self.builder
         self.builder = Builder(InsertPoint.at_end(body))

@@ -20,8 +20,14 @@ touching the union of what it touches):
   wait (sets and waits of a pair are both in program order).
 * loop-carried dependences (item b of iteration t before item a of iteration
   t+1): unless already ordered, a "buffer free" flag: `set_flag` right after
-  b, `wait_flag` before a, one set before the loop (so the first wait passes)
-  and one wait after it (so the kernel ends balanced). Event ids 1..7 per
+  b, `wait_flag` before a, one set before the loop (so the first wait passes;
+  right after the last item before the loop that what the wait guards
+  conflicts with, not at the loop, where it would wait for all of the
+  producer pipe's work) and one wait after it (so the kernel ends
+  balanced). A nested loop's accesses after such a wait need no forward
+  pair into the loop: a conv's loop over C1 slices that starts on the
+  second L0A/L0B copies, the first slice's mmad reading the first, loads
+  beside that mmad. Event ids 1..7 per
   (src, dst) pair, not used by enclosing loops; when they run out, flags of a
   pair are merged (one set after the latest producer, one wait before the
   earliest consumer), and as a last resort replaced by a forward pair.
@@ -147,7 +153,7 @@ def _is_instruction(op: Operation) -> bool:
     return isinstance(op, npu.NpuInstruction) and not isinstance(op, npu.FlagOp | npu.PipeBarrierOp)
 
 
-def _collect(block: Block, known: dict[int, list[Access]]) -> _Body:
+def _collect(block: Block, known: dict) -> _Body:
     """The block's items and their accesses; `known`: each instruction's
     accesses by id, computed once per kernel (a nested loop's instructions
     are items of every enclosing body too)."""
@@ -160,16 +166,24 @@ def _collect(block: Block, known: dict[int, list[Access]]) -> _Body:
 
     def of_loop(loop: scf.ForOp) -> list[Access]:
         """Everything a loop nest touches, in program order; once per loop
-        (each enclosing body asks again)."""
+        (each enclosing body asks again). Also records, per access, the
+        index of the item of the loop's own body it belongs to."""
         acc = known.get(id(loop))
         if acc is None:
-            acc = []
+            acc, items = [], []
+            index = 0
             for inner in loop.body.block.ops:
                 if isinstance(inner, scf.ForOp):
-                    acc += of_loop(inner)
+                    found = of_loop(inner)
                 elif _is_instruction(inner):
-                    acc += of(inner)
+                    found = of(inner)
+                else:
+                    continue
+                acc += found
+                items += [index] * len(found)
+                index += 1
             known[id(loop)] = acc
+            known[(id(loop), "items")] = items
         return acc
 
     body = _Body([])
@@ -208,19 +222,78 @@ def _latest_conflicts(body: _Body, a: Access, upto: int) -> dict[Pipe, int]:
 def insert_sync(kernel: npu.KernelOp) -> SyncStats:
     """Insert set_flag/wait_flag pairs into `kernel` (in place)."""
     stats = SyncStats()
-    _sync_block(kernel.body.block, None, defaultdict(set), stats, {})
+    _sync_block(kernel.body.block, None, defaultdict(set), stats, {}, {})
     return stats
 
 
-def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncStats,
-                known: dict[int, list[Access]]) -> None:
+@dataclass
+class _Plan:
+    """One body's dependences before event ids: forward pairs and loop-carried
+    flags, each [set before item s, wait before item w], per (producer pipe,
+    consumer pipe)."""
+    body: _Body
+    forward: dict[tuple[Pipe, Pipe], list[list[int]]]
+    carried: dict[tuple[Pipe, Pipe], list[list[int]]]
+    primes: dict[int, tuple[int, dict[tuple[Pipe, Pipe], dict[int, int]]]]
+    """Per nested loop (its item index): the earliest place for a priming
+    set, never above an earlier nested loop (whose flags may share the
+    event), and per pipes, per item of the loop's body, the place right
+    after the latest item before the loop it conflicts with."""
+
+    def prime_position(self, loop_item: int, key: tuple[Pipe, Pipe], guarded: range) -> int:
+        """Where the priming set of a flag of the loop whose first wait
+        guards the loop's items `guarded` goes: after every conflicting
+        producer of those items."""
+        floor, conflicts = self.primes[loop_item]
+        return max([floor] + [at for x, at in conflicts.get(key, {}).items() if x in guarded])
+
+    def first_waits(self) -> dict[tuple[Pipe, Pipe], int]:
+        """The first item each pair's wait precedes: what a wait on that pair
+        guards from the body's first iteration on (merging flags only moves
+        a wait earlier)."""
+        first: dict[tuple[Pipe, Pipe], int] = {}
+        for flags in (self.forward, self.carried):
+            for key, pairs in flags.items():
+                first[key] = min([first.get(key, len(self.body.items))] + [w for _, w in pairs])
+        return first
+
+
+def _plan(block: Block, loop: scf.ForOp | None, known: dict, plans: dict) -> _Plan:
+    """The dependences of `block` (a loop's body when `loop` is given).
+
+    A dependence of an item of a nested loop on an item i before that loop
+    needs no pair of this body when, in the nested loop's body, a wait on
+    the same two pipes precedes the dependent item: that wait takes a set
+    the producer pipe executes after i (a set within the iteration, or the
+    priming set of a loop-carried flag, which `_insert_prime` puts after
+    every item before the loop that the items it guards conflict with), so
+    the loop's first accesses to the other copy of a ping-pong buffer no
+    longer wait for i's pipe to finish with this copy."""
     body = _collect(block, known)
     n = len(body.items)
+
+    def guarded(j: int, k: int, producer: Pipe, consumer: Pipe) -> bool:
+        """Access k of item j, a nested loop's, comes after a wait of that loop on these pipes."""
+        item = body.items[j]
+        if not isinstance(item, scf.ForOp):
+            return False
+        inner = _loop_plan(item, known, plans).first_waits()
+        return known[(id(item), "items")][k] >= inner.get((producer, consumer), UNBOUNDED)
+
     forward: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [set before item s, wait before item w]
+    primes: dict[int, tuple[int, dict[tuple[Pipe, Pipe], dict[int, int]]]] = {}
     last_loop = -1  # the latest nested loop before j: no set moves above it
     for j in range(n):
-        for a in body.acc[j]:
+        if isinstance(body.items[j], scf.ForOp):
+            primes[j] = (last_loop + 1, defaultdict(dict))
+        for k, a in enumerate(body.acc[j]):
             for p, i in _latest_conflicts(body, a, j).items():
+                if j in primes:
+                    x = known[(id(body.items[j]), "items")][k]
+                    after = primes[j][1][(p, a.pipe)]
+                    after[x] = max(after.get(x, 0), i + 1)
+                if guarded(j, k, p, a.pipe):
+                    continue
                 pairs = forward[(p, a.pipe)]
                 if pairs and pairs[-1][0] > i:
                     continue  # a set after i, its wait before j
@@ -234,15 +307,35 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
     carried: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [s, w]
     if loop is not None:
         for j in range(n):
-            for a in body.acc[j]:
+            for k, a in enumerate(body.acc[j]):
                 for p, pb in _latest_conflicts(body, a, n).items():
                     key = (p, a.pipe)
+                    if guarded(j, k, p, a.pipe):
+                        continue
                     pairs = forward.get(key, [])
                     if pairs and (pairs[-1][0] > pb or pairs[0][1] <= j):
                         continue
                     if any(s > pb and w <= j for s, w in carried[key]):
                         continue
                     carried[key].append([pb + 1, j])
+    return _Plan(body, forward, carried, primes)
+
+
+def _loop_plan(loop: scf.ForOp, known: dict, plans: dict) -> _Plan:
+    """A nested loop's plan, computed once (its enclosing bodies ask first)."""
+    plan = plans.get(id(loop))
+    if plan is None:
+        plan = plans[id(loop)] = _plan(loop.body.block, loop, known, plans)
+    return plan
+
+
+def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncStats,
+                known: dict, plans: dict, outer: tuple[_Plan, int] | None = None) -> None:
+    """Flags for `block`; `outer`: the enclosing body's plan and the loop's
+    item index in it (where the loop's priming sets go)."""
+    deps = _loop_plan(loop, known, plans) if loop is not None else _plan(block, None, known, plans)
+    body, forward, carried = deps.body, deps.forward, deps.carried
+    n = len(body.items)
     # event ids for carried flags
     plan: list[tuple[tuple[Pipe, Pipe], int, int, int]] = []  # key, s, w, id
     for key, flags in carried.items():
@@ -269,14 +362,20 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
             else:
                 block.add_op(op)
 
+    waits_of: dict[tuple[Pipe, Pipe], list[int]] = defaultdict(list)  # where each pair's waits go
+    for key, _, w, _ in plan:
+        waits_of[key].append(w)
+    for key, pairs in forward.items():
+        waits_of[key] += [w for _, w in pairs]
     for key, s, w, e in plan:
         p, c = key
         assert loop is not None
         before(s, npu.SetFlagOp(p, c, e))
         before(w, npu.WaitFlagOp(p, c, e))
         parent = loop.parent_block()
-        assert parent is not None
-        parent.insert_op_before(npu.SetFlagOp(p, c, e), loop)
+        assert parent is not None and outer is not None
+        until = min([x for x in waits_of[key] if x > w], default=n)  # the items this wait is the latest before
+        _insert_prime(parent, outer, npu.SetFlagOp(p, c, e), key, range(w, until))
         parent.insert_op_after(npu.WaitFlagOp(p, c, e), loop)
         stats.carried += 1
     sets: dict[int, list[Operation]] = defaultdict(list)
@@ -294,9 +393,29 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
     inner_used = defaultdict(set, {k: set(v) for k, v in used.items()})
     for key, _, _, e in plan:
         inner_used[key].add(e)
-    for op in body.items:
+    for j, op in enumerate(body.items):
         if isinstance(op, scf.ForOp):
-            _sync_block(op.body.block, op, inner_used, stats, known)
+            _sync_block(op.body.block, op, inner_used, stats, known, plans, (deps, j))
+
+
+def _insert_prime(parent: Block, outer: tuple[_Plan, int], flag: Operation, key: tuple[Pipe, Pipe],
+                  guarded: range) -> None:
+    """A loop-carried flag's priming set (so the loop's first wait passes) as
+    early as its pipe's work allows: right after the latest item before the
+    loop that conflicts with the loop on the flag's pipes (at the loop, it
+    would wait for all of the producer pipe's work before the loop: a conv's
+    first load into the second L0A buffer for the mmad reading the first)."""
+    plan, j = outer
+    at = plan.prime_position(j, key, guarded)
+    items = plan.body.items
+    if at == j or (at > 0 and isinstance(items[at - 1], scf.ForOp)):
+        parent.insert_op_before(flag, items[at])  # after a loop's closing waits
+    elif at == 0:
+        first = parent.first_op
+        assert first is not None
+        parent.insert_op_before(flag, first)
+    else:
+        parent.insert_op_after(flag, items[at - 1])  # before the flags waiting at the next item
 
 
 class NpuInsertSyncPass(ModulePass):

@@ -257,7 +257,7 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
                 step, steps = (accumulate_direct, in_slices // group) if group else (accumulate, in_slices)
                 step(0, True, in_offset, qi)
                 if steps > 1:
-                    with kernel.loop(1, steps, 1, pipeline=True) as k:
+                    with kernel.loop(1, steps, 1, pipeline=True, after_first=True) as k:
                         step(k, False, in_offset, qi)
                 epilogue(block, oy, qi)
 

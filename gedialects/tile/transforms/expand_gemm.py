@@ -63,7 +63,7 @@ def expand_gemm(kernel_op: t.KernelOp, gemm: GemmOp, tiling: GemmTilingAttr) -> 
     with kernel.tiles(tiles, block_dim) as j:
         k_step(0, j, True)
         if K1 // k_fractals > 1:
-            with kernel.loop(1, K1 // k_fractals, 1, pipeline=True) as kk:
+            with kernel.loop(1, K1 // k_fractals, 1, pipeline=True, after_first=True) as kk:
                 k_step(kk, j, False)
         kernel.copy(ub_out, l0c, [tile_fractals * FRACTAL_ELEMS], [1], [1], cast=es == 2)
         if ub_bias is not None:

@@ -33,7 +33,7 @@
 // CHECK:           tile.im2col %[[L0A]]
 // CHECK:           tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 8 : i64}
 // CHECK:             tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {{{.*}}accumulate}
-// CHECK:           } {tile.pipeline = "ping-pong"}
+// CHECK:           } {tile.pipeline = "pong-ping"}
 // CHECK:           tile.vec "relu"
 // CHECK:       tile.kernel "k2_max_pool" attributes {kind = "max_pool", {{.*}}block_dim = 16 : i64}
 // CHECK:         tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>

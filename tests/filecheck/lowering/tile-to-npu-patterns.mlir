@@ -1,9 +1,11 @@
 // convert-tile-to-npu on lowered kernels: GM tensors become npu.input /
 // output / constant at their offsets, loops stay scf.for (one tile per core:
 // the conv's band is the core's index, no tile loop), the C1 loop's ping-pong
-// pairs get "buffer free" flags (one event per buffer, set before the loop,
-// waited after it), forward dependences set/wait event 0 right before the
-// consumer; copies are
+// pairs get "buffer free" flags (one event per buffer, waited after the loop;
+// the loop starts on the second copies, the first C1 slice having used the
+// first: the flag of the second copies is primed at the kernel's start, that
+// of the first right after the first slice's mmad), forward dependences
+// set/wait event 0 right before the consumer; copies are
 // npu.dma on the path's pipe (bursts with gaps), the cube is load_3d (im2col,
 // f32 = C0 8), load_2d (fractals) and mmad (init, then accumulate), the
 // vector unit vrelu with repeats. The hand-written tile IR at the end (after
@@ -22,6 +24,7 @@
 // CHECK:         npu.mmad f32
 // CHECK:       npu.launch @k0_transdata block_dim 32 stream 0
 // CHECK:       npu.kernel @k1_conv attributes {ge.kind = "conv"{{.*}}}
+// CHECK-NEXT:    npu.set_flag m -> mte1 event [[E1:[1-7]]]
 // CHECK:         npu.block_idx
 // CHECK:         npu.dma mte2 %{{.*}}, %{{.*}} nburst 4 len 512 src_gap 7680 : !npu.ptr<l1>, !npu.ptr<gm>
 // CHECK-NEXT:    npu.set_flag mte2 -> mte1 event 0
@@ -31,16 +34,15 @@
 // CHECK:         npu.load_2d %{{.*}}, %{{.*}} repeat 1 : !npu.ptr<l0b>, !npu.ptr<l1>
 // CHECK-NEXT:    npu.set_flag mte1 -> m event 0
 // CHECK-NEXT:    npu.wait_flag mte1 -> m event 0
-// CHECK-NEXT:    npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 8 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
-// CHECK:         npu.set_flag m -> mte1 event [[E1:[1-7]]]
+// CHECK-NEXT:    npu.mmad f32 %{{.*}}, %[[A0:[0-9]+]], %{{.*}} m 16 n 16 k 8 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
 // CHECK-NEXT:    npu.set_flag m -> mte1 event [[E2:[1-7]]]
 // CHECK-NEXT:    scf.for
 // CHECK:           npu.wait_flag m -> mte1 event [[E1]]
-// CHECK-NEXT:      npu.load_3d
-// CHECK:           npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 8 accumulate
+// CHECK-NEXT:      npu.load_3d %[[A1:[0-9]+]],
+// CHECK:           npu.mmad f32 %{{.*}}, %[[A1]], %{{.*}} m 16 n 16 k 8 accumulate
 // CHECK:           npu.set_flag m -> mte1 event [[E1]]
 // CHECK-NEXT:      npu.wait_flag m -> mte1 event [[E2]]
-// CHECK-NEXT:      npu.load_3d
+// CHECK-NEXT:      npu.load_3d %[[A0]],
 // CHECK:           npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 8 accumulate
 // CHECK-NEXT:      npu.set_flag m -> mte1 event [[E2]]
 // CHECK-NEXT:    }

@@ -320,3 +320,51 @@ npu.program @r gm_size 4096 {
   npu.launch @strided block_dim 1 stream 0
   npu.launch @touching block_dim 1 stream 0
 }
+
+// -----
+
+// A product peeled before its ping-pong loop (a conv's first C1 slice, then
+// a loop over the rest that starts on the second L0A/L0B copies): the peeled
+// mmad reads the first copies; the loop's first loads go to the second. No
+// flag makes mte1 wait for that mmad before entering the loop: the loop's
+// flag guarding the second copies is primed at the kernel's start, and the
+// one guarding the first copies right after the peeled mmad (on the cube
+// pipe, so the loop's reload of the first copies still waits for it).
+// CHECK-LABEL: npu.kernel @peeled_product
+// CHECK-NEXT:  npu.set_flag m -> mte1 event 1
+// CHECK:       npu.mmad f16 %{{.*}}, %[[A0:.*]], %[[B0:.*]] m 16 n 16 k 32 :
+// CHECK-NEXT:  npu.set_flag m -> mte1 event 2
+// CHECK-NOT:   npu.wait_flag m -> mte1
+// CHECK:       scf.for
+// CHECK-NEXT:    npu.wait_flag m -> mte1 event 1
+// CHECK-NEXT:    npu.load_2d %[[A1:.*]], %{{.*}} repeat 2
+// CHECK:         npu.mmad f16 %{{.*}}, %[[A1]], %{{.*}} m 16 n 16 k 32 accumulate
+// CHECK-NEXT:    npu.set_flag m -> mte1 event 1
+// CHECK-NEXT:    npu.wait_flag m -> mte1 event 2
+// CHECK-NEXT:    npu.load_2d %[[A0]], %{{.*}} repeat 2
+npu.program @peeled gm_size 4096 {
+  npu.input "x" at 0 : tensor<64xf16>
+  npu.kernel @peeled_product {
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c2 = arith.constant 2 : index
+    %l1 = npu.ptr l1 0
+    %a0 = npu.ptr l0a 0
+    %a1 = npu.ptr l0a 1024
+    %b0 = npu.ptr l0b 0
+    %b1 = npu.ptr l0b 1024
+    %c = npu.ptr l0c 0
+    npu.load_2d %a0, %l1 repeat 2 : !npu.ptr<l0a>, !npu.ptr<l1>
+    npu.load_2d %b0, %l1 repeat 2 : !npu.ptr<l0b>, !npu.ptr<l1>
+    npu.mmad f16 %c, %a0, %b0 m 16 n 16 k 32 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+    scf.for %k = %c1 to %c3 step %c2 {
+      npu.load_2d %a1, %l1 repeat 2 : !npu.ptr<l0a>, !npu.ptr<l1>
+      npu.load_2d %b1, %l1 repeat 2 : !npu.ptr<l0b>, !npu.ptr<l1>
+      npu.mmad f16 %c, %a1, %b1 m 16 n 16 k 32 accumulate : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+      npu.load_2d %a0, %l1 repeat 2 : !npu.ptr<l0a>, !npu.ptr<l1>
+      npu.load_2d %b0, %l1 repeat 2 : !npu.ptr<l0b>, !npu.ptr<l1>
+      npu.mmad f16 %c, %a0, %b0 m 16 n 16 k 32 accumulate : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+    }
+  }
+  npu.launch @peeled_product block_dim 1 stream 0
+}

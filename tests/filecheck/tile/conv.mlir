@@ -30,7 +30,8 @@
 // Each core's band: its 3 window rows of both C1 slices into L1 (5 rows a
 // slice: a row before and after for the edge bands, whose pad row is zeroed
 // there from a row of zeros in UB), then the weights; C1 slice 0 starts the
-// accumulation, slice 1 (the ping-pong loop) adds to it; then L0C -> UB,
+// accumulation, slice 1 (the ping-pong loop, starting on the second L0A/L0B
+// copies: "pong-ping") adds to it; then L0C -> UB,
 // relu, UB -> GM.
 // EXPAND-LABEL: tile.program "conv3x3"
 // EXPAND:       tile.kernel "k" attributes {kind = "conv", tiling = #tile.conv_tiling<{{.*}}>, block_dim = 4 : i64}
@@ -54,7 +55,7 @@
 // EXPAND-NEXT:    tile.load_fractal %[[L0B]], %[[W]] {count = 9 : i64, src_stride = 1 : i64}
 // EXPAND-NEXT:    tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 72 : i64}
 // EXPAND:           tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 72 : i64, accumulate}
-// EXPAND-NEXT:    } {tile.pipeline = "ping-pong"}
+// EXPAND-NEXT:    } {tile.pipeline = "pong-ping"}
 // EXPAND-NEXT:    tile.copy %[[UB]], %[[L0C]] {shape = array<i64: 256>
 // EXPAND-NEXT:    tile.vec "relu" %[[UB]], %[[UB]]
 // EXPAND:         tile.copy %{{.*}}, %[[UB]] {shape = array<i64: 1, 2, 1, 16, 8>, dst_strides = array<i64: 1024, 512, 128, 8, 1>, src_strides = array<i64: 256, 8, 256, 16, 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
