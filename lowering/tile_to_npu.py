@@ -34,13 +34,12 @@ from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.dma import plan_copy
-from gedialects.npu.vector_plan import vector_plan
+from gedialects.npu.vector_plan import reduce_plan, vector_plan
 from gedialects.npu.isa import (
     BLOCKS_PER_REPEAT,
     DMA_PATHS,
     MAX_NBURST,
     MAX_REPEAT,
-    MAX_STRIDE,
     REPEAT_BYTES,
     MemSpace,
 )
@@ -70,6 +69,7 @@ class Ref:
     dyn: Index  # elements (0 if none)
     es: int
     space: str
+    end: int | None = None  # elements from the buffer's start that accesses stay below (tile.at's within)
 
 
 # tile.vec op -> the npu instruction it becomes (the table in gedialects/npu/vector_ops.py).
@@ -144,7 +144,7 @@ class KernelTranslator:
             if alloc.buffers.value.data == 2:
                 base += self.parity * nbytes
             static = base + (r.off + extra) * r.es
-            end = base + nbytes
+            end = base + (nbytes if r.end is None else min(nbytes, r.end * r.es))
         if isinstance(r.dyn, int):
             return self.k.ptr(r.space, static + r.dyn * r.es)
         return self.k.ptr(r.space, static, self.imul(r.dyn, r.es), None if end is None else end - static)
@@ -179,7 +179,9 @@ class KernelTranslator:
         elif isinstance(op, t.AtOp):
             r = self.ref(op.ref)
             dyn = r.dyn if op.dyn is None else self.iadd(r.dyn, self.idx(op.dyn))
-            self.env[op.result] = Ref(r.base, r.off + op.offset.value.data, dyn, r.es, r.space)
+            off = r.off + op.offset.value.data
+            end = r.end if op.within is None else off + op.within.value.data
+            self.env[op.result] = Ref(r.base, off, dyn, r.es, r.space, end)
         elif isinstance(op, t.LoadIndexOp):
             ref = self.ref(op.ref)
             element = op.ref.type.element  # type: ignore[attr-defined]
@@ -368,50 +370,18 @@ class KernelTranslator:
 
     def reduce(self, op: t.ReduceOp) -> None:
         dst, src = self.ref(op.dst), self.ref(op.src)
-        es = src.es
-        dt = "f16" if es == 2 else "f32"
-        epb, epr = 32 // es, 256 // es
-        rows, cols, rs = op.rows.value.data, op.cols.value.data, op.row_stride.value.data
-        if rs % epb:
-            raise PassFailedException("tile.reduce: rows must start on 32-byte blocks")
+        dt = "f16" if src.es == 2 else "f32"
         fold = npu.VaddOp if op.op.data == "sum" else npu.VmaxOp
         red = npu.VreduceSumOp if op.op.data == "sum" else npu.VreduceMaxOp
-        if rs // epb > MAX_STRIDE:  # rows too far apart for one repeat per row
-            if rows > 1:  # each row's result would land at an unaligned UB address
-                raise PassFailedException(
-                    f"tile.reduce: {rows} rows {rs // epb} blocks apart (at most {MAX_STRIDE}): narrow them first "
-                    "(tile-expand-structured does)"
-                )
-            self._fold_row(fold, red, dt, dst, src, 0, cols, epr)
-            return
-        for r0 in range(0, rows, MAX_REPEAT):
-            nr = min(MAX_REPEAT, rows - r0)
-            base = r0 * rs
-            rep = rs // epb
-            for c in range(1, -(-cols // epr)):
-                m = min(epr, cols - c * epr)
-                self.emit(
-                    fold(dt, self.ptr(src, base), self.ptr(src, base), self.ptr(src, base + c * epr),
-                         repeat=nr, mask=m, dst_rep=rep, src0_rep=rep, src1_rep=rep)
-                )
-            self.emit(red(dt, self.ptr(dst, r0), self.ptr(src, base), repeat=nr, mask=min(cols, epr), src_rep=rep))
-
-
-    def _fold_row(self, fold, red, dt, dst, src, base: int, cols: int, epr: int) -> None:
-        """Reduce one long row into dst: add (or max) its second half onto its
-        first, in contiguous repeats, until one repeat is left; then reduce it."""
-        width = cols
-        while width > epr:
-            half = -(-(-(-width // 2)) // epr) * epr  # the first half, whole repeats
-            rest = width - half
-            full, tail = divmod(rest, epr)
-            for start, repeat, mask in ((0, full, epr), (full * epr, 1 if tail else 0, tail)):
-                for r0 in range(0, repeat, MAX_REPEAT):
-                    n = min(MAX_REPEAT, repeat - r0)
-                    at = base + start + r0 * epr
-                    self.emit(fold(dt, self.ptr(src, at), self.ptr(src, at), self.ptr(src, at + half), repeat=n, mask=mask))
-            width = half
-        self.emit(red(dt, self.ptr(dst), self.ptr(src, base), repeat=1, mask=width))
+        for step in reduce_plan(op.rows.value.data, op.cols.value.data, op.row_stride.value.data, src.es):
+            if step.reduce:
+                strides = {} if step.rep is None else {"src_rep": step.rep}
+                self.emit(red(dt, self.ptr(dst, step.dst), self.ptr(src, step.src0), repeat=step.repeat,
+                              mask=step.mask, **strides))
+            else:
+                strides = {} if step.rep is None else {"dst_rep": step.rep, "src0_rep": step.rep, "src1_rep": step.rep}
+                self.emit(fold(dt, self.ptr(src, step.dst), self.ptr(src, step.src0), self.ptr(src, step.src1),
+                               repeat=step.repeat, mask=step.mask, **strides))
 
 
 def _scales_by_a_mask_sentinel(kernel: Operation) -> bool:

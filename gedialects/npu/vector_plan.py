@@ -1,11 +1,13 @@
 """How a tile.vec over a strided box becomes vector instructions
-(`vector_plan`): the one definition convert-tile-to-npu emits and the tile
-cost model counts (gedialects/tile/transforms/tile_cost.py), as
-gedialects/npu/dma.py's `plan_copy` is for copies."""
+(`vector_plan`), and a tile.reduce (`reduce_plan`): the one definition
+convert-tile-to-npu emits and the tile cost model counts
+(gedialects/tile/transforms/tile_cost.py), as gedialects/npu/dma.py's
+`plan_copy` is for copies."""
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 from xdsl.utils.exceptions import PassFailedException
 
@@ -97,3 +99,57 @@ def vector_plan(shape, strides, es, config):
                             o2[o] += r0 * cands[ri][1][o]
                     mask = inner_mask if inner_mask is not None else bcount * epb
                     yield (o2, rcount, mask, blk, rep)
+
+
+@dataclass(frozen=True)
+class ReduceStep:
+    """One instruction of a row reduction (`reduce_plan`): a fold (vadd /
+    vmax of `src1` onto `src0`, written to `dst`) or the final vreduce of
+    `src0` into `dst`; element offsets into the source (a fold's `dst`) or
+    the result (a reduce's `dst`); `rep`: every operand's repeat stride in
+    blocks (None: contiguous repeats)."""
+
+    reduce: bool
+    dst: int
+    src0: int
+    src1: int
+    repeat: int
+    mask: int
+    rep: int | None
+
+
+def reduce_plan(rows: int, cols: int, row_stride: int, es: int) -> list[ReduceStep]:
+    """The instructions of a tile.reduce of `rows` rows of `cols` elements
+    `row_stride` apart: per group of at most MAX_REPEAT rows, one repeat per
+    row, each row's later repeats folded onto its first, then one vreduce;
+    a single row too long for that (its stride beyond MAX_STRIDE blocks)
+    halved onto itself in contiguous repeats until one repeat is left.
+    What convert-tile-to-npu emits and the tile cost model prices."""
+    epb, epr = 32 // es, 256 // es
+    if row_stride % epb:
+        raise PassFailedException("tile.reduce: rows must start on 32-byte blocks")
+    steps: list[ReduceStep] = []
+    if row_stride // epb > MAX_STRIDE:  # rows too far apart for one repeat per row
+        if rows > 1:  # each row's result would land at an unaligned UB address
+            raise PassFailedException(
+                f"tile.reduce: {rows} rows {row_stride // epb} blocks apart (at most {MAX_STRIDE}): narrow them first "
+                "(tile-expand-structured does)"
+            )
+        width = cols
+        while width > epr:
+            half = -(-(-(-width // 2)) // epr) * epr  # the first half, whole repeats
+            full, tail = divmod(width - half, epr)
+            for start, repeat, mask in ((0, full, epr), (full * epr, 1 if tail else 0, tail)):
+                for r0 in range(0, repeat, MAX_REPEAT):
+                    at = start + r0 * epr
+                    steps.append(ReduceStep(False, at, at, at + half, min(MAX_REPEAT, repeat - r0), mask, None))
+            width = half
+        return steps + [ReduceStep(True, 0, 0, 0, 1, width, None)]
+    rep = row_stride // epb
+    for r0 in range(0, rows, MAX_REPEAT):
+        nr = min(MAX_REPEAT, rows - r0)
+        base = r0 * row_stride
+        for c in range(1, -(-cols // epr)):
+            steps.append(ReduceStep(False, base, base, base + c * epr, nr, min(epr, cols - c * epr), rep))
+        steps.append(ReduceStep(True, r0, base, base, nr, min(cols, epr), rep))
+    return steps

@@ -138,12 +138,14 @@ class TileBuilder:
     def gm(self, tensor: str, element: Attribute) -> SSAValue:
         return self.emit(t.GmOp(tensor, element)).results[0]
 
-    def at(self, ref: SSAValue, dynamic: Index = 0, offset: int = 0) -> SSAValue:
+    def at(self, ref: SSAValue, dynamic: Index = 0, offset: int = 0, within: int | None = None) -> SSAValue:
+        """ref advanced by `offset` + `dynamic` elements; `within`: the
+        elements from there that accesses through it stay in (tile.at)."""
         if isinstance(dynamic, int):
             offset, dynamic = offset + dynamic, None
-        if offset == 0 and dynamic is None:
+        if offset == 0 and dynamic is None and within is None:
             return ref
-        return self.emit(t.AtOp(ref, offset, dynamic)).results[0]
+        return self.emit(t.AtOp(ref, offset, dynamic, within)).results[0]
 
     def copy(self, dst: SSAValue, src: SSAValue, shape: Sequence[int], dst_strides: Sequence[int],
              src_strides: Sequence[int], cast: bool = False) -> None:
@@ -181,6 +183,7 @@ class TileKernelBuilder(TileBuilder):
         """A reference to the GM tensor `name`."""
         return super().gm(name, elem or self.elem)
 
-    def at(self, ref: SSAValue, offset: int = 0, dynamic: Index = 0) -> SSAValue:  # type: ignore[override]
-        """ref advanced by `offset` + `dynamic` elements."""
-        return super().at(ref, dynamic, offset)
+    def at(self, ref: SSAValue, offset: int = 0, dynamic: Index = 0,  # type: ignore[override]
+           within: int | None = None) -> SSAValue:
+        """ref advanced by `offset` + `dynamic` elements (`within`: tile.at's)."""
+        return super().at(ref, dynamic, offset, within)

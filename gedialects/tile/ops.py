@@ -378,21 +378,27 @@ class GmOp(TileOp):
 
 @irdl_op_definition
 class AtOp(TileOp):
-    """`ref + dyn + offset` elements (dyn an index value)."""
+    """`ref + dyn + offset` elements (dyn an index value). `within`: what
+    every access through the result touches, at any `dyn`, lies within that
+    many elements from `ref + offset` (an on-chip reference's footprint for
+    npu-insert-sync, which otherwise takes the rest of the buffer: a loop
+    over one panel of a buffer then looks as if it read the later panels,
+    and waits for their copies)."""
 
     name = "tile.at"
     ref = operand_def(RefType)
     dyn = opt_operand_def(IndexType)
     offset = prop_def(IntegerAttr)
+    within = opt_prop_def(IntegerAttr)
     result = result_def(RefType)
     assembly_format = "$ref (`+` $dyn^)? attr-dict `:` type($ref) `->` type($result)"
 
-    def __init__(self, ref: SSAValue, offset: int = 0, dyn: SSAValue | None = None):
-        super().__init__(
-            operands=[ref, [dyn] if dyn is not None else []],
-            properties={"offset": IntegerAttr(offset, i64)},
-            result_types=[ref.type],
-        )
+    def __init__(self, ref: SSAValue, offset: int = 0, dyn: SSAValue | None = None, within: int | None = None):
+        properties = {"offset": IntegerAttr(offset, i64)}
+        if within is not None:
+            properties["within"] = IntegerAttr(within, i64)
+        super().__init__(operands=[ref, [dyn] if dyn is not None else []], properties=properties,
+                         result_types=[ref.type])
 
 
 def gm_tensor_of(ref: SSAValue) -> str | None:

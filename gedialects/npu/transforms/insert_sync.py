@@ -14,8 +14,10 @@ touching the union of what it touches):
   on P share one pair, its set after the latest producer). The set goes
   as early as the producer allows, so a consumer never waits for P's later,
   unrelated work (a DMA into one ping-pong buffer does not wait for the
-  scatter of the other); it never moves above a nested loop, whose own
-  pairs would take its set first. These pairs use event 0: sets are
+  scatter of the other); it never moves above a nested loop with flags
+  of the same two pipes, whose own pairs would take its set first (other
+  loops it passes: a conv's first C1 panel does not wait for the loops
+  zeroing the padding rows of the later panels). These pairs use event 0: sets are
   counted and a wait takes the oldest, so the k-th set pairs with the k-th
   wait (sets and waits of a pair are both in program order).
 * loop-carried dependences (item b of iteration t before item a of iteration
@@ -282,7 +284,10 @@ def _plan(block: Block, loop: scf.ForOp | None, known: dict, plans: dict) -> _Pl
 
     forward: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [set before item s, wait before item w]
     primes: dict[int, tuple[int, dict[tuple[Pipe, Pipe], dict[int, int]]]] = {}
-    last_loop = -1  # the latest nested loop before j: no set moves above it
+    last_loop = -1  # the latest nested loop before j
+    # per pair of pipes, the latest nested loop before j with flags of that pair: no set
+    # moves above it (its own pairs would take the set first); other loops it may pass
+    last_loop_of: dict[tuple[Pipe, Pipe], int] = {}
     for j in range(n):
         if isinstance(body.items[j], scf.ForOp):
             primes[j] = (last_loop + 1, defaultdict(dict))
@@ -297,13 +302,15 @@ def _plan(block: Block, loop: scf.ForOp | None, known: dict, plans: dict) -> _Pl
                 pairs = forward[(p, a.pipe)]
                 if pairs and pairs[-1][0] > i:
                     continue  # a set after i, its wait before j
-                s = max(i + 1, last_loop + 1)
+                s = max(i + 1, last_loop_of.get((p, a.pipe), -1) + 1)
                 if pairs and pairs[-1][1] == j:
                     pairs[-1][0] = s
                 else:
                     pairs.append([s, j])
         if isinstance(body.items[j], scf.ForOp):
             last_loop = j
+            for key in _loop_pairs(body.items[j], known, plans):
+                last_loop_of[key] = j
     carried: dict[tuple[Pipe, Pipe], list[list[int]]] = defaultdict(list)  # [s, w]
     if loop is not None:
         for j in range(n):
@@ -319,6 +326,20 @@ def _plan(block: Block, loop: scf.ForOp | None, known: dict, plans: dict) -> _Pl
                         continue
                     carried[key].append([pb + 1, j])
     return _Plan(body, forward, carried, primes)
+
+
+def _loop_pairs(loop: scf.ForOp, known: dict, plans: dict) -> set[tuple[Pipe, Pipe]]:
+    """The pairs of pipes a loop nest may have flags of (forward pairs, and
+    loop-carried flags, which become forward pairs when events run out)."""
+    pairs = plans.get((id(loop), "pairs"))
+    if pairs is None:
+        plan = _loop_plan(loop, known, plans)
+        pairs = set(plan.forward) | set(plan.carried)
+        for item in plan.body.items:
+            if isinstance(item, scf.ForOp):
+                pairs |= _loop_pairs(item, known, plans)
+        plans[(id(loop), "pairs")] = pairs
+    return pairs
 
 
 def _loop_plan(loop: scf.ForOp, known: dict, plans: dict) -> _Plan:

@@ -37,6 +37,8 @@ STAGED_EPILOGUE_TILES = 4
 """UB a staged conv's epilogue may take, in fp32 tiles: result, residual, two temporaries."""
 EPILOGUE_VECTOR_OPS = 2
 """Cost model: vector ops of a chunk's epilogue (bias or residual, activation)."""
+MAX_CONV_PANELS = 8
+"""Most C1 panels a tile's first chunk takes its operands' copies in (each panel's copies are DMAs of their own)."""
 
 
 @dataclass(frozen=True)
@@ -105,9 +107,14 @@ def band_dmas(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pixel
     """DMA instructions that copy `count` rows of every C1 slice of the
     band from GM to L1, the slices `slice_pixels` apart there (default: the
     rows'), as npu/dma.py plans the copy."""
+    return band_dmas_of(conv, count, elem_bytes, c0, slice_pixels, conv.in_slices)
+
+
+def band_dmas_of(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pixels: int, slices: int) -> int:
+    """`band_dmas` for `slices` C1 slices of the band (one panel's)."""
     row = conv.in_w * c0
     stored_w, stored_h = conv.stored_w or conv.in_w, conv.stored_h or conv.in_h
-    plan = plan_copy([conv.in_slices, count, conv.in_w, c0], [(slice_pixels * c0) or count * row, row, c0, 1],
+    plan = plan_copy([slices, count, conv.in_w, c0], [(slice_pixels * c0) or count * row, row, c0, 1],
                      [stored_h * stored_w * c0, conv.row_step * stored_w * c0, conv.col_step * c0, 1],
                      elem_bytes, elem_bytes, "l1", "gm")
     return plan.instructions
@@ -192,6 +199,7 @@ class ConvTiling:
     grid: CoreGrid
     cycles: float  # the cost model's prediction for the busiest core
     slices_per_mmad: int = 0  # a direct 1x1 conv's C1 slices per mmad (its A fractals loaded as they lie); 0: im2col
+    panels: int = 1  # C1 panels a tile's first chunk takes its operands' copies in (`conv_panels`)
 
 
 def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
@@ -259,29 +267,50 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                 for group, slice_pixels in paths:
                     if conv.in_slices * slice_pixels * c0 * es + weight_bytes > cap["l1"]:
                         continue
-                    tile_cycles = _tile_cycles(target, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
+                    tile_work = _tile_cycles(target, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
                                                units * blocks, group)
                     if best is not None:  # no grid beats the whole work spread evenly, with no traffic
-                        floor = units * blocks / cores * (tile_cycles + instrs_tile * ISSUE_CYCLES)
+                        floor = units * blocks / cores * (tile_work.cycles + instrs_tile * ISSUE_CYCLES)
                         if floor >= best[0]:
                             continue
                     dmas = band_dmas(conv, window.count, es, c0, slice_pixels)
                     for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
-                        cost = _grid_cycles(target, conv, grid, band_bytes, weight_bytes, window.count, dmas,
-                                            dma_latency, tile_cycles, instrs_tile)
+                        cost, panels = _grid_cycles(target, conv, grid, band_bytes, weight_bytes, window.count, dmas,
+                                                    dma_latency, tile_work, instrs_tile, slice_pixels)
                         if best is None or cost < best[0]:
-                            best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group)
+                            best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels)
     if best is None:
         raise TilingError(
             f"no conv tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
             f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
-    cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group = best
+    cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels = best
     return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost,
-                      group)
+                      group, panels)
+
+
+@dataclass(frozen=True)
+class ConvTileWork:
+    """One tile's cycles once its band and weights are in L1 (`cycles`:
+    per chunk the longer of its mmads and the previous chunk's store, then
+    its epilogue), the L1 -> L0A and L1 -> L0B loads its first mmad waits
+    for (`first_a`, `first_b`: later ones go beside the previous mmad; of
+    the first, those of the operand copied to L1 first go beside the other's
+    copy), and what of the last chunk's store no next chunk hides
+    (`last_store`: the store `cycles` counted in place of the first chunk's
+    mmads, when shorter)."""
+
+    cycles: float
+    first_a: float
+    first_b: float
+    last_store: float
+    cube: float  # one chunk's mmads (with the loads beside them)
+    vector: float  # one chunk's epilogue after its mmads (L0C -> UB, its vector work, the residual's exposed load)
+    residual: float  # one chunk's residual load (MTE2; 0 without a residual)
+    steps: int  # mmads per chunk and K part: C1 slices, or groups of slices (direct)
 
 
 def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int, tile_fractals: int,
-                 part_taps: int, nparts: int, tiles: int, group: int) -> float:
+                 part_taps: int, nparts: int, tiles: int, group: int) -> ConvTileWork:
     """Cycles of one tile once its band and weights are in L1, chunk by
     chunk: the MTE1 loads into L0A and L0B beside the previous mmad
     (L0A/L0B are double-buffered) -- per C1 slice and K part an im2col and
@@ -294,21 +323,25 @@ def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int,
     dtype = "f16" if target.fp16 else "f32"
     channels = tile_fractals * CUBE_CHANNELS
     if group:
-        mte1 = (chunk_m // 16 * config.dma_cycles("l1_l0a", group * FRACTAL_BYTES)
-                + config.dma_cycles("l1_l0b", group * tile_fractals * FRACTAL_BYTES))
-        cube = conv.in_slices // group * max(config.mmad_cycles(dtype, chunk_m, channels, group * target.c0), mte1)
+        load_a = chunk_m // 16 * config.dma_cycles("l1_l0a", group * FRACTAL_BYTES)
+        load_b = config.dma_cycles("l1_l0b", group * tile_fractals * FRACTAL_BYTES)
+        cube = conv.in_slices // group * max(config.mmad_cycles(dtype, chunk_m, channels, group * target.c0),
+                                             load_a + load_b)
     else:
-        mte1 = (config.dma_cycles("l1_l0a", chunk_m * part_taps * BLOCK_BYTES)
-                + config.dma_cycles("l1_l0b", part_taps * tile_fractals * FRACTAL_BYTES))
-        cube = conv.in_slices * nparts * max(config.mmad_cycles(dtype, chunk_m, channels, part_taps * target.c0), mte1)
+        load_a = config.dma_cycles("l1_l0a", chunk_m * part_taps * BLOCK_BYTES)
+        load_b = config.dma_cycles("l1_l0b", part_taps * tile_fractals * FRACTAL_BYTES)
+        cube = conv.in_slices * nparts * max(config.mmad_cycles(dtype, chunk_m, channels, part_taps * target.c0),
+                                             load_a + load_b)
     result = chunk_m * channels
     cores = target.cores_for(tiles)
-    vector = config.dma_cycles("l0c_ub", result * F32_BYTES) + EPILOGUE_VECTOR_OPS * config.vector_cycles(
-        "add", -(-result * es // 256))
-    if conv.residual:
-        vector += config.dma_cycles("gm_ub", result * es, cores)
+    out_of_l0c = config.dma_cycles("l0c_ub", result * F32_BYTES)
+    vector = out_of_l0c + EPILOGUE_VECTOR_OPS * config.vector_cycles("add", -(-result * es // 256))
+    residual = config.dma_cycles("gm_ub", result * es, cores) if conv.residual else 0
+    vector += max(0.0, residual - cube - out_of_l0c)  # the residual's load (MTE2) goes beside the mmads, L0C -> UB
     store = config.dma_cycles("ub_gm", result * es, cores)
-    return chunks * (max(cube, store) + vector)
+    steps = conv.in_slices // group if group else conv.in_slices
+    return ConvTileWork(chunks * (max(cube, store) + vector), load_a, load_b, min(cube, store), cube, vector, residual,
+                        steps)
 
 
 def direct_group(target: ConvTarget, in_slices: int, chunk_m: int, tile_fractals: int) -> int:
@@ -328,10 +361,35 @@ def direct_slice_pixels(band_rows: int, chunk_rows: int, chunk_m: int, per_row: 
     return -(-max(band_rows * out_w, last_end) // 16) * 16
 
 
+def conv_panels(steps: int, loads: float, cube: float, extra_dmas: list[int], dma_latency: int) -> tuple[int, float]:
+    """C1 panels for a tile's first chunk and the cycles they save: its
+    operands' copies (`loads` cycles) go to L1 in P panels of whole steps
+    (C1 slices, or a direct conv's groups of them), and the chunk's
+    products (`cube`) on a panel start once that panel is in. Panel by
+    panel, the products of all but the last go beside the later copies:
+    (P - 1) / P of the shorter of the two; each panel after the first
+    costs its DMAs' fixed cost (`extra_dmas[P]`: the DMAs P panels add)."""
+    best = (1, 0.0)
+    for panels in range(2, min(steps, MAX_CONV_PANELS) + 1):
+        if steps % panels:
+            continue
+        saved = (panels - 1) / panels * min(loads, cube) - extra_dmas[panels] * dma_latency
+        if saved > best[1]:
+            best = (panels, saved)
+    return best
+
+
 def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
-                 band_count: int, band_dmas: int, dma_latency: int, tile_cycles: float, instrs_tile: int) -> float:
-    """Cycles of the busiest core of `grid`: its loads (the stationary
-    operand once per outer step, the other per tile) and its tiles' work."""
+                 band_count: int, band_dmas: int, dma_latency: int, tile: ConvTileWork, instrs_tile: int,
+                 slice_pixels: int) -> tuple[float, int]:
+    """Cycles of the busiest core of `grid` and the C1 panels of its tiles'
+    first chunks: its loads (the stationary operand once per outer step,
+    the other per tile), its tiles' work (each tile's first L1 -> L0 loads
+    of the operand copied last wait for its copy), and the last tile's last
+    store, less what panels save (`conv_panels`): the operand copied per
+    tile, and the stationary one too when it is copied right before (one
+    tile per step of it), and less each next tile's copies beside this
+    tile's last epilogue."""
     units, blocks = grid.units_per_core, grid.blocks_per_core
     tiles = units * blocks
     if grid.weights_outer:
@@ -350,7 +408,34 @@ def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes
         mte2 += band_loads * band_dmas * dma_latency
     # the band and weight buffers are single: a load waits for the cube
     # work on what it replaces, so loads and cube work add up
-    return mte2 + tiles * tile_cycles + tiles * instrs_tile * ISSUE_CYCLES
+    # the operand copied to L1 last: the band when only it streams, else the weights (copied after the band)
+    first = tile.first_a if grid.weights_outer and grid.units_per_core > 1 else tile.first_b
+    cycles = mte2 + tiles * (tile.cycles + first + instrs_tile * ISSUE_CYCLES) + tile.last_store
+    if conv.staged:
+        return cycles, 1
+    # the copies beside a tile's products: per tile the streamed operand, and the stationary one when
+    # each of its steps has one tile (then the two are copied together, panel by panel)
+    if grid.weights_outer:
+        band_per_tile, weights_per_tile = True, grid.units_per_core == 1
+    else:
+        band_per_tile, weights_per_tile = grid.blocks_per_core == 1, True
+    loads = 0.0
+    extra = [0] * (MAX_CONV_PANELS + 1)
+    if band_per_tile:
+        loads += config.dma_cycles("gm_l1", band_bytes, grid.cores) + (band_dmas - 1) * dma_latency
+    if weights_per_tile:
+        loads += config.dma_cycles("gm_l1", weight_bytes, grid.cores)
+    for panels in range(2, MAX_CONV_PANELS + 1):
+        if tile.steps % panels == 0:
+            slices = conv.in_slices // panels
+            per_panel = band_dmas_of(conv, band_count, es, c0, slice_pixels, slices) if band_per_tile else 0
+            extra[panels] = ((panels * per_panel - band_dmas if band_per_tile else 0)
+                             + (panels - 1 if weights_per_tile else 0))
+    panels, saved = conv_panels(tile.steps, loads, tile.cube, extra, dma_latency)
+    # the next tile's copies need only this tile's products done: they go beside its last epilogue,
+    # after its residual's load (on MTE2 too)
+    overlap = (tiles - 1) * max(0.0, min(tile.vector + tile.last_store, loads) - tile.residual)
+    return cycles - tiles * saved - overlap, panels
 
 
 def conv_target(conv: ConvOp, config: TargetConfig) -> ConvTarget:
@@ -402,4 +487,4 @@ def select_conv_tiling(conv: ConvOp, config: TargetConfig) -> ConvTilingAttr:
     return ConvTilingAttr(tiling.band_rows, tiling.tile_fractals, tiling.chunk_rows, tiling.chunk_m,
                           tiling.chunks_per_row, tiling.row_parts[0][1], (grid.core_rows, grid.core_cols),
                           (grid.units_per_core, grid.blocks_per_core), "weights" if grid.weights_outer else "band",
-                          steps, tiling.slices_per_mmad, round(tiling.cycles))
+                          steps, tiling.slices_per_mmad, tiling.panels, round(tiling.cycles))

@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import REPEAT_BYTES
 from gedialects.npu.vector_ops import TILE_SPECS, Family
-from gedialects.npu.vector_plan import vector_plan
+from gedialects.npu.vector_plan import reduce_plan, vector_plan
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.ub_buffers import elem_bytes
 from target.config import TargetConfig
@@ -90,9 +90,13 @@ def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
             epr = REPEAT_BYTES // elem_bytes(ref.type.element)  # type: ignore[attr-defined]
             if isinstance(op, t.VecOp):
                 name, elements = "v" + op.op.data, math.prod(t.ints(op.shape))
-            elif isinstance(op, t.ReduceOp):
-                name = f"vreduce_{op.op.data}"
-                elements = op.rows.value.data * op.cols.value.data
+            elif isinstance(op, t.ReduceOp):  # the instructions convert-tile-to-npu will emit
+                fold, name = ("vadd" if op.op.data == "sum" else "vmax"), f"vreduce_{op.op.data}"
+                plan = reduce_plan(op.rows.value.data, op.cols.value.data, op.row_stride.value.data,
+                                   elem_bytes(ref.type.element))  # type: ignore[attr-defined]
+                vec += times * sum(config.vector_cycles(name if step.reduce else fold, step.repeat) for step in plan)
+                instrs += times * len(plan)
+                continue
             elif isinstance(op, t.CastOp):
                 widest = max(elem_bytes(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
                 name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // widest
@@ -148,11 +152,13 @@ def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig, cores: in
     latency = config.latency_cycles["dma_gm"]
     load = config.dma_cycles("gm_ub", work.bytes_in, cores) + (work.dmas_in - 1) * latency if work.bytes_in else 0
     store = config.dma_cycles("ub_gm", work.bytes_out, cores) + (work.dmas_out - 1) * latency if work.bytes_out else 0
+    # the scalar unit issues ahead of the pipes (an instruction starts once issued and its pipe is free):
+    # issuing is one more pipe beside the others
     issue = work.instructions * config.latency_cycles["issue"]
     if per_core == 1:
-        return load + work.cube_cycles + work.vector_cycles + store + issue
+        return max(load + work.cube_cycles + work.vector_cycles + store, issue)
     # double-buffered: the pipes overlap across tiles; the first load and the last store do not
-    return per_core * (max(load, work.cube_cycles, work.vector_cycles, store) + issue) + load + store
+    return per_core * max(load, work.cube_cycles, work.vector_cycles, store, issue) + load + store
 
 
 def hoisted_cycles(once: TileWork, tiles: int, config: TargetConfig) -> int:

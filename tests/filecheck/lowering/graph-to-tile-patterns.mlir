@@ -7,7 +7,8 @@
 // A 1x1 conv + relu feeding a padded max-pool: NC1HWC0 maps (C0 = 8 fp32),
 // the pool's padding becomes a zero halo on the conv's output (16x16 stored
 // as 18x18), FRACTAL_Z weights packed [C1][kh*kw][N1][16][C0], one kernel per
-// op, the cube's L0A/L0B ping-ponged over the C1 loop, the pool's UB buffers
+// op, the 1x1 conv direct (both C1 slices' fractals of A loaded as they lie
+// in L1, one mmad: the cost model's pick), the pool's UB buffers
 // ping-ponged over its tiles (bands of one row over 16 cores, the cost
 // model's pick; 9 taps: 8 vector max), transdata only at the input and the output.
 
@@ -30,11 +31,11 @@
 // CHECK-DAG:     tile.gm {tensor = "[[W]]"}
 // CHECK-DAG:     tile.gm {tensor = "[[C]]"}
 // CHECK:         scf.for
-// CHECK:           tile.im2col %[[L0A]]
-// CHECK:           tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 8 : i64}
-// CHECK:             tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {{{.*}}accumulate}
-// CHECK:           } {tile.pipeline = "pong-ping"}
-// CHECK:           tile.vec "relu"
+// CHECK:           tile.load_fractal %[[L0A]], %{{.*}} {count = 2 : i64, src_stride = 1 : i64}
+// CHECK-NEXT:      tile.load_fractal %[[L0B]]
+// CHECK-NEXT:      tile.matmul %[[L0C]], %[[L0A]], %[[L0B]] {m = 16 : i64, n = 16 : i64, k = 16 : i64}
+// CHECK-NEXT:      tile.copy
+// CHECK-NEXT:      tile.vec "relu"
 // CHECK:       tile.kernel "k2_max_pool" attributes {kind = "max_pool", {{.*}}block_dim = 16 : i64}
 // CHECK:         tile.alloc {{{.*}}layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
 // CHECK:         tile.gm {tensor = "[[C]]"}
@@ -325,21 +326,22 @@ func.func @unaligned_split(%x: tensor<1x8x4x4xf32> {ge.name = "x"}) -> (tensor<1
 
 // -----
 
-// A strided 1x1 conv (ResNet-50's projection shortcut) reads every second
-// pixel of every second row: its band holds only those (a quarter of the
-// map's bytes, one DMA burst per pixel), the im2col over them has stride 1;
-// 32 cores, one block of 32 output channels each, share the band's loads.
+// A strided 1x1 conv (ResNet-50's last projection shortcut, 1024 -> 2048
+// channels on 14x14) reads every second pixel of every second row: its band
+// holds only those (a quarter of the map's bytes, one DMA burst per pixel),
+// the im2col over them has stride 1; 32 cores, two blocks of 32 output
+// channels each, share the band's loads.
 
 // CHECK-LABEL: tile.program "strided_projection"
-// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = #tile.conv_tiling<band_rows = 14, tile_fractals = 2, {{.*}}, cores = [1, 32], per_core = [1, 1], stationary = band, steps = [2, 2], slices_per_mmad = 0, cycles = {{[0-9]+}}>, block_dim = 32 : i64}
-// CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 100352>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = #tile.conv_tiling<band_rows = 7, tile_fractals = 2, {{.*}}, cores = [1, 32], per_core = [1, 2], stationary = band, steps = [2, 2], slices_per_mmad = 0, panels = {{[0-9]+}}, cycles = {{[0-9]+}}>, block_dim = 32 : i64}
+// CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 50176>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // CHECK:         %[[IN:.*]] = tile.gm {tensor = "input_5hd"}
-// CHECK:         tile.copy %[[BAND]], %[[IN]] {shape = array<i64: 64, 14, 14, 8>, dst_strides = array<i64: 1568, 112, 8, 1>, src_strides = array<i64: 6272, 448, 16, 1>}
-// CHECK:         tile.im2col {{.*}} {params = array<i64: 14, 14, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 208>}
-func.func @strided_projection(%x: tensor<1x512x28x28xf32> {ge.name = "x"}) -> (tensor<1x1024x14x14xf32> {ge.name = "y"}) {
-  %w = graph.fill 0.5 : tensor<1024x512x1x1xf32>
-  %c = graph.conv %x, %w {strides = array<i64: 2, 2>} : tensor<1x512x28x28xf32>, tensor<1024x512x1x1xf32> -> tensor<1x1024x14x14xf32> loc("proj")
-  func.return %c : tensor<1x1024x14x14xf32>
+// CHECK:         tile.copy %[[BAND]], %[[IN]] {shape = array<i64: 128, 7, 7, 8>, dst_strides = array<i64: 392, 56, 8, 1>, src_strides = array<i64: 1568, 224, 16, 1>}
+// CHECK:         tile.im2col {{.*}} {params = array<i64: 7, 7, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 0, 64>}
+func.func @strided_projection(%x: tensor<1x1024x14x14xf32> {ge.name = "x"}) -> (tensor<1x2048x7x7xf32> {ge.name = "y"}) {
+  %w = graph.fill 0.5 : tensor<2048x1024x1x1xf32>
+  %c = graph.conv %x, %w {strides = array<i64: 2, 2>} : tensor<1x1024x14x14xf32>, tensor<2048x1024x1x1xf32> -> tensor<1x2048x7x7xf32> loc("proj")
+  func.return %c : tensor<1x2048x7x7xf32>
 }
 
 // -----
@@ -353,7 +355,7 @@ func.func @strided_projection(%x: tensor<1x512x28x28xf32> {ge.name = "x"}) -> (t
 // stay in L1 while each core's two bands stream.
 
 // CHECK-LABEL: tile.program "direct_1x1"
-// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, {{.*}}, per_core = [2, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 64, cycles = {{[0-9]+}}>
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, {{.*}}, per_core = [2, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 64, panels = 1, cycles = {{[0-9]+}}>
 // CHECK:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // CHECK:         %[[L0A:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "ZZ", buffers = 2 : i64} : !tile.ref<l0a, f32>
 // CHECK:         %[[L0B:.*]] = tile.alloc {shape = array<i64: 8192>, layout = "ZN", buffers = 2 : i64} : !tile.ref<l0b, f32>

@@ -1,10 +1,11 @@
 // convert-tile-to-npu on lowered kernels: GM tensors become npu.input /
 // output / constant at their offsets, loops stay scf.for (one tile per core:
-// the conv's band is the core's index, no tile loop), the C1 loop's ping-pong
-// pairs get "buffer free" flags (one event per buffer, waited after the loop;
-// the loop starts on the second copies, the first C1 slice having used the
-// first: the flag of the second copies is primed at the kernel's start, that
-// of the first right after the first slice's mmad), forward dependences
+// the 3x3 conv's band is the core's index, no tile loop; its weights copied
+// after the band), the C1 loop's ping-pong pairs get "buffer free" flags
+// (one event per buffer, waited after the loop; the loop starts on the
+// second copies, the first C1 slice having used the first: the flag of the
+// second copies is primed ahead of the first slice's loads, that of the
+// first right after its mmad), forward dependences
 // set/wait event 0 right before the consumer; copies are
 // npu.dma on the path's pipe (bursts with gaps), the cube is load_3d (im2col,
 // f32 = C0 8), load_2d (fractals) and mmad (init, then accumulate), the
@@ -17,33 +18,33 @@
 // RUN: sed -n '/^\/\/ ===== hand-written tile IR: UB rows closer/,$p' %s | not ge-opt -p convert-tile-to-npu 2>&1 | filecheck %s --check-prefix=CLOSE
 
 // CHECK-LABEL: npu.program @conv_relu gm_size
-// CHECK-DAG:   npu.constant "c_w" at {{[0-9]+}} = dense_resource<{{.*}}> : tensor<{{(1x)?}}4x1x1x16x8xf32>
+// CHECK-DAG:   npu.constant "c_w" at {{[0-9]+}} = dense_resource<{{.*}}> : tensor<{{(1x)?}}4x9x1x16x8xf32>
 // CHECK-DAG:   npu.input "x" at {{[0-9]+}} : tensor<1x32x16x16xf32>
 // CHECK-DAG:   npu.output "y" at {{[0-9]+}} : tensor<1x16x16x16xf32>
 // CHECK:       npu.kernel @k0_transdata attributes {ge.kind = "transdata"{{.*}}}
 // CHECK:         npu.mmad f32
 // CHECK:       npu.launch @k0_transdata block_dim 32 stream 0
 // CHECK:       npu.kernel @k1_conv attributes {ge.kind = "conv"{{.*}}}
-// CHECK-NEXT:    npu.set_flag m -> mte1 event [[E1:[1-7]]]
 // CHECK:         npu.block_idx
-// CHECK:         npu.dma mte2 %{{.*}}, %{{.*}} nburst 4 len 512 src_gap 7680 : !npu.ptr<l1>, !npu.ptr<gm>
-// CHECK-NEXT:    npu.set_flag mte2 -> mte1 event 0
-// CHECK-NEXT:    npu.dma mte2 %{{.*}}, %{{.*}} len 2048 : !npu.ptr<l1>, !npu.ptr<gm>
+// CHECK:         npu.dma mte2 %{{.*}}, %{{.*}} nburst 4 len 1536 src_gap 6656 dst_gap 1024 : !npu.ptr<l1>, !npu.ptr<gm>
+// CHECK:         npu.set_flag m -> mte1 event [[E1:[1-7]]]
+// CHECK-NEXT:    npu.dma mte2 %[[W:.*]], %{{.*}} len 18432 : !npu.ptr<l1>, !npu.ptr<gm>
 // CHECK:         npu.wait_flag mte2 -> mte1 event 0
-// CHECK-NEXT:    npu.load_3d %{{.*}}, %{{.*}} fm_h 1 fm_w 16 kh 1 kw 1 m_len 16 f32 : !npu.ptr<l0a>, !npu.ptr<l1>
-// CHECK:         npu.load_2d %{{.*}}, %{{.*}} repeat 1 : !npu.ptr<l0b>, !npu.ptr<l1>
+// CHECK-NEXT:    npu.load_3d %{{.*}}, %{{.*}} fm_h 3 fm_w 16 kh 3 kw 3 pad_left 1 pad_right 1 m_len 16 f32 : !npu.ptr<l0a>, !npu.ptr<l1>
+// CHECK-NEXT:    npu.wait_flag mte2 -> mte1 event 0
+// CHECK-NEXT:    npu.load_2d %{{.*}}, %[[W]] repeat 9 : !npu.ptr<l0b>, !npu.ptr<l1>
 // CHECK-NEXT:    npu.set_flag mte1 -> m event 0
 // CHECK-NEXT:    npu.wait_flag mte1 -> m event 0
-// CHECK-NEXT:    npu.mmad f32 %{{.*}}, %[[A0:[0-9]+]], %{{.*}} m 16 n 16 k 8 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
+// CHECK-NEXT:    npu.mmad f32 %{{.*}}, %[[A0:[0-9]+]], %{{.*}} m 16 n 16 k 72 : !npu.ptr<l0c>, !npu.ptr<l0a>, !npu.ptr<l0b>
 // CHECK-NEXT:    npu.set_flag m -> mte1 event [[E2:[1-7]]]
 // CHECK-NEXT:    scf.for
 // CHECK:           npu.wait_flag m -> mte1 event [[E1]]
 // CHECK-NEXT:      npu.load_3d %[[A1:[0-9]+]],
-// CHECK:           npu.mmad f32 %{{.*}}, %[[A1]], %{{.*}} m 16 n 16 k 8 accumulate
+// CHECK:           npu.mmad f32 %{{.*}}, %[[A1]], %{{.*}} m 16 n 16 k 72 accumulate
 // CHECK:           npu.set_flag m -> mte1 event [[E1]]
 // CHECK-NEXT:      npu.wait_flag m -> mte1 event [[E2]]
 // CHECK-NEXT:      npu.load_3d %[[A0]],
-// CHECK:           npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 8 accumulate
+// CHECK:           npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 72 accumulate
 // CHECK-NEXT:      npu.set_flag m -> mte1 event [[E2]]
 // CHECK-NEXT:    }
 // CHECK-NEXT:    npu.wait_flag m -> mte1 event [[E2]]
@@ -57,8 +58,8 @@
 // CHECK:       npu.kernel @k2_transdata
 // CHECK:       npu.launch @k2_transdata
 func.func @conv_relu(%x: tensor<1x32x16x16xf32> {ge.name = "x"}) -> (tensor<1x16x16x16xf32> {ge.name = "y"}) {
-  %w = graph.fill 0.5 : tensor<16x32x1x1xf32>
-  %c = graph.conv %x, %w {activation = "relu"} : tensor<1x32x16x16xf32>, tensor<16x32x1x1xf32> -> tensor<1x16x16x16xf32> loc("conv1")
+  %w = graph.fill 0.5 : tensor<16x32x3x3xf32>
+  %c = graph.conv %x, %w {activation = "relu", pads = array<i64: 1, 1, 1, 1>} : tensor<1x32x16x16xf32>, tensor<16x32x3x3xf32> -> tensor<1x16x16x16xf32> loc("conv1")
   func.return %c : tensor<1x16x16x16xf32>
 }
 

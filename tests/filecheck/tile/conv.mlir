@@ -20,10 +20,10 @@
 // one row each (its im2col: 16 pixels x 9 taps of a C1 slice);
 // davinci-910b (longer GM latency) predicts other cycles for the same tiling.
 // SELECT-LABEL: tile.program "conv3x3"
-// SELECT:       tile.kernel "k" attributes {kind = "conv", tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, chunk_rows = 1, chunk_m = 16, chunks_per_row = 1, k_rows = 3, cores = [4, 1], per_core = [1, 1], stationary = band, steps = [1, 1], slices_per_mmad = 0, cycles = 758>, block_dim = 1 : i64}
+// SELECT:       tile.kernel "k" attributes {kind = "conv", tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, chunk_rows = 1, chunk_m = 16, chunks_per_row = 1, k_rows = 3, cores = [4, 1], per_core = [1, 1], stationary = band, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 880>, block_dim = 1 : i64}
 // SELECTB-LABEL: tile.program "conv3x3"
 // SELECTB:       tiling = #tile.conv_tiling<band_rows = 1, {{.*}}, cycles = {{[0-9]+}}>
-// SELECTB-NOT:   cycles = 758
+// SELECTB-NOT:   cycles = 880
 // DIST-LABEL:   tile.program "conv3x3"
 // DIST:         cores = [4, 1]{{.*}}block_dim = 4 : i64
 //
@@ -85,20 +85,47 @@ tile.program "conv3x3" {
 // -----
 
 // ResNet-50's 1x1 stride-2 projection, 512 -> 1024 channels on 28x28 (fp32):
-// the cost model reads every second row and pixel into the band (steps) and
-// spreads the channel blocks over all 32 cores, the band stationary in
-// each; tile-distribute makes the grid's 32 cores the block_dim.
+// the cost model reads every second row into the band (steps = [2, 1]; the
+// im2col strides along the row), keeps a block of 128 output channels'
+// weights in L1 on each core (cores = [4, 8], two bands of two rows each)
+// and copies each band in 4 panels of 16 C1 slices (`panels`);
+// tile-distribute makes the grid's 32 cores the block_dim.
 // SELECT-LABEL: tile.program "projection"
-// SELECT:       tiling = #tile.conv_tiling<band_rows = 14, tile_fractals = 2, {{.*}}, cores = [1, 32], per_core = [1, 1], stationary = band, steps = [2, 2], slices_per_mmad = 0
+// SELECT:       tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 8, {{.*}}, cores = [4, 8], per_core = [2, 1], stationary = weights, steps = [2, 1], slices_per_mmad = 0, panels = 4
 // SELECT-SAME:  block_dim = 1 : i64
 // DIST-LABEL:   tile.program "projection"
-// DIST:         cores = [1, 32]{{.*}}block_dim = 32 : i64
-// The band holds 14 x 14 pixels of each of the 64 slices, copied from every
-// other row and pixel of the stored map.
+// DIST:         cores = [4, 8]{{.*}}block_dim = 32 : i64
+// The weights go to L1 once, before the bands; each band's 64 slices of 2
+// rows (every other row of the stored map) go in 4 copies of 16 slices,
+// each bounded to its panel (`within`), and the band's products run panel by
+// panel: the first slice, then a loop per panel, each bounded to the slices
+// up to its panel's end (so npu-insert-sync lets it start once its own panel
+// is in), the loops' copies alternating on from the first slice's.
 // EXPAND-LABEL: tile.program "projection"
-// EXPAND:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 100352>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// EXPAND:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 28672>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
+// EXPAND:         %[[W:.*]] = tile.alloc {shape = array<i64: 65536>, layout = "FRACTAL_Z", buffers = 1 : i64} : !tile.ref<l1, f32>
 // EXPAND:         tile.block_idx
-// EXPAND:         tile.copy %[[BAND]], %{{.*}} {shape = array<i64: 64, 14, 14, 8>, dst_strides = array<i64: 1568, 112, 8, 1>, src_strides = array<i64: 6272, 448, 16, 1>}
+// EXPAND:         tile.copy %[[W]], %{{.*}} {shape = array<i64: 64, 1024>
+// EXPAND:         scf.for
+// EXPAND:           %[[P0:.*]] = tile.at %[[BAND]] + %{{.*}} {offset = 0 : i64, within = 7168 : i64}
+// EXPAND:           tile.copy %[[P0]], %{{.*}} {shape = array<i64: 16, 2, 224>, dst_strides = array<i64: 448, 224, 1>, src_strides = array<i64: 6272, 448, 1>}
+// EXPAND:           tile.at %[[BAND]] + %{{.*}} {offset = 7168 : i64, within = 7168 : i64}
+// EXPAND:           tile.at %[[BAND]] + %{{.*}} {offset = 14336 : i64, within = 7168 : i64}
+// EXPAND:           tile.at %[[BAND]] + %{{.*}} {offset = 21504 : i64, within = 7168 : i64}
+// EXPAND:           tile.im2col %{{.*}}, %[[BAND]]
+// EXPAND:           tile.matmul %{{.*}} {m = 32 : i64, n = 128 : i64, k = 8 : i64}
+// EXPAND:           scf.for
+// EXPAND:             tile.at %[[BAND]] + %{{.*}} {offset = 0 : i64, within = 7168 : i64}
+// EXPAND:           } {tile.pipeline = "pong-ping"}
+// EXPAND:           scf.for
+// EXPAND:             tile.at %[[BAND]] + %{{.*}} {offset = 0 : i64, within = 14336 : i64}
+// EXPAND:           } {tile.pipeline = "ping-pong"}
+// EXPAND:           scf.for
+// EXPAND:             tile.at %[[BAND]] + %{{.*}} {offset = 0 : i64, within = 21504 : i64}
+// EXPAND:           scf.for
+// EXPAND:             tile.at %[[BAND]] + %{{.*}} {offset = 0 : i64, within = 28672 : i64}
+// EXPAND:           } {tile.pipeline = "ping-pong"}
+// EXPAND-NEXT:      tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 4096>
 tile.program "projection" {
   tile.tensor {name = "w", kind = "internal", offset = 0 : i64, type = tensor<1x64x1x64x16x8xf32>, layout = "ND"}
   tile.tensor {name = "x", kind = "input", offset = 2097216 : i64, type = tensor<1x64x28x28x8xf32>, layout = "NC1HWC0"}
@@ -120,10 +147,11 @@ tile.program "projection" {
 // -----
 
 // A tiling written by hand is expanded as given: the same 3x3 conv in two
-// bands of two rows on two cores, the weights stationary (loaded once per
-// core, before its bands). tile-select-tiling keeps a kernel's tiling.
+// bands of two rows on two cores, the weights stationary (with one band per
+// core, copied right after it, both next to the products).
+// tile-select-tiling keeps a kernel's tiling.
 // SELECT-LABEL: tile.program "given"
-// SELECT:       tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, cycles = 0>
+// SELECT:       tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 0>
 // Each core's band is a window of 4 rows (two output rows of a 3x3 conv),
 // 6 a slice in L1 with the edge bands' lead and trail rows.
 // EXPAND-LABEL: tile.program "given"
@@ -131,15 +159,15 @@ tile.program "projection" {
 // EXPAND:         %[[BAND:.*]] = tile.alloc {shape = array<i64: 1536>, layout = "NC1HWC0", buffers = 1 : i64} : !tile.ref<l1, f32>
 // EXPAND:         %[[W:.*]] = tile.alloc {shape = array<i64: 2304>, layout = "FRACTAL_Z", buffers = 1 : i64} : !tile.ref<l1, f32>
 // EXPAND:         tile.block_idx
-// EXPAND-NEXT:    tile.copy %[[W]], %{{.*}} {shape = array<i64: 18, 128>
 // EXPAND:         tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 2, 4, 128>, dst_strides = array<i64: 768, 128, 1>
+// EXPAND:         tile.copy %[[W]], %{{.*}} {shape = array<i64: 18, 128>
 // EXPAND:         tile.im2col {{.*}} {params = array<i64: 4, 16, 3, 3, 1, 1, 0, 0, 1, 1, 1, 1, 0, 32>}
 // EXPAND:         tile.matmul {{.*}} {m = 32 : i64, n = 16 : i64, k = 72 : i64}
 tile.program "given" {
   tile.tensor {name = "w", kind = "internal", offset = 0 : i64, type = tensor<1x2x9x1x16x8xf32>, layout = "ND"}
   tile.tensor {name = "x", kind = "input", offset = 9280 : i64, type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
   tile.tensor {name = "y", kind = "output", offset = 13440 : i64, type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
-  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, cycles = 0>} {
+  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 0>} {
     %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
     %w = tile.gm {tensor = "w"} : !tile.ref<gm, f32>
     %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
