@@ -242,6 +242,8 @@ class _Plan:
     event), and per pipes, per item of the loop's body, the place right
     after the latest item before the loop it conflicts with."""
 
+    _first_waits: dict[tuple[Pipe, Pipe], int] | None = None
+
     def prime_position(self, loop_item: int, key: tuple[Pipe, Pipe], guarded: range) -> int:
         """Where the priming set of a flag of the loop whose first wait
         guards the loop's items `guarded` goes: after every conflicting
@@ -252,12 +254,14 @@ class _Plan:
     def first_waits(self) -> dict[tuple[Pipe, Pipe], int]:
         """The first item each pair's wait precedes: what a wait on that pair
         guards from the body's first iteration on (merging flags only moves
-        a wait earlier)."""
-        first: dict[tuple[Pipe, Pipe], int] = {}
-        for flags in (self.forward, self.carried):
-            for key, pairs in flags.items():
-                first[key] = min([first.get(key, len(self.body.items))] + [w for _, w in pairs])
-        return first
+        a wait earlier). Computed once, before the flags are merged."""
+        if self._first_waits is None:
+            first: dict[tuple[Pipe, Pipe], int] = {}
+            for flags in (self.forward, self.carried):
+                for key, pairs in flags.items():
+                    first[key] = min([first.get(key, len(self.body.items))] + [w for _, w in pairs])
+            self._first_waits = first
+        return self._first_waits
 
 
 def _plan(block: Block, loop: scf.ForOp | None, known: dict, plans: dict) -> _Plan:

@@ -12,6 +12,7 @@ single, so a load waits for the work on what it replaces."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 
 from gedialects.npu.dma import plan_copy
@@ -110,8 +111,10 @@ def band_dmas(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pixel
     return band_dmas_of(conv, count, elem_bytes, c0, slice_pixels, conv.in_slices)
 
 
+@functools.lru_cache(maxsize=4096)
 def band_dmas_of(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pixels: int, slices: int) -> int:
-    """`band_dmas` for `slices` C1 slices of the band (one panel's)."""
+    """`band_dmas` for `slices` C1 slices of the band (one panel's); cached:
+    the grids and panel counts of a candidate ask for the same few plans."""
     row = conv.in_w * c0
     stored_w, stored_h = conv.stored_w or conv.in_w, conv.stored_h or conv.in_h
     plan = plan_copy([slices, count, conv.in_w, c0], [(slice_pixels * c0) or count * row, row, c0, 1],
@@ -274,9 +277,12 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                         if floor >= best[0]:
                             continue
                     dmas = band_dmas(conv, window.count, es, c0, slice_pixels)
+                    # the band's DMAs per panel count (a divisor of the steps)
+                    panel_dmas = {p: band_dmas_of(conv, window.count, es, c0, slice_pixels, conv.in_slices // p)
+                                  for p in range(2, min(tile_work.steps, MAX_CONV_PANELS) + 1) if tile_work.steps % p == 0}
                     for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
                         cost, panels = _grid_cycles(target, conv, grid, band_bytes, weight_bytes, window.count, dmas,
-                                                    dma_latency, tile_work, instrs_tile, slice_pixels)
+                                                    dma_latency, tile_work, instrs_tile, panel_dmas)
                         if best is None or cost < best[0]:
                             best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels)
     if best is None:
@@ -361,19 +367,18 @@ def direct_slice_pixels(band_rows: int, chunk_rows: int, chunk_m: int, per_row: 
     return -(-max(band_rows * out_w, last_end) // 16) * 16
 
 
-def conv_panels(steps: int, loads: float, cube: float, extra_dmas: list[int], dma_latency: int) -> tuple[int, float]:
+def conv_panels(loads: float, cube: float, extra_dmas: dict[int, int], dma_latency: int) -> tuple[int, float]:
     """C1 panels for a tile's first chunk and the cycles they save: its
     operands' copies (`loads` cycles) go to L1 in P panels of whole steps
     (C1 slices, or a direct conv's groups of them), and the chunk's
     products (`cube`) on a panel start once that panel is in. Panel by
     panel, the products of all but the last go beside the later copies:
     (P - 1) / P of the shorter of the two; each panel after the first
-    costs its DMAs' fixed cost (`extra_dmas[P]`: the DMAs P panels add)."""
+    costs its DMAs' fixed cost (`extra_dmas[P]`: the DMAs P panels add,
+    for each P that divides the steps, at most MAX_CONV_PANELS)."""
     best = (1, 0.0)
-    for panels in range(2, min(steps, MAX_CONV_PANELS) + 1):
-        if steps % panels:
-            continue
-        saved = (panels - 1) / panels * min(loads, cube) - extra_dmas[panels] * dma_latency
+    for panels, extra in extra_dmas.items():
+        saved = (panels - 1) / panels * min(loads, cube) - extra * dma_latency
         if saved > best[1]:
             best = (panels, saved)
     return best
@@ -381,7 +386,7 @@ def conv_panels(steps: int, loads: float, cube: float, extra_dmas: list[int], dm
 
 def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
                  band_count: int, band_dmas: int, dma_latency: int, tile: ConvTileWork, instrs_tile: int,
-                 slice_pixels: int) -> tuple[float, int]:
+                 panel_dmas: dict[int, int]) -> tuple[float, int]:
     """Cycles of the busiest core of `grid` and the C1 panels of its tiles'
     first chunks: its loads (the stationary operand once per outer step,
     the other per tile), its tiles' work (each tile's first L1 -> L0 loads
@@ -420,18 +425,13 @@ def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes
     else:
         band_per_tile, weights_per_tile = grid.blocks_per_core == 1, True
     loads = 0.0
-    extra = [0] * (MAX_CONV_PANELS + 1)
     if band_per_tile:
         loads += config.dma_cycles("gm_l1", band_bytes, grid.cores) + (band_dmas - 1) * dma_latency
     if weights_per_tile:
         loads += config.dma_cycles("gm_l1", weight_bytes, grid.cores)
-    for panels in range(2, MAX_CONV_PANELS + 1):
-        if tile.steps % panels == 0:
-            slices = conv.in_slices // panels
-            per_panel = band_dmas_of(conv, band_count, es, c0, slice_pixels, slices) if band_per_tile else 0
-            extra[panels] = ((panels * per_panel - band_dmas if band_per_tile else 0)
-                             + (panels - 1 if weights_per_tile else 0))
-    panels, saved = conv_panels(tile.steps, loads, tile.cube, extra, dma_latency)
+    extra = {p: (p * per_panel - band_dmas if band_per_tile else 0) + (p - 1 if weights_per_tile else 0)
+             for p, per_panel in panel_dmas.items()}  # the DMAs P panels add
+    panels, saved = conv_panels(loads, tile.cube, extra, dma_latency)
     # the next tile's copies need only this tile's products done: they go beside its last epilogue,
     # after its residual's load (on MTE2 too)
     overlap = (tiles - 1) * max(0.0, min(tile.vector + tile.last_store, loads) - tile.residual)
