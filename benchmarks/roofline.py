@@ -1,14 +1,16 @@
 """How far the compiled code is from the roofline (issue 13, item 1).
 
     python benchmarks/roofline.py [models ...] [--precision-mode force_fp16] [--target davinci-910]
-                                  [--top 3] [--markdown]
+                                  [--top 3] [--markdown] [--cost-model]
 
 Per model (default: the nine light models, the zoo's transformers and a
 BERT-base-sized encoder layer, benchmarks/bert_base_layer.py, the latter
 with fused attention on and off, then a summary of the two: the attention
 block's cycles, the dense layers' share and the cost model's prediction of
-them against the simulator; for resnet50 the conv cost model against the
-simulator and its convs' per-core split floor, `conv_split_floor`): the
+them against the simulator; for resnet50 (`--cost-model`: every light
+model measured) the CNN kernels' cost models against the simulator per
+kind of kernel, and resnet50's convs' per-core split floor,
+`conv_split_floor`): the
 simulated cycles, the roofline bound (target/roofline.py: per AI-core
 launch the larger of MACs at the cube's peak and the bytes that must move
 at the GM rates, summed over launches), their ratio, the GM bytes moved
@@ -277,6 +279,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--target", default="davinci-910")
     p.add_argument("--top", type=int, default=2, help="launches losing the most cycles, per model")
     p.add_argument("--markdown", action="store_true")
+    p.add_argument("--cost-model", action="store_true",
+                   help="the cost models against the simulator per kind of kernel for every light model measured "
+                        "(default: resnet50's only)")
     args = p.parse_args(argv)
     head = ["model", "cycles", "bound", "x bound", "GM MB", "min MB", "x min", "cube util",
             "most cycles lost: launch (op type, what bounds it) cycles above its bound (x its bound)"]
@@ -295,8 +300,10 @@ def main(argv: list[str] | None = None) -> int:
                  f"{r.min_bytes / 1e6:.2f}", f"{r.gm_bytes / max(1, r.min_bytes):.2f}", f"{r.cube_utilisation:.3f}", worst]
         print(("| " + " | ".join(cells) + " |") if args.markdown else "  ".join(f"{h}={c}" for h, c in zip(head, cells)),
               flush=True)
+    for name in runs:
+        if name in LIGHT_MODELS and (args.cost_model or name == "resnet50"):
+            conv_model_summary(name, args.precision_mode, args.target)
     if "resnet50" in runs:
-        conv_model_summary("resnet50", args.precision_mode, args.target)
         split_floor_summary("resnet50", runs["resnet50"], args.target,
                             precision_bytes(args.precision_mode))
     if BERT_BASE_LAYER in runs and BERT_BASE_LAYER + UNFUSED in runs:
