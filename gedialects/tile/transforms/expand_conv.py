@@ -169,7 +169,7 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
     def within_panel(lo: int, hi: int, at: int) -> int | None:
         """`within` for a copy into C1 slices [lo, hi) of the band from
         element `at` on: a panel's (none when the band is copied whole)."""
-        return None if (lo, hi) == (0, in_slices) else hi * band_elems - at
+        return None if (lo, hi) == (0, in_slices) else bounded(hi, band_elems, at)
 
     def load_band(band: Index, superblock: Index, lo: int = 0, hi: int = in_slices) -> None:
         """C1 slices [lo, hi) of the band's window of input rows -> L1:

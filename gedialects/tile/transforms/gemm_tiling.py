@@ -10,7 +10,7 @@ from gedialects.tile.gemm import GemmOp, GemmTilingAttr
 from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
 from target.config import TargetConfig
 
-def gemm_cycles(config: TargetConfig, elem_bytes: int, m: int, k1: int, n1: int, tile_fractals: int,
+def gemm_cycles(config: TargetConfig, es: int, m: int, k1: int, n1: int, tile_fractals: int,
                 k_fractals: int, bias: bool) -> float:
     """The busiest core's cycles for tiles of `tile_fractals` output
     fractals in K steps of `k_fractals` (the target's formulas, the
@@ -29,13 +29,13 @@ def gemm_cycles(config: TargetConfig, elem_bytes: int, m: int, k1: int, n1: int,
               + config.dma_cycles("gm_l1", k_fractals * tile_fractals * FRACTAL_BYTES, cores))
     loads = (config.dma_cycles("l1_l0a", k_fractals * FRACTAL_BYTES)
              + config.dma_cycles("l1_l0b", k_fractals * tile_fractals * FRACTAL_BYTES))
-    product = max(loads, config.mmad_cycles("f16" if elem_bytes == 2 else "f32", FRACTAL, channels,
-                                            k_fractals * BLOCK_BYTES // elem_bytes))
-    bias_copy = config.dma_cycles("gm_ub", channels * elem_bytes, cores) if bias else 0
+    product = max(loads, config.mmad_cycles("f16" if es == 2 else "f32", FRACTAL, channels,
+                                            k_fractals * BLOCK_BYTES // es))
+    bias_copy = config.dma_cycles("gm_ub", channels * es, cores) if bias else 0
     result = channels * FRACTAL
     tail = (loads + product + config.dma_cycles("l0c_ub", result * 4)
-            + (config.vector_cycles("add", -(-result * elem_bytes // 256)) if bias else 0)
-            + config.dma_cycles("ub_gm", m * channels * elem_bytes, cores))
+            + (config.vector_cycles("add", -(-result * es // 256)) if bias else 0)
+            + config.dma_cycles("ub_gm", m * channels * es, cores))
     return per_core * max(steps * copies + bias_copy, steps * product) + tail
 
 
