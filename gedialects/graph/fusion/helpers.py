@@ -8,6 +8,7 @@ import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
+    NameLoc,
     StringAttr,
     TensorType,
     UnregisteredOp,
@@ -22,7 +23,7 @@ from gedialects.graph.constants import constant_value
 from gedialects.graph.tensors import is_float
 from gedialects.location import describe_op, node_name
 
-from .registry import OTHER_USERS, UNKNOWN_OP, UNSUPPORTED_ATTRIBUTE, Miss
+from .registry import NOT_CONSTANT, OTHER_USERS, UNKNOWN_OP, UNSUPPORTED_ATTRIBUTE, Miss
 
 ABSORBED = "absorbed"
 """Discardable attribute of a fused op: the model nodes it absorbed."""
@@ -126,8 +127,15 @@ def absorbed_names(op: Operation) -> list[str]:
 
 
 def absorbed_attr(ops: Iterable[Operation]) -> ArrayAttr:
+    """The model nodes `ops` stand for. An op named after a node that
+    another of them lists as absorbed is a piece of that node (a rewrite
+    split it: a batch_norm's scale and shift) and adds nothing."""
+    ops = list(ops)
+    listed = {n for op in ops if ABSORBED in op.attributes for n in absorbed_names(op)}
     names: list[str] = []
     for op in ops:
+        if ABSORBED not in op.attributes and isinstance(op.location, NameLoc) and node_name(op) in listed:
+            continue
         names += absorbed_names(op)
     return ArrayAttr([StringAttr(n) for n in names])
 
@@ -272,3 +280,25 @@ def op_label(op: Operation) -> str:
         text = describe_op(op)
         return text.replace(op.name, op.op_name.data, 1)
     return describe_op(op)
+
+
+def not_constant_miss(anchor: Operation, named: list[tuple[str, SSAValue | None]]) -> Miss | None:
+    """A Miss naming the first of `named` that is computed, or None."""
+    for what, value in named:
+        if value is not None and not is_constant(value):
+            return Miss(anchor, NOT_CONSTANT, f"the {what} is computed, not a constant")
+    return None
+
+
+def channel_vector(value: SSAValue, out: shapes.Shape) -> np.ndarray | None:
+    """The per-output-channel vector of a constant broadcast against a result
+    `out` (N, C, ...), or None if it varies along another dim."""
+    c = g.shape_of(value)
+    if len(c) > len(out):
+        return None
+    padded = (1,) * (len(out) - len(c)) + tuple(c)
+    if any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
+        return None
+    array = constant_value(value)
+    assert array is not None
+    return np.broadcast_to(array.reshape(padded[1]).astype(np.float64), (out[1],))

@@ -136,6 +136,9 @@ class FusionRule(ABC):
     category: ClassVar[str] = GRAPH_FUSION
     float_only: ClassVar[bool] = True
     """Refuse (missed: unsupported dtype) matches on non-float tensors."""
+    requires: ClassVar[tuple[str, ...]] = ()
+    """Rules (by name) this one only prepares the ground for: it is off
+    (missed: rule switched off) whenever one of them is."""
 
     @abstractmethod
     def match(self, op: Operation) -> Match | Miss | None: ...

@@ -51,6 +51,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern
 
+from gedialects.graph import batch_norm
 from gedialects.graph import ops as g
 from gedialects.graph import reference as ref
 from gedialects.graph import shapes
@@ -247,8 +248,9 @@ class BatchNormAsAffine(RewritePattern):
     """batch_norm of a tensor that is not a 4-D map (BatchNorm1d after a
     linear layer: LeViT) with constant statistics -> x * s + t, with
     s = scale / sqrt(var + eps) and t = bias - mean * s per channel (dim 1),
-    broadcast over the dims after it: an elementwise map (and graph-fuse's
-    to fuse)."""
+    broadcast over the dims after it (gedialects/graph/batch_norm.py): an
+    elementwise map (and graph-fuse's to fuse). A 4-D map's batch_norm is
+    graph-fuse's: folded into the conv before it, or the chain after it."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, g.BatchNormOp) or not is_float(op.input.type.element_type):  # type: ignore[attr-defined]
@@ -256,23 +258,13 @@ class BatchNormAsAffine(RewritePattern):
         x = g.shape_of(op.input)
         if len(x) == 4 or not shapes.is_static(x):
             return
-        params = [constant_value(v) for v in (op.scale, op.bias, op.mean, op.var)]
-        if any(p is None for p in params):
+        params = batch_norm.affine(op)
+        if params is None:
             return
-        gamma, beta, mean, var = (np.asarray(p, np.float64) for p in params)
-        eps = op.float_("epsilon", 1e-5)
-        scale = gamma / np.sqrt(var + eps)
-        shift = beta - mean * scale
-        per_channel = [x[1]] + [1] * (len(x) - 2)
-        loc, name = op.location, node_name(op)
-        s = materialize(scale.astype(np.float32).reshape(per_channel), f"{name}_scale", loc)
-        t = materialize(shift.astype(np.float32).reshape(per_channel), f"{name}_shift", loc)
-        mul = g.MulOp.build_inferred([op.input, s.results[0]], {}, location=loc)
-        add = g.AddOp.build_inferred([mul.output, t.results[0]], {}, location=loc)
-        add.attributes.update(op.attributes)
+        new = batch_norm.affine_ops(op, *params)
         log.info("rewrote %s: a batch_norm of a %s tensor as a per-channel scale and shift", describe_op(op),
                  shapes.fmt(x))
-        rewriter.replace(op, [s, mul, t, add], [add.output])
+        rewriter.replace(op, new, [new[-1].results[0]])
 
 
 class ReduceL2AsSumOfSquares(RewritePattern):

@@ -159,11 +159,16 @@ class _Run:
     def __init__(self, rules: list[FusionRule], switches: Switches):
         self.result = FusionResult(rules, switches)
         self.switches = switches
+        self.by_name = {r.name: r for r in rules}
         self.misses: dict[tuple[str, int], tuple[FusionRule, Miss]] = {}
 
     def precheck(self, rule: FusionRule, match: Match) -> Match | Miss:
         if not self.switches.enabled(rule):
             return Miss(match.anchor, SWITCHED_OFF)
+        for name in rule.requires:
+            needed = self.by_name.get(name)
+            if needed is None or not self.switches.enabled(needed):
+                return Miss(match.anchor, SWITCHED_OFF, f"it prepares {name}, which is off")
         for op in match.ops:
             for r in op.results:
                 if not is_static(r):

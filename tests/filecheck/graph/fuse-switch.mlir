@@ -30,6 +30,7 @@ func.func @net(%x: tensor<1x3x4x4xf32>, %a: tensor<2x8xf32>, %b: tensor<8x4xf32>
 // JSON-DAG: 'graph.matmul' op applied MatMulBiasAddFusionPass at loc("mm"): absorbed [mm, add]
 // JSON-DAG: 'graph.gemm' op missed GemmActivationFusionPass at loc("mm"): unknown/custom op (graph.exp has no epilogue form)
 // JSON-DAG: 'graph.exp' op missed ElementwiseLoopFusionPass at loc("exp"): rule switched off
+// JSON-DAG: 'graph.batch_norm' op missed BatchnormLoopFusionPass at loc("bn"): rule switched off
 // JSON:     graph.conv
 // JSON-NEXT: graph.batch_norm
 // JSON-NEXT: graph.relu
@@ -60,7 +61,8 @@ func.func @net(%x: tensor<1x3x4x4xf32>, %a: tensor<2x8xf32>, %b: tensor<8x4xf32>
 // REPORT-NEXT:     "missed": {
 // REPORT-NEXT:       "unknown/custom op": 1
 // REPORT:      "ub_fusion": {
-// REPORT-NEXT:   "MaskWhereFusionPass": {
+// REPORT-NEXT:   "BatchnormLoopFusionPass": {
+// REPORT:        "MaskWhereFusionPass": {
 // REPORT:        "ElementwiseLoopFusionPass": {
 // REPORT-NEXT:     "match_times": 1,
 // REPORT-NEXT:     "effect_times": 0,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .attention import AttentionFusion
+from .batch_norm import BatchnormLoopFusion, BatchnormScaleFusion
 from .conv_fold import ConvBatchnormFusion, ConvScaleFusion, PadConvFusion
 from .epilogue import (
     ConvActivationFusion,
@@ -29,6 +30,7 @@ BUILTIN_RULES = (
     PadConvFusion,
     ConvBatchnormFusion,
     ConvScaleFusion,
+    BatchnormScaleFusion,
     # Phase.ATTENTION
     AttentionFusion,
     # Phase.EPILOGUE
@@ -38,6 +40,7 @@ BUILTIN_RULES = (
     MatMulActivationFusion,
     GemmActivationFusion,
     AddLayerNormFusion,
+    BatchnormLoopFusion,
     # Phase.LOOP
     MaskWhereFusion,
     ElementwiseLoopFusion,

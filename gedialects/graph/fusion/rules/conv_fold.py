@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
@@ -23,9 +23,11 @@ from gedialects.graph.tensors import numpy_dtype
 from gedialects.location import node_name
 
 from ..helpers import (
+    channel_vector,
     binary_operands,
     is_add,
     is_constant,
+    not_constant_miss,
     other_users_miss,
     rebuild,
     users,
@@ -46,13 +48,6 @@ def _epilogue_miss(conv: g.ConvOp, *, residual_ok: bool = False) -> Miss | None:
         return Miss(conv, UNSUPPORTED_ATTRIBUTE, f"the conv already has a {conv.activation.data} epilogue")
     if conv.residual is not None and not residual_ok:
         return Miss(conv, UNSUPPORTED_ATTRIBUTE, "the conv already has a residual epilogue")
-    return None
-
-
-def _not_constant_miss(anchor: Operation, named: list[tuple[str, SSAValue | None]]) -> Miss | None:
-    for what, value in named:
-        if value is not None and not is_constant(value):
-            return Miss(anchor, NOT_CONSTANT, f"the {what} is computed, not a constant")
     return None
 
 
@@ -95,7 +90,7 @@ class ConvBatchnormFusion(FusionRule):
         miss = (
             _epilogue_miss(op)
             or other_users_miss(op, op.output, [bn])
-            or _not_constant_miss(
+            or not_constant_miss(
                 op,
                 [
                     ("conv weight", op.weight),
@@ -121,20 +116,6 @@ class ConvBatchnormFusion(FusionRule):
         return _folded_conv(conv, _per_out_channel(w, s), (b - mean) * s + beta)
 
 
-def _channel_vector(value: SSAValue, out: shapes.Shape) -> np.ndarray | None:
-    """The per-output-channel vector of a constant broadcast against a conv
-    result `out` (N, C, ...), or None if it varies along another dim."""
-    c = g.shape_of(value)
-    if len(c) > len(out):
-        return None
-    padded = (1,) * (len(out) - len(c)) + tuple(c)
-    if any(d != 1 for i, d in enumerate(padded) if i != 1) or padded[1] not in (1, out[1]):
-        return None
-    array = constant_value(value)
-    assert array is not None
-    return np.broadcast_to(array.reshape(padded[1]).astype(np.float64), (out[1],))
-
-
 class ConvScaleFusion(FusionRule):
     name = "ConvScaleFusionPass"
     summary = "conv → mul/add/sub by a per-channel constant: fold it into the conv weights and bias"
@@ -157,7 +138,7 @@ class ConvScaleFusion(FusionRule):
             if g.shape_of(user.results[0]) != out:
                 continue  # the constant grows the result: no conv epilogue
             is_mul = isinstance(user, g.MulOp)
-            if shapes.is_static(out) and _channel_vector(const, out) is None:
+            if shapes.is_static(out) and channel_vector(const, out) is None:
                 if not is_mul:
                     continue  # a residual add: ConvAddFusionPass's case
                 return Miss(
@@ -179,7 +160,7 @@ class ConvScaleFusion(FusionRule):
         conv = match.anchor
         assert isinstance(conv, g.ConvOp)
         user, const = match.data
-        v = _channel_vector(const, g.shape_of(conv.output))
+        v = channel_vector(const, g.shape_of(conv.output))
         assert v is not None
         cout = g.shape_of(conv.weight)[0]
         b = constant_value(conv.bias).astype(np.float64) if conv.bias is not None else np.zeros(cout)  # type: ignore[union-attr]
