@@ -25,8 +25,8 @@ touching the union of what it touches):
   b, `wait_flag` before a, one set before the loop (so the first wait passes;
   right after the last item before the loop that what the wait guards
   conflicts with, not at the loop, where it would wait for all of the
-  producer pipe's work) and one wait after it (so the kernel ends
-  balanced). A nested loop's accesses after such a wait need no forward
+  producer pipe's work; after an earlier loop, before that loop's closing
+  waits) and one wait after it (so the kernel ends balanced). A nested loop's accesses after such a wait need no forward
   pair into the loop: a conv's loop over C1 slices that starts on the
   second L0A/L0B copies, the first slice's mmad reading the first, loads
   beside that mmad. Event ids 1..7 per
@@ -433,8 +433,16 @@ def _insert_prime(parent: Block, outer: tuple[_Plan, int], flag: Operation, key:
     plan, j = outer
     at = plan.prime_position(j, key, guarded)
     items = plan.body.items
-    if at == j or (at > 0 and isinstance(items[at - 1], scf.ForOp)):
-        parent.insert_op_before(flag, items[at])  # after a loop's closing waits
+    if at == j and not (at > 0 and isinstance(items[at - 1], scf.ForOp)):
+        parent.insert_op_before(flag, items[at])
+    elif at > 0 and isinstance(items[at - 1], scf.ForOp):
+        # right after an earlier loop, before its closing waits: a wait there
+        # on the flag's producer pipe (for a third pipe's last work, a ping-pong
+        # loop's final store) would hold the set back, and the loop's first
+        # iteration with it (a remainder loop after its main loop); a set of
+        # the same flag still left by that loop is older, so its closing wait
+        # takes that one and this loop's first wait this
+        parent.insert_op_after(flag, items[at - 1])
     elif at == 0:
         first = parent.first_op
         assert first is not None

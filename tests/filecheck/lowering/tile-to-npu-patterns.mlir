@@ -28,7 +28,7 @@
 // CHECK:         npu.block_idx
 // CHECK:         npu.dma mte2 %{{.*}}, %{{.*}} nburst 4 len 1536 src_gap 6656 dst_gap 1024 : !npu.ptr<l1>, !npu.ptr<gm>
 // CHECK:         npu.set_flag m -> mte1 event [[E1:[1-7]]]
-// CHECK-NEXT:    npu.dma mte2 %[[W:.*]], %{{.*}} len 18432 : !npu.ptr<l1>, !npu.ptr<gm>
+// CHECK:         npu.dma mte2 %[[W:.*]], %{{.*}} len 18432 : !npu.ptr<l1>, !npu.ptr<gm>
 // CHECK:         npu.wait_flag mte2 -> mte1 event 0
 // CHECK-NEXT:    npu.load_3d %{{.*}}, %{{.*}} fm_h 3 fm_w 16 kh 3 kw 3 pad_left 1 pad_right 1 m_len 16 f32 : !npu.ptr<l0a>, !npu.ptr<l1>
 // CHECK-NEXT:    npu.wait_flag mte2 -> mte1 event 0

@@ -368,3 +368,55 @@ npu.program @peeled gm_size 4096 {
   }
   npu.launch @peeled_product block_dim 1 stream 0
 }
+
+// -----
+
+// A ping-pong loop over pairs of tiles, then the remainder loop for an odd
+// count (as convert-tile-to-npu lowers a pipelined tile loop): load into
+// u0/u1 (mte2), vadd into o0/o1 (v), store (mte3). The remainder's "buffer
+// free" flags (u0: v -> mte2, o0: mte3 -> v) are primed right after the pair
+// loop, before that loop's closing waits: behind them on the vector pipe the
+// first would wait for the last pair's store (mte3 -> v), and the
+// remainder's load with it (the flags' older sets, left by the pair loop,
+// are what the closing waits take).
+// CHECK-LABEL: npu.kernel @remainder_after_pairs
+// CHECK:       scf.for
+// CHECK:       }
+// CHECK-NEXT:  npu.set_flag mte3 -> v event [[O0:[1-7]]]
+// CHECK-NEXT:  npu.set_flag v -> mte2 event [[U0:[1-7]]]
+// CHECK-NEXT:  npu.wait_flag mte3 -> v event
+// CHECK:       scf.for
+// CHECK-NEXT:    npu.wait_flag v -> mte2 event [[U0]]
+// CHECK-NEXT:    npu.dma mte2
+// CHECK-NEXT:    npu.wait_flag mte3 -> v event [[O0]]
+npu.program @remainder gm_size 8192 {
+  npu.input "x" at 0 : tensor<512xf32>
+  npu.output "y" at 4096 : tensor<512xf32>
+  npu.kernel @remainder_after_pairs {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c5 = arith.constant 5 : index
+    %g = npu.ptr gm 0
+    %o = npu.ptr gm 4096
+    %u0 = npu.ptr ub 0
+    %u1 = npu.ptr ub 256
+    %o0 = npu.ptr ub 512
+    %o1 = npu.ptr ub 768
+    scf.for %t = %c0 to %c4 step %c2 {
+      npu.dma mte2 %u0, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+      npu.vadd f32 %o0, %u0, %u0 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+      npu.dma mte3 %o, %o0 len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+      npu.dma mte2 %u1, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+      npu.vadd f32 %o1, %u1, %u1 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+      npu.dma mte3 %o, %o1 len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    }
+    scf.for %t = %c4 to %c5 step %c1 {
+      npu.dma mte2 %u0, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+      npu.vadd f32 %o0, %u0, %u0 repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>, !npu.ptr<ub>
+      npu.dma mte3 %o, %o0 len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    }
+  }
+  npu.launch @remainder_after_pairs block_dim 1 stream 0
+}
