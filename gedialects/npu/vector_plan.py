@@ -51,7 +51,16 @@ def vector_plan(shape, strides, es, config):
     else:
         nb = n_in // epb
         main, tail = nb - nb % 8, nb % 8
-        if nb <= 8:
+        if nb == 1 and outer and outer[-1][0] > 8:
+            # One block per row (a C0 of channels, a per-channel operand read
+            # with stride 0 beside it): eight rows fill a repeat's blocks and
+            # the rest of the rows its repeats, as the innermost dim's blocks
+            # do below (one instruction for 8 x 255 rows, not one per 8 rows).
+            (n, s), rows = outer[-1], outer[-1][0] - outer[-1][0] % 8
+            boxes.append(([0] * k, outer[:-1] + [(n // 8, [8 * x for x in s]), (8, s)], None))
+            if n % 8:
+                boxes.append(([rows * x for x in s], outer[:-1] + [(n % 8, s)], None))
+        elif nb <= 8:
             boxes.append(([0] * k, outer + ([(nb, [epb * x for x in s_in])] if nb > 1 else []), None))
         else:
             if main:

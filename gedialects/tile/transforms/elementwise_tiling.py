@@ -9,10 +9,11 @@ code it would get; among the bands that fit UB the cost model
 loads, vector work and stores overlapping across tiles) picks the fastest,
 the larger band on a tie.
 
-A tile's work does not depend on the channel count or where the maps lie
-in GM, only on the kernel's shape (rows, widths, which inputs are
-per-channel), its body and the band: kernels alike in those (densenet's
-batch norms at one map size) share one measurement per band."""
+A tile's work does not depend on where the maps lie in GM, only on the
+kernel's shape (rows, widths, which inputs are per-channel, and the channel
+count when some are: their values are copied to UB whole, once per core,
+priced as hoisted work), its body and the band: kernels alike in those share
+one measurement per band."""
 
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ from gedialects.tile import ops as t
 from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
 from gedialects.tile.transforms.allocate import place_buffers
 from gedialects.tile.transforms.expand_elementwise import build_elementwise
-from gedialects.tile.transforms.tile_cost import TileWork, predicted_cycles, tile_work
+from gedialects.tile.transforms.tile_cost import TileWork, hoisted_cycles, hoisted_work, predicted_cycles, tile_work
 from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
 from target.config import TargetConfig
 
-_MEASURED: dict[tuple, tuple[int, TileWork]] = {}
-"""(kernel signature, band rows, target) -> (UB bytes, work per tile)."""
+_MEASURED: dict[tuple, tuple[int, TileWork, TileWork]] = {}
+"""(kernel signature, band rows, target) -> (UB bytes, work per tile, work once per core)."""
 _MEASURED_LIMIT = 4096
 
 
@@ -44,11 +45,11 @@ def select_elementwise_tiling(op: ElementwiseOp, config: TargetConfig) -> Elemen
     for band_rows in (r for r in range(H, 0, -1) if H % r == 0):
         tiles = C1 * (H // band_rows)
         cores = max(1, min(tiles, config.cores_for(uses_cube=False)))
-        ub_bytes, work = _measure(op, signature, band_rows, config)
+        ub_bytes, work, once = _measure(op, signature, band_rows, config)
         if ub_bytes > capacity:
             needed = ub_bytes
             continue
-        key = (predicted_cycles(work, tiles, config), -band_rows, cores)
+        key = (predicted_cycles(work, tiles, config) + hoisted_cycles(once, tiles, config), -band_rows, cores)
         if best is None or key < best:
             best = key
     if best is None:
@@ -57,26 +58,28 @@ def select_elementwise_tiling(op: ElementwiseOp, config: TargetConfig) -> Elemen
     return ElementwiseTilingAttr(-band_rows, cores, cycles)
 
 
-def _measure(op: ElementwiseOp, signature: tuple, band_rows: int, config: TargetConfig) -> tuple[int, TileWork]:
+def _measure(op: ElementwiseOp, signature: tuple, band_rows: int, config: TargetConfig) -> tuple[int, TileWork, TileWork]:
     key = (signature, band_rows, config)
     if key not in _MEASURED:
         if len(_MEASURED) >= _MEASURED_LIMIT:
             _MEASURED.clear()
         scratch = t.KernelOp("elementwise_tiling", 1)
         build_elementwise(scratch, op, band_rows, 1)
-        _MEASURED[key] = (place_buffers(scratch, config).get("ub", 0), tile_work(scratch.body.block, config))
+        body = scratch.body.block
+        _MEASURED[key] = (place_buffers(scratch, config).get("ub", 0), tile_work(body, config), hoisted_work(body, config))
         scratch.erase(safe_erase=False)
     return _MEASURED[key]
 
 
 def kernel_signature(op: ElementwiseOp) -> tuple:
     """What a tile's code depends on: the rows and widths of the maps, which
-    inputs are per-channel, the body (its ops, operands and constants) and
-    the element type."""
-    _, _, H, W = op.map_shape()
+    inputs are per-channel (and then the channels: they are copied to UB
+    whole), the body (its ops, operands and constants) and the element type."""
+    _, C, H, W = op.map_shape()
     views = tuple((op.per_channel(k), v.padded_w.data) for k, v in enumerate(op.views()))
     outs = tuple(v.padded_w.data for v in op.out_views())
-    return (str(op.outputs[0].type), H, W, views, outs, body_signature(op.body.block))
+    channels = C if any(chan for chan, _ in views) else None
+    return (str(op.outputs[0].type), channels, H, W, views, outs, body_signature(op.body.block))
 
 
 def body_signature(block: Block) -> tuple:

@@ -3,12 +3,14 @@ into its loop: tile-expand-structured runs it on every elementwise kernel
 with a `#tile.elementwise_tiling`, and the tiling's cost model dry-runs it.
 
 Tiles = (C1 slice, band of rows), contiguous runs per core, the loop
-pipelined: each map input's band GM -> UB (its halo left behind), each
-per-channel input's C0 values, the body on the vector unit over the band
+pipelined: each map input's band GM -> UB (its halo left behind), the body
+on the vector unit over the band
 (the map-body emitter: a per-channel operand broadcast along the pixels
 with stride 0, scalars as immediates, a result written in place into an
-operand that dies with it), each output UB -> GM. Loads and outputs are
-double-buffered; the body's temporaries are single buffers of the kernel."""
+operand that dies with it), each output UB -> GM. A per-channel input is
+copied to UB whole, once, before the loop; a tile reads its slice's C0
+values there. Loads and outputs are double-buffered; the body's temporaries
+are single buffers of the kernel."""
 
 from __future__ import annotations
 
@@ -48,11 +50,19 @@ def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, 
     # select needs as a vector is a column of one, broadcast through brcb
     emitter = MapBodyEmitter(kernel, pool, lambda box: ("column", 1) if box[-1] == 1 else ("row", box[-1]))
     per_channel = [op.per_channel(k) for k in range(len(op.inputs))]
-    ins = [kernel.alloc("ub", c0 if chan else pixels * c0, "ND" if chan else "NC1HWC0", buffers=2)
-           for chan in per_channel]
-    outs = [kernel.alloc("ub", pixels * c0, "NC1HWC0", buffers=2) for _ in op.outputs]
     gm_ins = [kernel.gm(t.gm_tensor_of(v)) for v in op.inputs]  # type: ignore[arg-type]
     gm_outs = [kernel.gm(t.gm_tensor_of(v)) for v in op.outputs]  # type: ignore[arg-type]
+    # a per-channel input's C values go to UB once, before the tiles (a few
+    # hundred bytes; per tile, each would pay the GM latency again)
+    ins = []
+    for gm, view, chan in zip(gm_ins, op.views(), per_channel):
+        if chan:
+            whole = kernel.alloc("ub", C1 * c0, "ND")
+            kernel.copy(whole, kernel.at(gm, view.origin.data), [C1, c0], [c0, 1], [view.slice_stride.data, 1])
+            ins.append(whole)
+        else:
+            ins.append(kernel.alloc("ub", pixels * c0, "NC1HWC0", buffers=2))
+    outs = [kernel.alloc("ub", pixels * c0, "NC1HWC0", buffers=2) for _ in op.outputs]
 
     def band_at(c1, band, view: MapViewAttr):
         return kernel.add(kernel.mul(c1, view.slice_stride.data), kernel.mul(band, band_rows * view.padded_w.data * c0))
@@ -63,11 +73,12 @@ def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, 
         args = []
         for buf, gm, view, chan in zip(ins, gm_ins, op.views(), per_channel):
             if chan:  # this slice's C0 values, broadcast over the band's pixels
-                kernel.copy(buf, kernel.at(gm, view.origin.data, kernel.mul(c1, view.slice_stride.data)), [c0], [1], [1])
-            else:  # the band's rows, without the halo
-                kernel.copy(buf, kernel.at(gm, view.origin.data, band_at(c1, band, view)), [band_rows, W * c0],
-                            [W * c0, 1], [view.padded_w.data * c0, 1])
-            args.append(Buffer(buf, (1 if chan else pixels, c0), elem, "row", c0))
+                args.append(Buffer(kernel.at(buf, 0, kernel.mul(c1, c0)), (1, c0), elem, "row", c0))
+                continue
+            # the band's rows, without the halo
+            kernel.copy(buf, kernel.at(gm, view.origin.data, band_at(c1, band, view)), [band_rows, W * c0],
+                        [W * c0, 1], [view.padded_w.data * c0, 1])
+            args.append(Buffer(buf, (pixels, c0), elem, "row", c0))
         results = [Buffer(buf, (pixels, c0), elem, "row", c0) for buf in outs]
         emitter.run_into(op.body.block, args, results, {a for a, chan in zip(args, per_channel) if not chan})
         for buf, gm, view in zip(outs, gm_outs, op.out_views()):

@@ -157,8 +157,10 @@ def predicted_cycles(work: TileWork, tiles: int, config: TargetConfig, cores: in
     issue = work.instructions * config.latency_cycles["issue"]
     if per_core == 1:
         return max(load + work.cube_cycles + work.vector_cycles + store, issue)
-    # double-buffered: the pipes overlap across tiles; the first load and the last store do not
-    return per_core * max(load, work.cube_cycles, work.vector_cycles, store, issue) + load + store
+    # double-buffered: the pipes overlap across tiles, the busiest sets the pace; before the first
+    # tile reaches it and after the last leaves it, the other stages of one tile run alone
+    stages = (load, work.cube_cycles, work.vector_cycles, store)
+    return per_core * max(*stages, issue) + sum(stages) - max(stages)
 
 
 def hoisted_cycles(once: TileWork, tiles: int, config: TargetConfig) -> int:

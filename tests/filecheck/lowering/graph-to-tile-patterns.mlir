@@ -173,12 +173,15 @@ func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tens
 // Squeeze-excite on the map kernels: SiLU (x * sigmoid(x)) and the gate
 // multiply are one loop fusion, one tile.elementwise; the sigmoid's map body
 // runs on a temporary (negate, exp, +1, reciprocal, in place), the products
-// in place into the band, and the computed [1, C, 1, 1] gate is read one C0
-// block per slice and broadcast over the pixels (stride 0).
+// in place into the band, and the computed [1, C, 1, 1] gate goes to UB
+// whole before the loop, read one C0 block per slice and broadcast over the
+// pixels (stride 0).
 // CHECK-LABEL: tile.program "se"
 // CHECK:       tile.kernel "k{{[0-9]+}}_elementwise" attributes {kind = "elementwise", source = "graph.fusion", absorbed = ["graph.sigmoid", "graph.mul", "graph.mul"]
+// CHECK:         tile.copy %[[GW:.*]], %{{.*}} {shape = array<i64: 2, 8>
+// CHECK:         scf.for
 // CHECK:         tile.copy %[[X:.*]], %{{.*}} {shape = array<i64: 1, 32>
-// CHECK:         tile.copy %[[G:.*]], %{{.*}} {shape = array<i64: 8>
+// CHECK:         %[[G:.*]] = tile.at %[[GW]] + %{{.*}} {offset = 0 : i64} : !tile.ref<ub, f32>
 // CHECK:         tile.vec "muls" %[[T:.*]], %[[X]] {{.*}}scalar = -1.000000e+00
 // CHECK-NEXT:    tile.vec "exp" %[[T]], %[[T]]
 // CHECK-NEXT:    tile.vec "adds" %[[T]], %[[T]] {{.*}}scalar = 1.000000e+00
