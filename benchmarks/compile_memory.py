@@ -45,6 +45,10 @@ def main() -> None:
     ap.add_argument("models", nargs="*", default=["vgg19", "resnet50"])
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    from gedialects.zoo import light_models_error
+
+    if (error := light_models_error(args.models)) is not None:
+        ap.error(error)
     if args.child:
         print(json.dumps(measure(args.child)))
         return

@@ -25,7 +25,7 @@ from pathlib import Path
 import onnx
 
 from gedialects.frontend.onnx_import import import_model
-from gedialects.zoo import LIGHT_MODELS, light_model_path
+from gedialects.zoo import LIGHT_MODELS, light_model_path, light_models_error
 from lowering.pipeline import DEFAULT_PRECISION, compile_module
 
 
@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--precision-mode", default=DEFAULT_PRECISION)
     ap.add_argument("--stages", action="store_true", help="also the pipeline stages that took 0.3 s or more")
     args = ap.parse_args()
+    if (error := light_models_error(args.models)) is not None:
+        ap.error(error)
     head = ("| model | npu ops | onnxruntime session | import | compile | assemble | .om write | total "
             "| total / onnxruntime | ms per 1k npu ops |")
     print(head + (" stages >= 0.3 s |" if args.stages else ""))

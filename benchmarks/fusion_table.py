@@ -29,7 +29,7 @@ from gedialects.graph.fusion import registered_rules
 from gedialects.graph.interpreter import main_function
 from gedialects.graph.transforms.canonicalize import GraphCanonicalizePass
 from gedialects.graph.transforms.fuse import fuse
-from gedialects.zoo import LIGHT_MODELS, light_model_path
+from gedialects.zoo import LIGHT_MODELS, light_model_path, light_models_error
 
 
 def count_ops(module) -> int:
@@ -100,6 +100,8 @@ def main() -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     p.add_argument("models", nargs="*", default=list(LIGHT_MODELS))
     args = p.parse_args()
+    if (error := light_models_error(args.models)) is not None:
+        p.error(error)
     logging.getLogger("gedialects").setLevel(logging.WARNING)
     rows = [measure(m) for m in args.models]
     print(json.dumps(rows, indent=2) if args.json else markdown(rows))

@@ -33,6 +33,7 @@ from gedialects.numerics import CRITERIA
 from gedialects.zoo import (
     LIGHT_MODELS,
     light_model_path,
+    light_models_error,
     onnxruntime_outputs,
     random_inputs,
     with_random_weights,
@@ -114,6 +115,8 @@ def main() -> None:
     ap.add_argument("--calibrate", action="store_true",
                     help="calibrate BatchNormalization statistics on the data, as in a trained network")
     args = ap.parse_args()
+    if (error := light_models_error(args.models)) is not None:
+        ap.error(error)
     calibrate = args.calibrate
     head = ("| model | kernels | npu ops | transdata | sim cycles | max err out (max \\|out\\|) | max err logits (max \\|logit\\|) "
             "| criterion | normwise | compile s | sim s |")

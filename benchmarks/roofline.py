@@ -283,6 +283,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="the cost models against the simulator per kind of kernel for every light model measured "
                         "(default: resnet50's only)")
     args = p.parse_args(argv)
+    zoo_models = ROOT / "tests" / "zoo" / "models"
+    unknown = [m for m in args.models if m not in (*LIGHT_MODELS, *ZOO_TRANSFORMERS, BERT_BASE_LAYER)
+               and not (zoo_models / f"{m}.onnx").exists() and not Path(m).exists()]
+    if unknown:
+        p.error(f"no model {', '.join(repr(m) for m in unknown)} (a light model: {', '.join(LIGHT_MODELS)}; "
+                f"a zoo model of tests/zoo/models; {BERT_BASE_LAYER}; or a path)")
     head = ["model", "cycles", "bound", "x bound", "GM MB", "min MB", "x min", "cube util",
             "most cycles lost: launch (op type, what bounds it) cycles above its bound (x its bound)"]
     if args.markdown:

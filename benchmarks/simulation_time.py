@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 
 from gedialects.frontend.onnx_import import import_model
-from gedialects.zoo import LIGHT_MODELS, light_model_path, random_inputs, with_random_weights
+from gedialects.zoo import LIGHT_MODELS, light_model_path, light_models_error, random_inputs, with_random_weights
 from lowering.pipeline import DEFAULT_PRECISION, compile_module
 from target.assembler import assemble
 from target.simulator import simulate
@@ -98,6 +98,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20, help="onnxruntime inferences timed (median)")
     ap.add_argument("--markdown", action="store_true", help="print a markdown table")
     args = ap.parse_args()
+    if (error := light_models_error(args.models)) is not None:
+        ap.error(error)
     rows = [measure(name, args.precision_mode, args.repeat) for name in args.models]
     if args.markdown:
         print("| " + " | ".join(COLUMNS) + " |")

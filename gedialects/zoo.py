@@ -42,6 +42,15 @@ def light_model_path(name: str) -> Path:
     return path
 
 
+def light_models_error(names) -> str | None:
+    """One line naming the `names` that are neither a bundled light model nor
+    a file (for a command line's usage error), or None."""
+    unknown = [n for n in names if n not in LIGHT_MODELS and not os.path.exists(n)]
+    if not unknown:
+        return None
+    return f"no light model {', '.join(repr(n) for n in unknown)} (known: {', '.join(LIGHT_MODELS)}, or a path)"
+
+
 def expected_output(name: str) -> np.ndarray:
     """The output shipped next to a light model (for onnx's dummy input)."""
     path = light_dir() / f"light_{name}_output_0.pb"
