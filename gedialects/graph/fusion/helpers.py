@@ -302,3 +302,22 @@ def channel_vector(value: SSAValue, out: shapes.Shape) -> np.ndarray | None:
     array = constant_value(value)
     assert array is not None
     return np.broadcast_to(array.reshape(padded[1]).astype(np.float64), (out[1],))
+
+
+def scaling_users(value: SSAValue) -> list[tuple[Operation, SSAValue]]:
+    """(user, constant) for each user of `value` that multiplies it by, adds
+    to it or subtracts from it a constant without growing its shape
+    (`value - c`; `c - value` negates it: not a scale)."""
+    found = []
+    shape = g.shape_of(value)
+    for user in users(value):
+        pair = binary_operands(user)
+        if pair is None or not isinstance(user, g.MulOp | g.SubOp) and not is_add(user):
+            continue
+        lhs, rhs = pair
+        const = rhs if lhs is value else lhs
+        if const is value or not is_constant(const) or (isinstance(user, g.SubOp) and rhs is value):
+            continue
+        if g.shape_of(user.results[0]) == shape:
+            found.append((user, const))
+    return found

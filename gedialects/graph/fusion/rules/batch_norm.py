@@ -28,7 +28,7 @@ from gedialects.graph.constants import constant_value, materialize
 from gedialects.graph.tensors import numpy_dtype
 from gedialects.location import node_name
 
-from ..helpers import binary_operands, channel_vector, is_add, is_constant, not_constant_miss, other_users_miss, rebuild, users
+from ..helpers import channel_vector, not_constant_miss, other_users_miss, rebuild, scaling_users, users
 from ..registry import UB_FUSION, FusionRule, Match, Miss, Phase, Rewrite
 from .loop import ElementwiseLoopFusion, fusable
 
@@ -55,18 +55,9 @@ class BatchnormScaleFusion(FusionRule):
         out = g.shape_of(op.output)
         if not shapes.is_static(out) or _conv_takes_it(op):
             return None
-        for user in users(op.output):
-            pair = binary_operands(user)
-            if pair is None or not isinstance(user, g.MulOp | g.SubOp) and not is_add(user):
-                continue
-            lhs, rhs = pair
-            const = rhs if lhs is op.output else lhs
-            if const is op.output or not is_constant(const):
-                continue
-            if isinstance(user, g.SubOp) and rhs is op.output:
-                continue  # c - bn negates the normalisation: not a scale
-            if g.shape_of(user.results[0]) != out or channel_vector(const, out) is None:
-                continue  # the constant grows the result or varies along other dims
+        for user, const in scaling_users(op.output):
+            if channel_vector(const, out) is None:
+                continue  # the constant varies along other dims than the channel
             miss = other_users_miss(op, op.output, [user]) or not_constant_miss(
                 op, [("batch_norm scale", op.scale), ("batch_norm bias", op.bias)])
             return miss or Match(op, [op, user], (user, const))

@@ -24,12 +24,11 @@ from gedialects.location import node_name
 
 from ..helpers import (
     channel_vector,
-    binary_operands,
-    is_add,
     is_constant,
     not_constant_miss,
     other_users_miss,
     rebuild,
+    scaling_users,
     users,
 )
 from ..registry import (
@@ -124,19 +123,8 @@ class ConvScaleFusion(FusionRule):
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, g.ConvOp)
-        for user in users(op.output):
-            pair = binary_operands(user)
-            if pair is None or not isinstance(user, g.MulOp | g.SubOp) and not is_add(user):
-                continue
-            lhs, rhs = pair
-            const = rhs if lhs is op.output else lhs
-            if const is op.output or not is_constant(const):
-                continue
-            if isinstance(user, g.SubOp) and rhs is op.output:
-                continue  # c - conv negates the conv: not a scale
+        for user, const in scaling_users(op.output):
             out = g.shape_of(op.output)
-            if g.shape_of(user.results[0]) != out:
-                continue  # the constant grows the result: no conv epilogue
             is_mul = isinstance(user, g.MulOp)
             if shapes.is_static(out) and channel_vector(const, out) is None:
                 if not is_mul:
