@@ -51,16 +51,7 @@ def vector_plan(shape, strides, es, config):
     else:
         nb = n_in // epb
         main, tail = nb - nb % 8, nb % 8
-        if nb == 1 and outer and outer[-1][0] > 8:
-            # One block per row (a C0 of channels, a per-channel operand read
-            # with stride 0 beside it): eight rows fill a repeat's blocks and
-            # the rest of the rows its repeats, as the innermost dim's blocks
-            # do below (one instruction for 8 x 255 rows, not one per 8 rows).
-            (n, s), rows = outer[-1], outer[-1][0] - outer[-1][0] % 8
-            boxes.append(([0] * k, outer[:-1] + [(n // 8, [8 * x for x in s]), (8, s)], None))
-            if n % 8:
-                boxes.append(([rows * x for x in s], outer[:-1] + [(n % 8, s)], None))
-        elif nb <= 8:
+        if nb <= 8:
             boxes.append(([0] * k, outer + ([(nb, [epb * x for x in s_in])] if nb > 1 else []), None))
         else:
             if main:
@@ -68,27 +59,20 @@ def vector_plan(shape, strides, es, config):
             if tail:
                 boxes.append(([main * epb * x for x in s_in], outer + [(tail, [epb * x for x in s_in])], None))
     lat = config.latency_cycles["vector"] + config.latency_cycles["issue"]
-    for base, cands, inner_mask in boxes:
+    plan = _placed(boxes, epb, lat)
+    if n_in == epb and outer and outer[-1][0] > 8:
+        # One block per row (a C0 of channels, a per-channel operand read with
+        # stride 0 beside it): eight rows may fill a repeat's blocks and the
+        # rest of the rows its repeats, as the innermost dim's blocks do above
+        # (one instruction for 8 x 255 rows where one per 8 rows was the
+        # choice), when that costs less (a pool's strided rows may not).
+        (n, st), rows = outer[-1], outer[-1][0] - outer[-1][0] % 8
+        split = [([0] * k, outer[:-1] + [(n // 8, [8 * x for x in st]), (8, st)], None)]
+        if n % 8:
+            split.append(([rows * x for x in st], outer[:-1] + [(n % 8, st)], None))
+        plan = min(plan, _placed(split, epb, lat), key=lambda p: sum(cost for _, cost, _, _ in p))
+    for (base, cands, inner_mask), _, bi, ri in plan:
         bst = [[x // epb for x in d[1]] for d in cands]
-        ok = [all(x <= MAX_STRIDE for x in b) for b in bst]
-        options = [None] + [i for i in range(len(cands)) if ok[i]]
-        best = None
-        for bi in options if inner_mask is None else [None]:
-            for ri in options:
-                if ri is not None and ri == bi:
-                    continue
-                unrolled = 1
-                for i, d in enumerate(cands):
-                    if i not in (bi, ri):
-                        unrolled *= d[0]
-                nb = cands[bi][0] if bi is not None else 1
-                nr = cands[ri][0] if ri is not None else 1
-                instrs = unrolled * -(-nb // 8) * -(-nr // MAX_REPEAT)
-                cost = instrs * lat + unrolled * -(-nb // 8) * nr
-                if best is None or cost < best[0]:
-                    best = (cost, bi, ri)
-        assert best is not None
-        _, bi, ri = best
         rest = [i for i in range(len(cands)) if i not in (bi, ri)]
         nb = cands[bi][0] if bi is not None else 1
         nr = cands[ri][0] if ri is not None else 1
@@ -108,6 +92,37 @@ def vector_plan(shape, strides, es, config):
                             o2[o] += r0 * cands[ri][1][o]
                     mask = inner_mask if inner_mask is not None else bcount * epb
                     yield (o2, rcount, mask, blk, rep)
+
+
+def _placed(boxes, epb: int, lat: int) -> list[tuple[tuple, int, int | None, int | None]]:
+    """Per box, (the box, its estimated cost, the dim mapped onto a repeat's
+    blocks, the dim mapped onto repeats): the cheapest mapping by issue +
+    latency per instruction and one cycle per repeat (a dim whose stride
+    exceeds the instruction's field cannot be mapped); the other dims are
+    unrolled."""
+    placed = []
+    for box in boxes:
+        _, cands, inner_mask = box
+        ok = [all(x // epb <= MAX_STRIDE for x in d[1]) for d in cands]
+        best = None
+        options = [None] + [i for i in range(len(cands)) if ok[i]]
+        for bi in options if inner_mask is None else [None]:
+            for ri in options:
+                if ri is not None and ri == bi:
+                    continue
+                unrolled = 1
+                for i, d in enumerate(cands):
+                    if i not in (bi, ri):
+                        unrolled *= d[0]
+                nb = cands[bi][0] if bi is not None else 1
+                nr = cands[ri][0] if ri is not None else 1
+                instrs = unrolled * -(-nb // 8) * -(-nr // MAX_REPEAT)
+                cost = instrs * lat + unrolled * -(-nb // 8) * nr
+                if best is None or cost < best[0]:
+                    best = (cost, bi, ri)
+        assert best is not None
+        placed.append((box, *best))
+    return placed
 
 
 @dataclass(frozen=True)
