@@ -19,11 +19,11 @@ from xdsl.irdl import OptOperandDef, VarOperandDef
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
-from gedialects.graph.constants import constant_value
+from gedialects.graph.constants import constant_value, materialize
 from gedialects.graph.tensors import is_float
 from gedialects.location import describe_op, node_name
 
-from .registry import NOT_CONSTANT, OTHER_USERS, UNKNOWN_OP, UNSUPPORTED_ATTRIBUTE, Miss
+from .registry import NOT_CONSTANT, OTHER_USERS, UNKNOWN_OP, UNSUPPORTED_ATTRIBUTE, Miss, Rewrite
 
 ABSORBED = "absorbed"
 """Discardable attribute of a fused op: the model nodes it absorbed."""
@@ -321,3 +321,13 @@ def scaling_users(value: SSAValue) -> list[tuple[Operation, SSAValue]]:
         if g.shape_of(user.results[0]) == shape:
             found.append((user, const))
     return found
+
+
+def with_folded_constants(op: g.GraphOp, dtype: np.dtype, folded: dict[str, tuple[str, np.ndarray]]) -> Rewrite:
+    """`op` rebuilt with operands replaced by new constants in `dtype`:
+    {operand: (tag, values)}, each constant named `<node>_<tag>_folded`."""
+    name = node_name(op)
+    constants = {operand: materialize(values.astype(dtype), f"{name}_{tag}_folded", op.location)
+                 for operand, (tag, values) in folded.items()}
+    fused = rebuild(op, operands={operand: c.results[0] for operand, c in constants.items()})
+    return Rewrite([*constants.values(), fused], fused)

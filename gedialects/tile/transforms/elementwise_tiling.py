@@ -39,9 +39,7 @@ _MEASURED_LIMIT = 4096
 
 def select_elementwise_tiling(op: ElementwiseOp, config: TargetConfig) -> ElementwiseTilingAttr:
     """The cheapest band of a tile.elementwise that fits UB (raises TilingError if none)."""
-    es = elem_bytes(op.outputs[0].type.element)  # type: ignore[attr-defined]
-    _, C, H, _ = op.map_shape()
-    C1 = -(-C // (BLOCK_BYTES // es))
+    H, C1 = op.map_shape()[2], _slices(op)
     capacity = config.capacity_bytes["ub"]
     signature = kernel_signature(op)
     best: tuple[int, int, int] | None = None  # (cycles, -band_rows, cores)

@@ -74,7 +74,9 @@ tile.program "kept" {
 // tiles are slices of it spread over the 32 cores (the whole tensor is never
 // the pick; 512 tiles of one run of 16 pairs since the pipelined tiles are
 // priced as overlapping all but one tile's other stages: unet's shuffles
-// 1,777 -> 1,794 and 1,743 -> 1,777 simulated cycles, its whole run fewer).
+// 1,777 -> 1,794 and 1,743 -> 1,777 simulated cycles, its whole run fewer;
+// `ge-run tests/zoo/models/unet.onnx --inputs tests/zoo/models/unet.inputs.npz
+// --op-summary ops.csv`, the transpose rows, at dab664a and 70846eb).
 // CHECK-LABEL: tile.program "shuffle"
 // CHECK: tile.kernel "k" attributes {tiling = #tile.tiling<tile = [1, 1, {{[0-9]+}}, {{[12]}}, 16, 2], grid = [1, 16, {{[0-9]+}}, {{[12]}}, 1, 1]
 tile.program "shuffle" {

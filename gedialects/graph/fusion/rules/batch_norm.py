@@ -24,11 +24,10 @@ from xdsl.ir import Operation
 from gedialects.graph import batch_norm
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
-from gedialects.graph.constants import constant_value, materialize
+from gedialects.graph.constants import constant_value
 from gedialects.graph.tensors import numpy_dtype
-from gedialects.location import node_name
 
-from ..helpers import channel_vector, not_constant_miss, other_users_miss, rebuild, scaling_users, users
+from ..helpers import channel_vector, not_constant_miss, other_users_miss, scaling_users, users, with_folded_constants
 from ..registry import UB_FUSION, FusionRule, Match, Miss, Phase, Rewrite
 from .loop import ElementwiseLoopFusion, fusable
 
@@ -75,12 +74,8 @@ class BatchnormScaleFusion(FusionRule):
             gamma, beta = gamma * v, beta * v
         else:
             beta = beta - v if isinstance(user, g.SubOp) else beta + v
-        dtype = numpy_dtype(g.element_type_of(bn.scale))
-        name = node_name(bn)
-        scale = materialize(gamma.astype(dtype), f"{name}_scale_folded", bn.location)
-        bias = materialize(beta.astype(dtype), f"{name}_bias_folded", bn.location)
-        fused = rebuild(bn, operands={"scale": scale.results[0], "bias": bias.results[0]})
-        return Rewrite([scale, bias, fused], fused)
+        return with_folded_constants(bn, numpy_dtype(g.element_type_of(bn.scale)),
+                                     {"scale": ("scale", gamma), "bias": ("bias", beta)})
 
 
 class BatchnormLoopFusion(FusionRule):

@@ -18,9 +18,8 @@ from xdsl.ir import Operation
 
 from gedialects.graph import ops as g
 from gedialects.graph import shapes
-from gedialects.graph.constants import constant_value, materialize
+from gedialects.graph.constants import constant_value
 from gedialects.graph.tensors import numpy_dtype
-from gedialects.location import node_name
 
 from ..helpers import (
     channel_vector,
@@ -29,6 +28,7 @@ from ..helpers import (
     other_users_miss,
     rebuild,
     scaling_users,
+    with_folded_constants,
     users,
 )
 from ..registry import (
@@ -51,12 +51,7 @@ def _epilogue_miss(conv: g.ConvOp, *, residual_ok: bool = False) -> Miss | None:
 
 
 def _folded_conv(conv: g.ConvOp, w: np.ndarray, b: np.ndarray) -> Rewrite:
-    dtype = numpy_dtype(g.element_type_of(conv.weight))
-    name = node_name(conv)
-    new_w = materialize(w.astype(dtype), f"{name}_w_folded", conv.location)
-    new_b = materialize(b.astype(dtype), f"{name}_b_folded", conv.location)
-    fused = rebuild(conv, operands={"weight": new_w.results[0], "bias": new_b.results[0]})
-    return Rewrite([new_w, new_b, fused], fused)
+    return with_folded_constants(conv, numpy_dtype(g.element_type_of(conv.weight)), {"weight": ("w", w), "bias": ("b", b)})
 
 
 def _weights(conv: g.ConvOp) -> tuple[np.ndarray, np.ndarray]:
@@ -157,9 +152,7 @@ class ConvScaleFusion(FusionRule):
             return _folded_conv(conv, _per_out_channel(w, v), b * v)
         b = b - v if isinstance(user, g.SubOp) else b + v
         dtype = numpy_dtype(g.element_type_of(conv.output))
-        new_b = materialize(b.astype(dtype), f"{node_name(conv)}_b_folded", conv.location)
-        fused = rebuild(conv, operands={"bias": new_b.results[0]})
-        return Rewrite([new_b, fused], fused)
+        return with_folded_constants(conv, dtype, {"bias": ("b", b)})
 
 
 def _spatial_zero_pads(pad: g.PadOp) -> tuple[int, int, int, int] | str:
