@@ -154,19 +154,20 @@ class CompiledModel:
                          fusion_switch_file: str) -> None:
         from xdsl.utils.exceptions import DiagnosticException
 
-        from lowering.pipeline import compile_module
+        from lowering.pipeline import collector_paused, compile_module
         from target.config import load_target
         from target.errors import TargetError
 
         try:
             load_target(self.target)
-            with collect_remarks(self.remarks):
+            # compile and assemble as one job: resumed between them, the collector walks the finished IR
+            with collector_paused(), collect_remarks(self.remarks):
                 self.compiled = compile_module(
                     module, self.precision_mode, self.target, fuse=fuse, aicpu_fallback=aicpu_fallback,
                     calibration=dict(calibration) if calibration is not None else None,
                     fusion_switch_file=fusion_switch_file,
                 )
-            self.program = self.compiled.program()
+                self.program = self.compiled.program()
         except (DiagnosticException, TargetError) as e:
             raise CompileError(str(e).strip().splitlines()[0]) from None
 

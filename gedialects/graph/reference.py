@@ -58,17 +58,18 @@ def conv(
     win = _windows(_spatial_pad(x, pads, 0.0), kernel, strides, dilations, out_spatial)
     npos = math.prod(out_spatial)
     ksize = math.prod(kernel)
-    # im2col per group: (G, N*P, Cg*K) @ (G, Cg*K, Mg) is one batched GEMM.
-    spatial_axes = tuple(range(2, 2 + n))
-    kernel_axes = tuple(range(2 + n, 2 + 2 * n))
-    cols = win.transpose(0, *spatial_axes, 1, *kernel_axes).reshape(batch * npos, group, cg * ksize)
+    # im2col per group: (G, Mg, Cg*K) @ (G, Cg*K, N*P) is one batched GEMM;
+    # channels-first columns make the products come out channels-first (a
+    # 1x1 conv's columns are its input as it lies) and save two transposes.
     # Accumulate in float64: the reference must not depend on BLAS blocking
     # (ill-conditioned models otherwise differ per channel by an ulp).
-    cols = np.ascontiguousarray(cols.transpose(1, 0, 2), dtype=np.float64)
-    wg = w.reshape(group, mg, cg * ksize).transpose(0, 2, 1).astype(np.float64)
-    y = np.matmul(cols, wg)  # (G, N*P, Mg)
-    y = y.transpose(1, 0, 2).reshape(batch, *out_spatial, cout)
-    y = np.moveaxis(y, -1, 1)
+    spatial_axes = tuple(range(2, 2 + n))
+    kernel_axes = tuple(range(2 + n, 2 + 2 * n))
+    cols = np.ascontiguousarray(win.transpose(1, *kernel_axes, 0, *spatial_axes), dtype=np.float64)
+    cols = cols.reshape(group, cg * ksize, batch * npos)
+    wg = w.reshape(group, mg, cg * ksize).astype(np.float64)
+    y = np.matmul(wg, cols).reshape(cout, batch, *out_spatial)  # (G, Mg, N*P)
+    y = np.moveaxis(y, 1, 0)
     if b is not None:
         y = y + b.reshape((1, cout) + (1,) * n)
     return np.ascontiguousarray(y, dtype=x.dtype)

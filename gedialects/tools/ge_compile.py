@@ -45,6 +45,7 @@ from gedialects.tools.cli import (
 )
 from gedialects.tools.progress import progress_bar, wanted
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
+from lowering.pipeline import collector_paused
 
 
 
@@ -243,6 +244,7 @@ def aicpu_op_summary(module) -> str:
     return ", ".join(f"{name} {n}" for name, n in ops.most_common())
 
 
+@collector_paused()  # the whole job: resumed between compile and save, the collector walks the finished IR
 def compile_model(args) -> int:
     from lowering.pipeline import compile_module
     from target.config import load_target

@@ -276,25 +276,26 @@ def simulate_and_report(args, program, inputs: dict) -> dict:
 def compile_and_run_npu(args, given: dict[str, np.ndarray] | None) -> tuple[dict, dict]:
     """Compile a graph-level model all the way to npu instructions and simulate it."""
     from gedialects.graph.interpreter import main_function
-    from lowering.pipeline import compile_module
+    from lowering.pipeline import collector_paused, compile_module
     from target.errors import AssemblyError
 
     module = load_module(args.model, args.input_shape)
     inputs = make_inputs(main_function(module), given, args.seed)
     calibration = read_npz(args.calibration, "calibration inputs")
-    with progress_bar("compile", wanted(args.log)) as progress:
+    # compile and assemble as one job: resumed between them, the collector walks the finished IR
+    with collector_paused(), progress_bar("compile", wanted(args.log)) as progress:
         compiled = compile_module(module, args.precision_mode, args.target, fuse=not args.no_fuse,
                                   calibration=calibration, aicpu_fallback=not args.no_aicpu_fallback,
                                   progress=progress, max_streams=args.max_streams,
                                   device_memory_limit=args.device_memory_limit)
+        try:
+            program = compiled.program()
+        except AssemblyError as e:
+            raise UserError(str(e)) from None
     print(
         f"compiled: {compiled.kernels} kernels ({compiled.aicpu} on the AI CPU), {compiled.transdata} transdata, "
         f"{compiled.streams} stream(s), {compiled.npu_ops} npu ops, {compiled.seconds:.2f} s ({args.precision_mode})"
     )
-    try:
-        program = compiled.program()
-    except AssemblyError as e:
-        raise UserError(str(e)) from None
     return inputs, simulate_and_report(args, program, inputs)
 
 

@@ -130,7 +130,7 @@ def _run(cell: Cell, row: Row) -> None:
     from gedialects.tools.cli import load_module, model_path
     from gedialects.tools.ge_run import make_inputs
     from lowering.graph_to_tile import DEFAULT_PRECISION
-    from lowering.pipeline import compile_module
+    from lowering.pipeline import collector_paused, compile_module
     from target.config import load_target
     from target.profile import AI_CORE, gm_bytes
     from target.simulator import simulate
@@ -141,11 +141,12 @@ def _run(cell: Cell, row: Row) -> None:
     module = load_module(cell.model, "")
     inputs = make_inputs(main_function(module), None, cell.seed)
     t0 = time.perf_counter()
-    compiled = compile_module(module, precision, target, fuse=cell.option("fuse", True),
-                              aicpu_fallback=cell.option("aicpu_fallback", True),
-                              max_streams=cell.option("max_streams", 0),
-                              device_memory_limit=cell.option("device_memory_limit", 0))
-    program = compiled.program()
+    with collector_paused():  # compile and assemble as one job, as ge-compile does
+        compiled = compile_module(module, precision, target, fuse=cell.option("fuse", True),
+                                  aicpu_fallback=cell.option("aicpu_fallback", True),
+                                  max_streams=cell.option("max_streams", 0),
+                                  device_memory_limit=cell.option("device_memory_limit", 0))
+        program = compiled.program()
     row.compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     result = simulate(program, inputs, config, races="off")  # as ge-run: lock-step, no race detector

@@ -488,3 +488,23 @@ def test_the_file_is_a_plain_zip_without_pickles(om):
         assert set(z.namelist()) == {"header.npy", "k0_code.npy", "k0_offsets.npy", "const0.npy"}
     with np.load(om, allow_pickle=False) as z:
         assert all(z[k].dtype != object for k in z.files)
+
+
+def test_members_that_shrink_are_deflated_and_noise_is_stored(om, tmp_path):
+    """Code and a constant fill are deflated; weights that are noise to
+    deflate (random fp16) are stored as they are; the same program writes
+    the same bytes."""
+    rng = np.random.default_rng(7)
+    header, arrays = read_om(om)
+    arrays["const0"] = rng.standard_normal(1 << 15).astype(np.float16).view(np.uint8)
+    arrays["const1"] = np.zeros(1 << 16, np.uint8)
+    paths = [tmp_path / "b.om", tmp_path / "c.om"]
+    for path in paths:
+        write_om(path, header, arrays)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    with zipfile.ZipFile(paths[0]) as z:
+        kinds = {info.filename: info.compress_type for info in z.infolist()}
+    assert kinds["const0.npy"] == zipfile.ZIP_STORED
+    assert kinds["const1.npy"] == kinds["k0_code.npy"] == kinds["header.npy"] == zipfile.ZIP_DEFLATED
+    _, back = read_om(paths[0])
+    assert back.keys() == arrays.keys() and all(np.array_equal(back[k], arrays[k]) for k in arrays)

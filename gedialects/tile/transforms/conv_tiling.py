@@ -205,6 +205,9 @@ class ConvTiling:
     panels: int = 1  # C1 panels a tile's first chunk takes its operands' copies in (`conv_panels`)
 
 
+# convs alike in shape (a DenseNet block's 3x3s, a ResNet stage's blocks) share one search;
+# a TargetConfig hashes by identity, so an edited config is a new key
+@functools.lru_cache(maxsize=1024)
 def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
     """Tile sizes that fit the buffers by construction (L0A/L0B halves for
     double buffering), the cores' grid and loop order, and for a direct 1x1
