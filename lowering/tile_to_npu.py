@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph.memory.attributes import NoPlanError, memory_summary
 from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
+from gedialects.index_ops import binary
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.dma import plan_copy
@@ -169,7 +170,7 @@ class KernelTranslator:
             if isinstance(a, int) and isinstance(b, int):
                 self.env[op.results[0]] = ARITH_BIN[type(op)](a, b)
             else:
-                self.env[op.results[0]] = self.k.emit(type(op)(self.k.value(a), self.k.value(b))).results[0]
+                self.env[op.results[0]] = self.k.emit(binary(type(op), self.k.value(a), self.k.value(b))).results[0]
         elif isinstance(op, t.BlockIdxOp):
             self.env[op.result] = self.k.block_idx() if self.kop.block_dim.value.data > 1 else 0
         elif isinstance(op, t.AllocOp):

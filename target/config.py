@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
@@ -77,6 +77,8 @@ class TargetConfig:
     host_link: HostLinkSpec | None = None
     """The host link, None when the config has no `host_link` (then no program may copy)."""
     path: str = ""
+    _dma_terms: dict = field(default_factory=dict, init=False, repr=False)
+    """(fixed cycles, bytes per cycle) per (path, active cores): the cost models price ~10^5 copies per compile."""
 
     def cores_for(self, uses_cube: bool) -> int:
         """Cores a kernel can spread over: cube cores if it uses the cube."""
@@ -88,12 +90,14 @@ class TargetConfig:
         return min(self.dma_bytes_per_cycle[path], share)
 
     def dma_cycles(self, path: str, nbytes: int, active_cores: int = 1) -> int:
-        if path.startswith("gm_") or path.endswith("_gm"):
-            rate = self.gm_bytes_per_cycle(path, active_cores)
-            fixed = self.latency_cycles["dma_gm"]
-        else:
-            rate = self.dma_bytes_per_cycle[path]
-            fixed = self.latency_cycles["dma_local"]
+        terms = self._dma_terms.get((path, active_cores))
+        if terms is None:
+            if path.startswith("gm_") or path.endswith("_gm"):
+                terms = self.latency_cycles["dma_gm"], self.gm_bytes_per_cycle(path, active_cores)
+            else:
+                terms = self.latency_cycles["dma_local"], self.dma_bytes_per_cycle[path]
+            self._dma_terms[(path, active_cores)] = terms
+        fixed, rate = terms
         return fixed + math.ceil(nbytes / rate)
 
     def mmad_cycles(self, dtype: str, m: int, n: int, k: int) -> int:

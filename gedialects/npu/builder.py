@@ -29,13 +29,13 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     IndexType,
-    IntegerAttr,
     IntegerType,
     ModuleOp,
     TensorType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from gedialects.index_ops import binary, index_constant
 from gedialects.npu import ops as npu
 from gedialects.npu.isa import MemSpace, Pipe
 
@@ -73,7 +73,7 @@ class KernelBuilder:
     def const(self, value: int) -> SSAValue:
         """An index constant, created once at the top of the kernel."""
         if value not in self._consts:
-            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            op = index_constant(value)
             first = self.entry.first_op
             if first is None:
                 self.entry.add_op(op)
@@ -86,19 +86,19 @@ class KernelBuilder:
         return self.const(v) if isinstance(v, int) else v
 
     def add(self, a: Value, b: Value) -> SSAValue:
-        return self.emit(arith.AddiOp(self.value(a), self.value(b))).results[0]
+        return self.emit(binary(arith.AddiOp, self.value(a), self.value(b))).results[0]
 
     def sub(self, a: Value, b: Value) -> SSAValue:
-        return self.emit(arith.SubiOp(self.value(a), self.value(b))).results[0]
+        return self.emit(binary(arith.SubiOp, self.value(a), self.value(b))).results[0]
 
     def mul(self, a: Value, b: Value) -> SSAValue:
-        return self.emit(arith.MuliOp(self.value(a), self.value(b))).results[0]
+        return self.emit(binary(arith.MuliOp, self.value(a), self.value(b))).results[0]
 
     def min(self, a: Value, b: Value) -> SSAValue:
-        return self.emit(arith.MinSIOp(self.value(a), self.value(b))).results[0]
+        return self.emit(binary(arith.MinSIOp, self.value(a), self.value(b))).results[0]
 
     def rem(self, a: Value, b: Value) -> SSAValue:
-        return self.emit(arith.RemSIOp(self.value(a), self.value(b))).results[0]
+        return self.emit(binary(arith.RemSIOp, self.value(a), self.value(b))).results[0]
 
     def block_idx(self) -> SSAValue:
         return self.emit(npu.BlockIdxOp()).results[0]

@@ -8,9 +8,10 @@ from contextlib import contextmanager
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, StringAttr
+from xdsl.dialects.builtin import IndexType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from gedialects.index_ops import binary, index_constant
 from gedialects.tile import ops as t
 
 Index = int | SSAValue
@@ -38,7 +39,7 @@ class TileBuilder:
     # -- index values ----------------------------------------------------
     def constant(self, value: int) -> SSAValue:
         if value not in self._constants:
-            op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+            op = index_constant(value)
             first = self.constants_block.first_op
             if first is None:
                 self.constants_block.add_op(op)
@@ -53,7 +54,7 @@ class TileBuilder:
     def _binary(self, cls, fold, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return fold(a, b)
-        return self.emit(cls(self.value(a), self.value(b))).results[0]
+        return self.emit(binary(cls, self.value(a), self.value(b))).results[0]
 
     def add(self, a: Index, b: Index) -> Index:
         if isinstance(b, int) and b == 0:
