@@ -78,6 +78,16 @@ double-buffered: more panels overlap more of the loads with the mmads, each
 panel's copies pay the GM latency again (`python benchmarks/roofline.py
 bert_base_layer` with this set to 2, 4, 8, 16: 89,389, 85,700, 83,932,
 84,326 cycles)."""
+STATIONARY_K_PANELS = 2
+"""At most this many L1 panels of K per tile with the weights stationary:
+there the next tile's copies overlap this tile's products already (the
+panels take the two buffers in turn across tiles), so more panels only add
+GM latencies on MTE2, which bounds these kernels (the BERT-base layer's
+query/key/value and intermediate products: 62,684 cycles for the layer with
+up to K_PANELS, 60,961 with 2). One panel is allowed when K is one: with 1
+as the cap the first tile's whole copy waits before its products, and the
+cost model under-predicts the smaller tiles that then win (intermediate
+dense [16, 96]: 13,704 predicted, 15,444 simulated)."""
 STAGE_UB_SHARE = 8
 """Each of the two UB chunk buffers of a staged load takes at most this
 fraction of UB (the rest is the kernel's own buffers)."""
@@ -137,6 +147,7 @@ class KernelExpansion:
         self.resident: dict[Operation, SSAValue] = {}  # a product's right operand kept in L1
         self.staging: dict[tuple, list[Buffer]] = {}  # reserved UB staging buffers (weights stationary)
         self.staged = 0  # staged chunks so far: the reserved buffers alternate
+        self.cube_steps = [0, 0]  # L1 panels and L0 chunks of the unrolled tiles so far (weights stationary)
         self.tiles_start: Operation | None = None  # the last op before the first tile (weights stationary)
         self.stored_ping_pong: set[SSAValue] = set()  # map results stored from a pipelined loop (`run`)
 
@@ -444,8 +455,9 @@ class KernelExpansion:
 
     def l1_panel(self, m: int, n: int, k: int, kt: int, es: int) -> tuple[int, int]:
         """(K per L1 panel, panel buffers): the shortest panel (a multiple of
-        the L0 chunk kt dividing k) that keeps at most K_PANELS panels, two of
-        them fitting what L1 has left so the next panel's copies overlap this
+        the L0 chunk kt dividing k) that keeps at most K_PANELS panels
+        (STATIONARY_K_PANELS with the weights stationary), two of them
+        fitting what L1 has left so the next panel's copies overlap this
         one's products; failing that, the longest single panel that fits.
         Every panel's copies pay the GM latency again, so the count is capped."""
         cap = self.capacities.get("l1")
@@ -455,8 +467,10 @@ class KernelExpansion:
             return free is None or buffers * (m + n) * kl * es <= free
 
         runs = [kl for kl in range(kt, k + 1, kt) if k % kl == 0]
+        # with the weights stationary one panel also overlaps: the tile before's products
+        least, most = (1, STATIONARY_K_PANELS) if self.weights_stationary else (2, K_PANELS)
         for kl in runs:
-            if 1 < k // kl <= K_PANELS and fits(kl, 2):
+            if least <= k // kl <= most and fits(kl, 2):
                 return kl, 2
         return max((kl for kl in runs if fits(kl, 1)), default=kt), 1
 
@@ -530,8 +544,10 @@ class KernelExpansion:
                 b_rows = round_up(st.shape_of(b)[-2], FRACTAL)
             else:
                 b_base = self.operand_offset(b, coords, n - 1, nt * ldb if transpose_b else nt)
-        chunk = 0
-        for panel, ks in enumerate(range(0, kp, kl)):  # a panel of K in L1: one copy of each operand
+        # with the weights stationary the tiles are unrolled: their panels and chunks take the buffers
+        # in turn across tiles, so a tile's first copies overlap the products of the tile before
+        first_panel, chunk = self.cube_steps if self.weights_stationary else (0, 0)
+        for panel, ks in enumerate(range(0, kp, kl), first_panel):  # a panel of K in L1: one copy of each operand
             a1 = l1a[panel % panel_buffers]
             b1 = resident if resident is not None else l1b[panel % panel_buffers]
             kv = min(kl, k - ks)  # this panel's K elements in the tensors (the rest is padding)
@@ -559,6 +575,8 @@ class KernelExpansion:
                 else:
                     self.load_right_operand_transposed(b0, b1, offset, kt, n1, kl)
                 self.b.emit(t.MatmulOp(l0c, a0, b0, mp, np_, kt, accumulate=kc > 0))
+        if self.weights_stationary:
+            self.cube_steps = [panel + 1, chunk]
         out = self.new_buffer(self.box_of(op.result), f32, self._copies(op.result))
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])

@@ -27,6 +27,18 @@
 // CHECK:       tile.copy {{.*}} : !tile.ref<gm, f16>, !tile.ref<ub, f16>
 // CHECK-NOT:   tile.matmul
 // CHECK-NOT:   tile.copy %[[WEIGHTS]]
+// RUN: ge-opt %s -p tile-expand-structured | filecheck %s --check-prefix=PANELS
+// K is one L1 panel: the tiles' left operands take two L1 buffers in turn,
+// so a tile's copy goes beside the products of the tile before (with one
+// buffer it waited for them).
+// PANELS-LABEL: tile.kernel "w"
+// PANELS:       tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f16>
+// PANELS-NEXT:  %[[LEFT0:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f16>
+// PANELS-NEXT:  %[[LEFT1:.*]] = tile.alloc {shape = array<i64: 512>{{.*}}!tile.ref<l1, f16>
+// PANELS:       tile.copy %[[LEFT0]], {{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
+// PANELS:       tile.copy %[[LEFT1]], {{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
+// PANELS:       tile.copy %[[LEFT0]], {{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
+// PANELS:       tile.copy %[[LEFT1]], {{.*}} : !tile.ref<l1, f16>, !tile.ref<gm, f16>
 tile.program "expand" {
   tile.tensor {name = "a", kind = "input", offset = 0 : i64, type = tensor<64x32xf16>, layout = "ND"}
   tile.tensor {name = "w", kind = "input", offset = 4096 : i64, type = tensor<2x32x16xf16>, layout = "FRACTAL_NZ"}
