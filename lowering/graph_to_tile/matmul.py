@@ -81,8 +81,10 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
         _place_flat_map_rows(weights, scale, a.flat_src.shape, c0, packed)
     else:
         np.multiply(weights, scale, out=packed[:K, :N], dtype=np.float32)
+    if ctx.fp16:  # converted as laid out, then reordered: `to_fp16` on the reordered view gathered every chunk
+        packed = to_fp16(packed)
     order = packed.reshape(K1, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
-    wname = ctx.add_constant("gemm_w", to_fp16(order) if ctx.fp16 else np.ascontiguousarray(order, dtype=np.float32))
+    wname = ctx.add_constant("gemm_w", np.ascontiguousarray(order))
     del packed, order
     bname = None
     if bias is not None:
