@@ -101,6 +101,40 @@ def test_compile_pauses_the_cyclic_collector_and_restores_it(squeezenet):
         gc.enable()
 
 
+def test_the_tools_pause_the_collector_over_the_whole_job(squeezenet, tmp_path, monkeypatch):
+    """ge-compile keeps the collector paused from import to the .om write
+    (resumed between compile and assembly, its first passes walked the
+    finished IR) and resumes it after, also when the job fails; ge-run
+    until its program is assembled."""
+    import gc
+
+    from gedialects.tools import ge_compile, ge_run
+    from target.assembler import assemble as real_assemble
+    from target.program import Program
+
+    seen: dict[str, list[bool]] = {"save": [], "assemble": []}
+    real_save = Program.save
+
+    def save(self, path):
+        seen["save"].append(gc.isenabled())
+        real_save(self, path)
+
+    def assemble(module, **kw):
+        seen["assemble"].append(gc.isenabled())
+        return real_assemble(module, **kw)
+
+    monkeypatch.setattr(Program, "save", save)
+    monkeypatch.setattr("target.assembler.assemble", assemble)
+    _, path = squeezenet
+    assert gc.isenabled()
+    assert ge_compile.main([str(path), "-o", str(tmp_path / "s.om")]) == 0
+    assert seen == {"save": [False], "assemble": [False]} and gc.isenabled()
+    assert ge_compile.main([str(path), "-o", str(tmp_path / "s.om"), "--out-nodes", "nowhere:0"]) != 0
+    assert gc.isenabled()
+    assert ge_run.main([str(path), "--backend", "npu"]) == 0
+    assert seen["assemble"][-1] is False and gc.isenabled()
+
+
 def test_a_model_compiles_to_the_same_instructions_every_time():
     """A compile is a function of its input: GPT-2's fp32 program once took
     its UB buffers in an order that followed object ids (a set of operands
