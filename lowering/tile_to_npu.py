@@ -31,7 +31,6 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph.memory.attributes import NoPlanError, memory_summary
 from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
-from gedialects.index_ops import binary
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.dma import plan_copy
@@ -170,7 +169,7 @@ class KernelTranslator:
             if isinstance(a, int) and isinstance(b, int):
                 self.env[op.results[0]] = ARITH_BIN[type(op)](a, b)
             else:
-                self.env[op.results[0]] = self.k.emit(binary(type(op), self.k.value(a), self.k.value(b))).results[0]
+                self.env[op.results[0]] = self.k.index_op(type(op), a, b)
         elif isinstance(op, t.BlockIdxOp):
             self.env[op.result] = self.k.block_idx() if self.kop.block_dim.value.data > 1 else 0
         elif isinstance(op, t.AllocOp):
@@ -298,9 +297,9 @@ class KernelTranslator:
                 run_body(iv, 0)
             return
         assert isinstance(st, int), "pipelined loops need a static step"
-        n = self.k.emit(arith.FloorDivSIOp(self.k.value(self.k.sub(ub, lb)), self.k.value(2 * st))).results[0]
+        n = self.k.index_op(arith.FloorDivSIOp, self.k.sub(ub, lb), 2 * st)
         # a core with no tiles has ub < lb: no pairs, and the remainder loop starts at lb
-        n = self.k.emit(arith.MaxSIOp(n, self.k.value(0))).results[0]
+        n = self.k.index_op(arith.MaxSIOp, n, 0)
         pairs_end = self.k.add(lb, self.k.mul(n, 2 * st))
         with self.k.loop(lb, pairs_end, 2 * st) as iv:
             run_body(iv, first)

@@ -168,6 +168,48 @@ tile.program "unit_inner" {
   }
 }
 
+// -----
+
+// Index arithmetic and pointers are built once per block: a loop body whose
+// copies compute the same offset (as expansions write them, one per copy) gets
+// one product per value and one pointer per address, so the scalar unit issues
+// each once.
+// PAD-LABEL: npu.program @same_offsets
+// PAD:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// PAD-NEXT:      %[[ROW:.*]] = arith.muli %[[I]], %{{.*}} : index
+// PAD-NEXT:      %[[BYTES:.*]] = arith.muli %[[ROW]], %{{.*}} : index
+// PAD-NEXT:      %[[X:.*]] = npu.ptr gm 0 + %[[BYTES]]
+// PAD-NEXT:      npu.dma mte2 %[[U:.*]], %[[X]] len 32
+// PAD-NOT:       arith.muli
+// PAD:           %[[Y:.*]] = npu.ptr gm 256 + %[[BYTES]]
+// PAD:           npu.dma mte3 %[[Y]], %[[U]] len 32
+// PAD-NOT:       = npu.ptr
+// PAD:           npu.dma mte2 %[[U]], %[[X]] len 32
+tile.program "same_offsets" {
+  tile.tensor {name = "x", kind = "input", offset = 0 : i64, type = tensor<4x8xf32>, layout = "ND"}
+  tile.tensor {name = "y", kind = "output", offset = 256 : i64, type = tensor<4x8xf32>, layout = "ND"}
+  tile.kernel "k" attributes {block_dim = 1 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %u = tile.alloc {shape = array<i64: 8>, layout = "ND", buffers = 1 : i64, offset = 0 : i64} : !tile.ref<ub, f32>
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %o1 = arith.muli %i, %c8 : index
+      %xi = tile.at %x + %o1 {offset = 0 : i64} : !tile.ref<gm, f32> -> !tile.ref<gm, f32>
+      tile.copy %u, %xi {shape = array<i64: 8>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+      %o2 = arith.muli %i, %c8 : index
+      %yi = tile.at %y + %o2 {offset = 0 : i64} : !tile.ref<gm, f32> -> !tile.ref<gm, f32>
+      tile.copy %yi, %u {shape = array<i64: 8>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<gm, f32>, !tile.ref<ub, f32>
+      %o3 = arith.muli %i, %c8 : index
+      %xj = tile.at %x + %o3 {offset = 0 : i64} : !tile.ref<gm, f32> -> !tile.ref<gm, f32>
+      tile.copy %u, %xj {shape = array<i64: 8>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+    }
+  }
+}
+
 // ===== hand-written tile IR: UB rows closer than whole blocks (the third RUN line) =====
 // Rows of 5 floats 5 floats apart in UB but 7 apart in GM: each padded burst
 // would take a whole block in UB, overlapping the next row. One line, no traceback.
