@@ -86,17 +86,21 @@ class KernelBuilder:
     def value(self, v: Value) -> SSAValue:
         return self.const(v) if isinstance(v, int) else v
 
+    def _once(self, key: tuple, build) -> SSAValue:
+        """The result of `build()` emitted, or of the op an equal `key` built
+        earlier in the block being built (it dominates what follows)."""
+        computed = self._computed.setdefault(self.builder.insertion_point.block, {})
+        if key not in computed:
+            computed[key] = self.emit(build()).results[0]
+        return computed[key]
+
     def index_op(self, cls: type[Operation], a: Value, b: Value) -> SSAValue:
         """`cls(a, b)` for an arith op on index values; an equal op already
         in the block being built is reused (a loop body's offsets recompute
         the same products and sums: densenet121's kernels repeated 1,827 of
         their 5,823 arith ops), so the scalar unit issues it once."""
         lhs, rhs = self.value(a), self.value(b)
-        computed = self._computed.setdefault(self.builder.insertion_point.block, {})
-        key = (cls, lhs, rhs)
-        if key not in computed:
-            computed[key] = self.emit(binary(cls, lhs, rhs)).results[0]
-        return computed[key]
+        return self._once((cls, lhs, rhs), lambda: binary(cls, lhs, rhs))
 
     def add(self, a: Value, b: Value) -> SSAValue:
         return self.index_op(arith.AddiOp, a, b)
@@ -140,12 +144,8 @@ class KernelBuilder:
                     self.entry.add_op(op) if after is None else self.entry.insert_op_before(op, after)
                 self._static_ptrs[key] = op.result
             return self._static_ptrs[key]
-        dyn = self.value(dyn)
-        computed = self._computed.setdefault(self.builder.insertion_point.block, {})
-        key = (space, offset, dyn, extent)  # an equal pointer already in the block is reused, as index ops are
-        if key not in computed:
-            computed[key] = self.emit(npu.PtrOp.at(space, offset, dyn, extent)).results[0]
-        return computed[key]
+        dyn = self.value(dyn)  # an equal pointer already in the block is reused, as index ops are
+        return self._once((space, offset, dyn, extent), lambda: npu.PtrOp.at(space, offset, dyn, extent))
 
     @contextmanager
     def loop(self, lb: Value, ub: Value, step: Value = 1) -> Iterator[SSAValue]:

@@ -147,7 +147,7 @@ class KernelExpansion:
         self.resident: dict[Operation, SSAValue] = {}  # a product's right operand kept in L1
         self.staging: dict[tuple, list[Buffer]] = {}  # reserved UB staging buffers (weights stationary)
         self.staged = 0  # staged chunks so far: the reserved buffers alternate
-        self.cube_steps = [0, 0]  # L1 panels and L0 chunks of the unrolled tiles so far (weights stationary)
+        self.cube_steps = (0, 0)  # L1 panels and L0 chunks of the unrolled tiles so far (weights stationary)
         self.tiles_start: Operation | None = None  # the last op before the first tile (weights stationary)
         self.stored_ping_pong: set[SSAValue] = set()  # map results stored from a pipelined loop (`run`)
 
@@ -576,7 +576,7 @@ class KernelExpansion:
                     self.load_right_operand_transposed(b0, b1, offset, kt, n1, kl)
                 self.b.emit(t.MatmulOp(l0c, a0, b0, mp, np_, kt, accumulate=kc > 0))
         if self.weights_stationary:
-            self.cube_steps = [panel + 1, chunk]
+            self.cube_steps = (panel + 1, chunk)
         out = self.new_buffer(self.box_of(op.result), f32, self._copies(op.result))
         # L0C holds NZ fractals (n1, mp, 16): one burst of 16 accumulators per row
         self.b.copy(out.ref, l0c, [n1, mt, FRACTAL], [FRACTAL, out.pitch, 1], [mp * FRACTAL, FRACTAL, 1])
