@@ -127,6 +127,36 @@ def test_calibration_is_deterministic_and_seeded_apart_from_run_inputs():
     assert calibrate(fn, given) != calibrate(fn)
 
 
+def test_calibration_convs_accumulate_in_float32_and_the_oracle_in_float64(monkeypatch):
+    """Calibration needs magnitudes, so its convs run in float32 (twice as
+    fast); the reference interpreter, the oracle, stays in float64."""
+    from gedialects.graph import interpreter, reference
+
+    seen = []
+    conv = reference.conv
+
+    def spy(*args):
+        seen.append(reference._CONV_ACCUMULATOR.get())
+        return conv(*args)
+
+    monkeypatch.setattr(interpreter.ref, "conv", spy)
+    fn = next(op for op in parse_module(GROW).body.block.ops if isinstance(op, func.FuncOp))
+    ranges = calibrate(fn)
+    assert seen and set(seen) == {np.float32}
+    seen.clear()
+    exact = run(parse_module(GROW), _grow_inputs(), "grow")
+    assert seen and set(seen) == {np.float64}
+    # float32 sums give the same magnitudes to well within a power of two
+    monkeypatch.setattr(fp16_scaling, "conv_accumulation", lambda _: reference.conv_accumulation(np.float64))
+    seen.clear()
+    ranges64 = calibrate(fn)
+    assert set(seen) == {np.float64}
+    assert ranges.keys() == ranges64.keys()
+    for v, r in ranges.items():
+        assert abs(r - ranges64[v]) <= 1e-5 * ranges64[v]
+    assert exact
+
+
 def test_calibration_inputs_set_the_scales(tmp_path, capsys):
     from gedialects.tools import ge_compile, ge_run
     from lowering.graph_to_tile import convert
