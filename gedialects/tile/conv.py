@@ -116,7 +116,7 @@ class MapViewAttr(ParametrizedAttribute):
 
 
 _TILING_FIELDS = ("band_rows", "tile_fractals", "chunk_rows", "chunk_m", "chunks_per_row", "k_rows", "cores",
-                  "per_core", "stationary", "steps", "slices_per_mmad", "panels", "cycles")
+                  "per_core", "stationary", "steps", "slices_per_mmad", "panels", "stage_slices", "cycles")
 
 
 @irdl_attr_definition
@@ -135,8 +135,9 @@ class ConvTilingAttr(ParametrizedAttribute):
     mmad. `panels` > 1: the operands copied to L1 next to a tile's
     products (both, on a core with one tile) go in that many panels of C1
     slices, and the tile's first chunk takes them panel by panel, its
-    products on a panel beside the copy of the next. `cycles`: the cost
-    model's prediction for the busiest core."""
+    products on a panel beside the copy of the next. `stage_slices`: a
+    staged conv's C1 slices per copy through UB (1 otherwise). `cycles`: the
+    cost model's prediction for the busiest core."""
 
     name = "tile.conv_tiling"
     band_rows: IntAttr = param_def()
@@ -151,16 +152,17 @@ class ConvTilingAttr(ParametrizedAttribute):
     steps: ArrayAttr[IntAttr] = param_def()
     slices_per_mmad: IntAttr = param_def()
     panels: IntAttr = param_def()
+    stage_slices: IntAttr = param_def()
     cycles: IntAttr = param_def()
 
     def __init__(self, band_rows: int, tile_fractals: int, chunk_rows: int, chunk_m: int, chunks_per_row: int,
                  k_rows: int, cores: Sequence[int], per_core: Sequence[int], stationary: str, steps: Sequence[int],
-                 slices_per_mmad: int, panels: int, cycles: int):
+                 slices_per_mmad: int, panels: int, stage_slices: int, cycles: int):
         super().__init__(
             IntAttr(band_rows), IntAttr(tile_fractals), IntAttr(chunk_rows), IntAttr(chunk_m), IntAttr(chunks_per_row),
             IntAttr(k_rows), ArrayAttr([IntAttr(c) for c in cores]), ArrayAttr([IntAttr(c) for c in per_core]),
             StringAttr(stationary), ArrayAttr([IntAttr(c) for c in steps]), IntAttr(slices_per_mmad), IntAttr(panels),
-            IntAttr(cycles))
+            IntAttr(stage_slices), IntAttr(cycles))
 
     def value(self, key: str):
         """A field as plain Python: an int, a tuple of ints or a string."""
@@ -194,7 +196,7 @@ class ConvTilingAttr(ParametrizedAttribute):
         if len(self.cores.data) != 2 or len(self.per_core.data) != 2 or len(self.steps.data) != 2:
             raise VerifyException("#tile.conv_tiling: cores, per_core and steps are pairs")
         ints = [self.band_rows, self.tile_fractals, self.chunk_rows, self.chunk_m, self.chunks_per_row, self.k_rows,
-                *self.cores.data, *self.per_core.data, *self.steps.data, self.panels]
+                *self.cores.data, *self.per_core.data, *self.steps.data, self.panels, self.stage_slices]
         if any(a.data < 1 for a in ints) or self.chunk_m.data % 16:
             raise VerifyException("#tile.conv_tiling: sizes are positive and chunk_m whole fractals (16 rows)")
 

@@ -19,7 +19,7 @@ from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, FRACTAL_BYTES
 from gedialects.tile.conv import ConvOp, ConvTilingAttr
 from gedialects.tile.ops import RefType
-from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES, TilingError, elem_bytes
+from gedialects.tile.transforms.ub_buffers import STAGE_UB_SHARE, UB_RESERVE_BYTES, TilingError, elem_bytes
 from target.config import TargetConfig
 
 CUBE_CHANNELS = FRACTAL
@@ -203,6 +203,7 @@ class ConvTiling:
     cycles: float  # the cost model's prediction for the busiest core
     slices_per_mmad: int = 0  # a direct 1x1 conv's C1 slices per mmad (its A fractals loaded as they lie); 0: im2col
     panels: int = 1  # C1 panels a tile's first chunk takes its operands' copies in (`conv_panels`)
+    stage_slices: int = 1  # a staged conv's C1 slices per copy through UB (`stage_chunk`)
 
 
 # convs alike in shape (a DenseNet block's 3x3s, a ResNet stage's blocks) share one search;
@@ -259,7 +260,9 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                 epilogue_tiles = STAGED_EPILOGUE_TILES if conv.staged else (2 if conv.residual else 1)
                 ub = epilogue_tiles * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
                 ub += in_w * c0 * es if window.top or window.bottom else 0
-                ub += 2 * window.count * in_w * c0 * es if conv.staged else 0
+                if conv.staged:  # two chunks of the band's slices
+                    slice_bytes = window.count * in_w * c0 * es
+                    ub += 2 * stage_chunk(conv.in_slices, slice_bytes, cap["ub"]) * slice_bytes
                 if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 chunks = (band_rows // chunk_rows) * per_row  # per tile
@@ -293,8 +296,10 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
             f"no conv tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
             f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
     cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels = best
+    staged = stage_chunk(conv.in_slices, band_window(conv, band_rows).count * in_w * c0 * es, cap["ub"]) \
+        if conv.staged else 1
     return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost,
-                      group, panels)
+                      group, panels, staged)
 
 
 @dataclass(frozen=True)
@@ -353,6 +358,16 @@ def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int,
                         steps)
 
 
+def stage_chunk(in_slices: int, slice_bytes: int, ub_bytes: int) -> int:
+    """C1 slices of a staged conv's band moved through UB per copy: the
+    most that divide the slices and fit 1/STAGE_UB_SHARE of UB (one at
+    least). A slice of a band a few rows tall is a few kilobytes or less,
+    and each copy pays the GM latency (LRN's window sums: inception_v1
+    208,734 -> 206,463 cycles with chunks)."""
+    budget = ub_bytes // STAGE_UB_SHARE
+    return max(k for k in range(1, in_slices + 1) if in_slices % k == 0 and (k == 1 or k * slice_bytes <= budget))
+
+
 def direct_group(target: ConvTarget, in_slices: int, chunk_m: int, tile_fractals: int) -> int:
     """C1 slices per mmad of a direct 1x1 conv: the most that divide the
     slices and fit half of L0A (chunk_m pixels each) and of L0B."""
@@ -406,11 +421,13 @@ def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes
         band_loads, weight_loads = units, tiles
     es, c0, config = target.elem_bytes, target.c0, target.config
     weights = config.dma_cycles("gm_l1", weight_loads * weight_bytes, grid.cores) + (weight_loads - 1) * dma_latency
-    if conv.staged:  # the band's slices pass GM -> UB -> vector -> L1 in turn, the three pipes overlapping
+    if conv.staged:  # the band's slices pass GM -> UB -> vector -> L1 in chunks, the three pipes overlapping
         slice_bytes = band_count * conv.in_w * c0 * es
-        per_slice = max(config.dma_cycles("gm_ub", slice_bytes, grid.cores),
-                        config.vector_cycles("mul", -(-slice_bytes // 256)), config.dma_cycles("ub_l1", slice_bytes))
-        mte2 = weights + band_loads * conv.in_slices * per_slice
+        chunk = stage_chunk(conv.in_slices, slice_bytes, config.capacity_bytes["ub"])
+        per_chunk = max(config.dma_cycles("gm_ub", chunk * slice_bytes, grid.cores),
+                        chunk * config.vector_cycles("mul", -(-slice_bytes // 256)),
+                        config.dma_cycles("ub_l1", chunk * slice_bytes))
+        mte2 = weights + band_loads * conv.in_slices // chunk * per_chunk
     else:
         mte2 = weights + config.dma_cycles("gm_l1", band_loads * band_bytes, grid.cores) - dma_latency
         mte2 += band_loads * band_dmas * dma_latency
@@ -490,4 +507,4 @@ def select_conv_tiling(conv: ConvOp, config: TargetConfig) -> ConvTilingAttr:
     return ConvTilingAttr(tiling.band_rows, tiling.tile_fractals, tiling.chunk_rows, tiling.chunk_m,
                           tiling.chunks_per_row, tiling.row_parts[0][1], (grid.core_rows, grid.core_cols),
                           (grid.units_per_core, grid.blocks_per_core), "weights" if grid.weights_outer else "band",
-                          steps, tiling.slices_per_mmad, tiling.panels, round(tiling.cycles))
+                          steps, tiling.slices_per_mmad, tiling.panels, tiling.stage_slices, round(tiling.cycles))

@@ -109,7 +109,9 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
     activation = BufferBody(kernel, conv.epilogue.block) if conv.epilogue.blocks else None
     staging = None
     if conv.stage.blocks:
-        staging = (BufferBody(kernel, conv.stage.block), kernel.alloc("ub", window.count * row_elems, "NC1HWC0", buffers=2))
+        per_chunk = tiling.value("stage_slices")  # C1 slices per copy through UB
+        staging = (BufferBody(kernel, conv.stage.block),
+                   kernel.alloc("ub", per_chunk * window.count * row_elems, "NC1HWC0", buffers=2), per_chunk)
     input_gms = [kernel.gm(piece.name) for piece in inputs]
     in_gm, w_gm, out_gm = input_gms[0], kernel.gm(wname), kernel.gm(out.name)
     slices_per_fractal = CUBE_CHANNELS // c0
@@ -199,16 +201,19 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
                             kernel.at(piece_gm, piece.origin, src),
                             [stop - start, window.count, *pixels[0]], [band_elems, row_elems, *pixels[1]],
                             [piece.slice_stride, shape.row_step * stored_row, *pixels[2]])
-        else:  # slice by slice through UB, where the stage's map body runs
-            body, ub_stage = staging
+        else:  # chunks of slices through UB, where the stage's map body runs
+            body, ub_stage, per_chunk = staging
+            n = window.count * row_elems  # one slice's band rows
             src = kernel.add(kernel.mul(src_row, x.padded_w * c0),
                              kernel.mul(superblock, (block_cin // c0) * x.slice_stride))
-            with kernel.loop(0, in_slices, pipeline=True) as c1:
+            with kernel.loop(0, in_slices // per_chunk, pipeline=True) as chunk:
+                c1 = kernel.mul(chunk, per_chunk)
                 kernel.copy(ub_stage, kernel.at(in_gm, x.origin, kernel.add(src, kernel.mul(c1, x.slice_stride))),
-                            [window.count, row_elems], [row_elems, 1], [x.padded_w * c0, 1])
-                body.apply(ub_stage, window.count * row_elems)
+                            [per_chunk, window.count, row_elems], [n, row_elems, 1],
+                            [x.slice_stride, x.padded_w * c0, 1])
+                body.apply(ub_stage, per_chunk * n)
                 kernel.copy(kernel.at(l1_in, 0, kernel.add(dst, kernel.mul(c1, band_elems))), ub_stage,
-                            [window.count * row_elems], [1], [1])
+                            [per_chunk, n], [band_elems, 1], [n, 1])
         if window.top:
             zero_rows(0, kernel.min(kernel.max(kernel.mul(first, -1), 0), window.rows), lo, hi)
         if window.bottom:

@@ -61,7 +61,15 @@ from gedialects.tile.transforms.expand_gemm import expand_gemm
 from gedialects.tile.transforms.expand_pool import expand_pool
 from gedialects.tile.transforms.expand_transdata import expand_transdata
 from gedialects.tile.transforms.map_body import MapBodyEmitter
-from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, TilingError, elem_bytes, per_block, round_up
+from gedialects.tile.transforms.ub_buffers import (
+    STAGE_UB_SHARE,
+    Buffer,
+    BufferPool,
+    TilingError,
+    elem_bytes,
+    per_block,
+    round_up,
+)
 
 __all__ = ["KernelExpansion", "TileExpandStructuredPass", "TilingError", "dry_run", "elem_bytes", "expand_kernel"]
 
@@ -88,9 +96,6 @@ up to K_PANELS, 60,961 with 2). One panel is allowed when K is one: with 1
 as the cap the first tile's whole copy waits before its products, and the
 cost model under-predicts the smaller tiles that then win (intermediate
 dense [16, 96]: 13,704 predicted, 15,444 simulated)."""
-STAGE_UB_SHARE = 8
-"""Each of the two UB chunk buffers of a staged load takes at most this
-fraction of UB (the rest is the kernel's own buffers)."""
 
 
 @contextmanager

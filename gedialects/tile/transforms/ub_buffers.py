@@ -24,6 +24,10 @@ from gedialects.tile import ops as t
 UB_RESERVE_BYTES = 4096
 """UB that tile sizing leaves free for a kernel's small buffers (bias,
 per-channel constants) and the alignment of every buffer."""
+STAGE_UB_SHARE = 8
+"""Each of the two UB chunk buffers of a staged load (a matmul operand's
+rows on their way to L1 fractals, a conv's staged input slices) takes at
+most this fraction of UB (the rest is the kernel's own buffers)."""
 
 
 class TilingError(Exception):

@@ -73,7 +73,7 @@ tile.program "residual_without_view" {
 
 // VERIFY: error: #tile.conv_tiling: sizes are positive and chunk_m whole fractals (16 rows)
 tile.program "ragged_chunk" {
-  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 20, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 0>} {
+  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 20, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, stage_slices = 1, cycles = 0>} {
   }
 }
 

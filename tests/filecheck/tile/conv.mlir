@@ -20,7 +20,7 @@
 // one row each (its im2col: 16 pixels x 9 taps of a C1 slice);
 // davinci-910b (longer GM latency) predicts other cycles for the same tiling.
 // SELECT-LABEL: tile.program "conv3x3"
-// SELECT:       tile.kernel "k" attributes {kind = "conv", tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, chunk_rows = 1, chunk_m = 16, chunks_per_row = 1, k_rows = 3, cores = [4, 1], per_core = [1, 1], stationary = band, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 880>, block_dim = 1 : i64}
+// SELECT:       tile.kernel "k" attributes {kind = "conv", tiling = #tile.conv_tiling<band_rows = 1, tile_fractals = 1, chunk_rows = 1, chunk_m = 16, chunks_per_row = 1, k_rows = 3, cores = [4, 1], per_core = [1, 1], stationary = band, steps = [1, 1], slices_per_mmad = 0, panels = 1, stage_slices = 1, cycles = 880>, block_dim = 1 : i64}
 // SELECTB-LABEL: tile.program "conv3x3"
 // SELECTB:       tiling = #tile.conv_tiling<band_rows = 1, {{.*}}, cycles = {{[0-9]+}}>
 // SELECTB-NOT:   cycles = 880
@@ -151,7 +151,7 @@ tile.program "projection" {
 // core, copied right after it, both next to the products).
 // tile-select-tiling keeps a kernel's tiling.
 // SELECT-LABEL: tile.program "given"
-// SELECT:       tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 0>
+// SELECT:       tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, stage_slices = 1, cycles = 0>
 // Each core's band is a window of 4 rows (two output rows of a 3x3 conv),
 // 6 a slice in L1 with the edge bands' lead and trail rows.
 // EXPAND-LABEL: tile.program "given"
@@ -167,7 +167,7 @@ tile.program "given" {
   tile.tensor {name = "w", kind = "internal", offset = 0 : i64, type = tensor<1x2x9x1x16x8xf32>, layout = "ND"}
   tile.tensor {name = "x", kind = "input", offset = 9280 : i64, type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
   tile.tensor {name = "y", kind = "output", offset = 13440 : i64, type = tensor<1x2x4x16x8xf32>, layout = "NC1HWC0"}
-  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, cycles = 0>} {
+  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64, tiling = #tile.conv_tiling<band_rows = 2, tile_fractals = 1, chunk_rows = 2, chunk_m = 32, chunks_per_row = 1, k_rows = 3, cores = [2, 1], per_core = [1, 1], stationary = weights, steps = [1, 1], slices_per_mmad = 0, panels = 1, stage_slices = 1, cycles = 0>} {
     %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
     %w = tile.gm {tensor = "w"} : !tile.ref<gm, f32>
     %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
