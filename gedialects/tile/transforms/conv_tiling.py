@@ -123,6 +123,22 @@ def band_dmas_of(conv: ConvShape, count: int, elem_bytes: int, c0: int, slice_pi
     return plan.instructions
 
 
+@functools.lru_cache(maxsize=4096)
+def store_dmas(conv: ConvShape, chunk_rows: int, chunk_m: int, per_row: int, tile_fractals: int, elem_bytes: int,
+               c0: int) -> int:
+    """DMA instructions of one chunk's output store, UB -> GM, as the
+    epilogue copies it (expand_conv: [n1][half][rows][cols][c0] from UB's
+    [n1][m][16]) and npu/dma.py plans it: a fractal is one slice's rows in
+    fp16, two slices' 32-byte halves of every pixel in fp32."""
+    halves = CUBE_CHANNELS // c0
+    rows, cols = (chunk_rows, conv.out_w) if per_row == 1 else (1, min(chunk_m, conv.out_w))
+    plan = plan_copy([tile_fractals, halves, rows, cols, c0],
+                     [halves * conv.out_h * conv.out_w * c0, conv.out_h * conv.out_w * c0, conv.out_w * c0, c0, 1],
+                     [chunk_m * CUBE_CHANNELS, c0, conv.out_w * CUBE_CHANNELS, CUBE_CHANNELS, 1],
+                     elem_bytes, elem_bytes, "gm", "ub")
+    return plan.instructions
+
+
 @dataclass(frozen=True)
 class BandWindow:
     """Where a band's input rows sit in L1. The kernel pads on the fly: each
@@ -277,7 +293,8 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                     if conv.in_slices * slice_pixels * c0 * es + weight_bytes > cap["l1"]:
                         continue
                     tile_work = _tile_cycles(target, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
-                                               units * blocks, group)
+                                               units * blocks, group,
+                                               store_dmas(conv, chunk_rows, chunk_m, per_row, tile_fractals, es, c0))
                     if best is not None:  # no grid beats the whole work spread evenly, with no traffic
                         floor = units * blocks / cores * (tile_work.cycles + instrs_tile * ISSUE_CYCLES)
                         if floor >= best[0]:
@@ -288,7 +305,8 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                                   for p in range(2, min(tile_work.steps, MAX_CONV_PANELS) + 1) if tile_work.steps % p == 0}
                     for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
                         cost, panels = _grid_cycles(target, conv, grid, band_bytes, weight_bytes, window.count, dmas,
-                                                    dma_latency, tile_work, instrs_tile, panel_dmas)
+                                                    dma_latency, tile_work, instrs_tile, panel_dmas,
+                                                    window.top or window.bottom)
                         if best is None or cost < best[0]:
                             best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels)
     if best is None:
@@ -320,11 +338,12 @@ class ConvTileWork:
     cube: float  # one chunk's mmads (with the loads beside them)
     vector: float  # one chunk's epilogue after its mmads (L0C -> UB, its vector work, the residual's exposed load)
     residual: float  # one chunk's residual load (MTE2; 0 without a residual)
+    store: float  # one chunk's store (MTE3)
     steps: int  # mmads per chunk and K part: C1 slices, or groups of slices (direct)
 
 
 def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int, tile_fractals: int,
-                 part_taps: int, nparts: int, tiles: int, group: int) -> ConvTileWork:
+                 part_taps: int, nparts: int, tiles: int, group: int, chunk_dmas: int) -> ConvTileWork:
     """Cycles of one tile once its band and weights are in L1, chunk by
     chunk: the MTE1 loads into L0A and L0B beside the previous mmad
     (L0A/L0B are double-buffered) -- per C1 slice and K part an im2col and
@@ -350,12 +369,15 @@ def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int,
     cores = target.cores_for(tiles)
     out_of_l0c = config.dma_cycles("l0c_ub", result * F32_BYTES)
     vector = out_of_l0c + EPILOGUE_VECTOR_OPS * config.vector_cycles("add", -(-result * es // 256))
-    residual = config.dma_cycles("gm_ub", result * es, cores) if conv.residual else 0
+    # each DMA past the first of the chunk's store (and of its residual's load, laid out alike) pays the
+    # GM latency: an fp32 fractal is two 8-channel slices, a 32-byte burst per pixel (`store_dmas`)
+    latency = (chunk_dmas - 1) * config.latency_cycles["dma_gm"]
+    residual = config.dma_cycles("gm_ub", result * es, cores) + latency if conv.residual else 0
     vector += max(0.0, residual - cube - out_of_l0c)  # the residual's load (MTE2) goes beside the mmads, L0C -> UB
-    store = config.dma_cycles("ub_gm", result * es, cores)
+    store = config.dma_cycles("ub_gm", result * es, cores) + latency
     steps = conv.in_slices // group if group else conv.in_slices
     return ConvTileWork(chunks * (max(cube, store) + vector), load_a, load_b, min(cube, store), cube, vector, residual,
-                        steps)
+                        store, steps)
 
 
 def stage_chunk(in_slices: int, slice_bytes: int, ub_bytes: int) -> int:
@@ -404,7 +426,7 @@ def conv_panels(loads: float, cube: float, extra_dmas: dict[int, int], dma_laten
 
 def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
                  band_count: int, band_dmas: int, dma_latency: int, tile: ConvTileWork, instrs_tile: int,
-                 panel_dmas: dict[int, int]) -> tuple[float, int]:
+                 panel_dmas: dict[int, int], padded: bool) -> tuple[float, int]:
     """Cycles of the busiest core of `grid` and the C1 panels of its tiles'
     first chunks: its loads (the stationary operand once per outer step,
     the other per tile), its tiles' work (each tile's first L1 -> L0 loads
@@ -412,7 +434,9 @@ def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes
     store, less what panels save (`conv_panels`): the operand copied per
     tile, and the stationary one too when it is copied right before (one
     tile per step of it), and less each next tile's copies beside this
-    tile's last epilogue."""
+    tile's last epilogue and store (`padded`: the band has rows of zeros,
+    copied from UB on MTE3, so each tile's first products wait for the
+    previous tile's last store)."""
     units, blocks = grid.units_per_core, grid.blocks_per_core
     tiles = units * blocks
     if grid.weights_outer:
@@ -452,9 +476,17 @@ def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes
     extra = {p: (p * per_panel - band_dmas if band_per_tile else 0) + (p - 1 if weights_per_tile else 0)
              for p, per_panel in panel_dmas.items()}  # the DMAs P panels add
     panels, saved = conv_panels(loads, tile.cube, extra, dma_latency)
-    # the next tile's copies need only this tile's products done: they go beside its last epilogue,
-    # after its residual's load (on MTE2 too)
-    overlap = (tiles - 1) * max(0.0, min(tile.vector + tile.last_store, loads) - tile.residual)
+    # the next tile's copies need only this tile's products done: they go beside its last epilogue and
+    # its last store (which the next tile's first chunk counts), after its residual's load (on MTE2 too).
+    # A padded band's zero rows come from UB on MTE3, so the next tile's first L1 -> L0 loads also wait
+    # for this tile's last store, queued before them on MTE3: the copies start after the last L1 -> L0
+    # load (beside the last step's products), and the next tile's first products go after that store,
+    # not beside it (vgg19's first conv in 1-row bands: 1,906 cycles a tile, not 1,590)
+    if padded:
+        hidden = min(loads, tile.cube / tile.steps + tile.vector + tile.store)
+        overlap = (tiles - 1) * (max(0.0, hidden - tile.residual) - min(tile.cube, tile.store))
+    else:
+        overlap = (tiles - 1) * max(0.0, min(tile.vector + tile.store, loads) - tile.residual)
     return cycles - tiles * saved - overlap, panels
 
 
