@@ -21,7 +21,11 @@ group of groups, block-diagonal). `bias` (fp32, one per output channel),
 `epilogue` region, when it has a block, is a map body (a tile.map's:
 one element in, `tile.yield` of one) applied to the result in UB (a fused
 activation); the `stage` region one applied to the input on its way to L1
-(GM -> UB -> L1: LRN squares it).
+(GM -> UB -> L1: LRN squares it; DenseNet's pre-activation batch norm and
+ReLU), its first argument the input's element and one more per
+`stage_ins` operand: a per-channel vector ([1, C, 1, 1] through its
+`stage_views` view, a batch norm's scale or shift) broadcast over the
+pixels.
 
 `tile-select-tiling` chooses a `#tile.conv_tiling` (band, channel block,
 chunk, core grid and loop order, from the target's capacities and cost
@@ -228,12 +232,15 @@ class ConvOp(TileOp):
     superblocks = prop_def(IntegerAttr)
     block_in_channels = prop_def(IntegerAttr)
     residual_mode = opt_prop_def(StringAttr)
+    stage_inputs = var_operand_def(RefType)
+    stage_views = opt_prop_def(ArrayAttr)
     epilogue = region_def()
     stage = region_def()
     irdl_options = (ParsePropInAttrDict(), AttrSizedOperandSegments(as_property=True))
     assembly_format = (
         "`ins` `(` $inputs `:` type($inputs) `)` `weights` `(` $weights `:` type($weights) `)` "
         "(`bias` `(` $bias^ `:` type($bias) `)`)? (`residual` `(` $residual^ `:` type($residual) `)`)? "
+        "(`stage_ins` `(` $stage_inputs^ `:` type($stage_inputs) `)`)? "
         "`outs` `(` $output `:` type($output) `)` attr-dict-with-keyword $epilogue $stage"
     )
 
@@ -241,7 +248,8 @@ class ConvOp(TileOp):
                  output: tuple[SSAValue, MapViewAttr], *, kernel_size: Sequence[int], stride: int, dilation: int,
                  pads: Sequence[int], in_slices: int, out_fractals: int, superblocks: int, block_in_channels: int,
                  bias: SSAValue | None = None, residual: tuple[SSAValue, MapViewAttr] | None = None,
-                 residual_mode: str = "add", epilogue: Region | None = None, stage: Region | None = None):
+                 residual_mode: str = "add", epilogue: Region | None = None, stage: Region | None = None,
+                 stage_inputs: Sequence[tuple[SSAValue, MapViewAttr]] = ()):
         props: dict[str, Attribute] = {
             "input_views": ArrayAttr([view for _, view in inputs]), "output_view": output[1],
             "kernel_size": _ints(kernel_size), "stride": IntegerAttr(stride, i64), "dilation": IntegerAttr(dilation, i64),
@@ -252,9 +260,11 @@ class ConvOp(TileOp):
             props["residual_view"] = residual[1]
         if residual_mode != "add":
             props["residual_mode"] = StringAttr(residual_mode)
+        if stage_inputs:
+            props["stage_views"] = ArrayAttr([view for _, view in stage_inputs])
         super().__init__(
             operands=[[v for v, _ in inputs], weights, [bias] if bias is not None else [],
-                      [residual[0]] if residual is not None else [], output[0]],
+                      [residual[0]] if residual is not None else [], output[0], [v for v, _ in stage_inputs]],
             properties=props, regions=[epilogue or Region(), stage or Region()])
 
     # -- reading it --------------------------------------------------------
@@ -266,6 +276,9 @@ class ConvOp(TileOp):
 
     def views(self) -> list[MapViewAttr]:
         return list(self.input_views.data)  # type: ignore[arg-type]
+
+    def stage_input_views(self) -> list[MapViewAttr]:
+        return list(self.stage_views.data) if self.stage_views is not None else []  # type: ignore[arg-type]
 
     def mode(self) -> str:
         return "add" if self.residual_mode is None else self.residual_mode.data
@@ -288,9 +301,16 @@ class ConvOp(TileOp):
             raise VerifyException("tile.conv: stride, dilation, in_slices, out_fractals and superblocks are positive")
         if len(self.inputs) > 1 and (self.int_("superblocks") > 1 or self.stage.blocks):
             raise VerifyException("tile.conv: several input maps (channel pieces) feed a dense, unstaged conv")
-        for region, what in ((self.epilogue, "epilogue"), (self.stage, "stage")):
-            if len(region.blocks) > 1 or region.blocks and len(region.block.args) != 1:
-                raise VerifyException(f"tile.conv: the {what} is one map body of one argument")
+        if len(self.epilogue.blocks) > 1 or self.epilogue.blocks and len(self.epilogue.block.args) != 1:
+            raise VerifyException("tile.conv: the epilogue is one map body of one argument")
+        stage_args = 1 + len(self.stage_inputs)
+        if len(self.stage.blocks) > 1 or self.stage.blocks and len(self.stage.block.args) != stage_args:
+            raise VerifyException("tile.conv: the stage is one map body of the input and one argument per stage_ins")
+        views = self.stage_views.data if self.stage_views is not None else ()
+        if len(views) != len(self.stage_inputs) or (self.stage_inputs and not self.stage.blocks):
+            raise VerifyException("tile.conv: each stage_ins operand has a #tile.map_view in stage_views and the stage reads it")
+        if not all(isinstance(v, MapViewAttr) and v.dims[0] == 1 and v.dims[2:] == (1, 1) for v in views):
+            raise VerifyException("tile.conv: a stage_ins view is a per-channel [1, C, 1, 1] #tile.map_view")
 
 
 __all__ = ["ConvOp", "ConvTilingAttr", "MapViewAttr", "parse_fields"]

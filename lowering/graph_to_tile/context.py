@@ -99,6 +99,8 @@ class LoweringContext:
         self.nonnegative: set[SSAValue] = set()
         self.folded: set[Operation] = set()
         """ops lowered as part of another (a channel shuffle folded into a conv)"""
+        self.staged: dict[SSAValue, Operation] = {}
+        """An elementwise op's result -> the op, computed by the conv reading it as its stage (elementwise.stage_conv)."""
         self.transposed_views: dict[SSAValue, tuple[SSAValue, tuple[int, ...]]] = {}
         """A folded transpose's result -> (its source, perm): products read the source through permuted strides."""
         self.fp16_copies: dict[SSAValue, str] = {}

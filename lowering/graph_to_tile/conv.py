@@ -14,18 +14,24 @@ channels, i.e. of the weight rows (`shuffle_after`)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.graph import ops as g
+from gedialects.graph.fusion.helpers import absorbed_attr
 from gedialects.location import describe_op
 from gedialects.tile.conv import ConvOp
+from gedialects.tile.transforms.conv_tiling import ConvShape, ConvTarget, choose_conv_tiling
+from gedialects.tile.transforms.ub_buffers import TilingError
 from lowering.fp16_scaling import to_fp16
 from lowering.legality import AI_CORE, channel_permutation, engine_of
 from lowering.map_bodies import activation_block
 
 from .context import LoweringContext
+from .elementwise import ElementwiseBody, build_body, emit_elementwise, stage_map, stage_steps
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 from .slicing import channel_view, operand_maps, output_pieces, piece_maps, ranges_of
@@ -34,7 +40,13 @@ from .storage import TensorView, map_view
 
 @lowers(g.ConvOp)
 def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
-    inputs = operand_maps(ctx, op.input)  # one map, or its channel pieces (slicing.py)
+    # an elementwise op only this conv reads is its stage, when the cost model says so: the conv reads that
+    # op's map (elementwise.stage_conv); otherwise that op is a kernel of its own, lowered here, before the conv
+    stage = ctx.staged.pop(op.input, None)
+    if stage is not None and not stage_pays(ctx, op, stage):
+        emit_elementwise(ctx, stage)
+        stage = None
+    inputs = operand_maps(ctx, stage_map(ctx, stage) if stage is not None else op.input)  # one map, or its pieces
     if any(x.layout != "NC1HWC0" for x in inputs):
         raise PassFailedException(f"{describe_op(op)}: input is not NC1HWC0")
     act = (op.str_("activation", ""), op.floats("activation_params"), ctx.scale_of(op.output))
@@ -57,7 +69,7 @@ def lower_conv(ctx: LoweringContext, op: g.ConvOp) -> None:
 
     def emit(weights, b, res: TensorView | None, out: TensorView, weight_name: str, groups: int) -> None:
         emit_conv(ctx, op, inputs, weights, b, res, act, strides[0], dilations[0], pads, out, weight_name, groups,
-                  weight_scale)
+                  weight_scale, stage=stage)
 
     fold = shuffle_after(ctx, op) if not residual else None
     if fold is not None:
@@ -179,16 +191,45 @@ def _pack_fractal_z(blocks: np.ndarray, in_slices: int, out_fractals: int, c0: i
     return to_fp16(order) if dtype == np.float16 else np.ascontiguousarray(order, dtype=dtype)
 
 
+def stage_pays(ctx: LoweringContext, op: g.ConvOp, stage: Operation) -> bool:
+    """Whether conv `op` computing elementwise op `stage` on its input's way to L1 costs fewer cycles than
+    `stage` as a kernel of its own: the conv cost model's busiest core, staged against plain, against that
+    kernel's GM traffic (its map in and out, spread over the cores; its vector work goes beside). Staging
+    repeats the work wherever the conv loads a band again (several channel blocks per band, a grid's
+    columns): DenseNet's 1x1 convs after a concat gain, its transitions' convs (a band per 8 cores) lose."""
+    (x,) = operand_maps(ctx, stage_map(ctx, stage))
+    _, cin, in_h, in_w = x.shape
+    _, cout, out_h, out_w = g.shape_of(op.output)
+    w = ctx.constant_value(op.weight)
+    es = 2 if ctx.fp16 else 4
+    target = ConvTarget(ctx.config, es)
+    plain = ConvShape(-(-cin // ctx.c0), -(-cout // CUBE_CHANNELS), w.shape[2], w.shape[3], out_h, out_w,
+                      op.ints("strides", (1, 1))[0], op.ints("dilations", (1, 1))[0], in_h, in_w,
+                      op.ints("pads", (0, 0, 0, 0))[0], 1, op.residual is not None)
+    steps = stage_steps(ctx, stage)  # and at most a per-channel vector each
+    staged = dataclasses.replace(plain, staged=True, stage_ops=steps, stage_vectors=steps)
+    try:
+        staged_cycles = choose_conv_tiling(target, staged).cycles
+    except TilingError:
+        return False
+    cores = ctx.config.cube_cores
+    map_bytes = x.storage.slices * in_h * in_w * ctx.c0 * es // cores
+    kernel_cycles = ctx.config.dma_cycles("gm_ub", map_bytes, cores) + ctx.config.dma_cycles("ub_gm", map_bytes, cores)
+    return staged_cycles < choose_conv_tiling(target, plain).cycles + kernel_cycles
+
+
 def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorView], w: np.ndarray, bias,
               res: TensorView | None,
               act: tuple[str, tuple[float, ...], float] | Block, s: int, d: int, p, out: TensorView,
               weight_name: str = "conv", group: int = 1, weight_scale: float = 1.0, *,
-              stage: Block | None = None, residual_mode: str = "add") -> None:
+              stage: Block | Operation | None = None, residual_mode: str = "add") -> None:
     """One conv kernel: x (NC1HWC0) * w (OIHW, constant) x weight_scale (+bias, +res, activation `act`:
     (kind, params, scale of out), or a map body) -> out, stride s, dilation d, pads p (ONNX order).
 
     `stage`: a map body applied to the input on its way to L1 (GM -> UB ->
-    L1), so the conv reads f(x) that no kernel stores (LRN: x * x).
+    L1), so the conv reads f(x) that no kernel stores (LRN: x * x), or the
+    elementwise op whose map x is (elementwise.stage_conv), its body built
+    here with its per-channel constants as the stage's operands.
     `residual_mode`: "add" adds res before the activation (a shortcut),
     "scale" multiplies the activation's result by res (LRN: x * scale).
     x may be a map's channel pieces (slicing.py), each copied to its C1
@@ -212,6 +253,13 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         padded_bias[:cout] = bias
         bname = ctx.add_constant("conv_b", padded_bias)
     kernel = ctx.new_kernel(op, "conv", 1)  # tile-distribute sets its cores from the tiling
+    stage_inputs: list = []
+    if isinstance(stage, Operation):
+        kernel.op.attributes["absorbed"] = absorbed_attr([stage, op])  # the profile names both ops' model nodes
+        body = ElementwiseBody(ctx, kernel, tuple(g.shape_of(stage.results[0])))
+        body.own_input(stage_map(ctx, stage))  # the stage's first argument: the conv's input element
+        stage = body.finish(build_body(ctx, stage, body)).detach_block(0)
+        stage_inputs = body.inputs
     epilogue = act if isinstance(act, Block) else activation_block(act[0], act[1], ctx.elem, act[2]) if act[0] else None
     conv = ConvOp(
         [(kernel.gm(piece.storage.name), map_view(piece, c0)) for piece in inputs], kernel.gm(wname),
@@ -220,5 +268,5 @@ def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorVi
         bias=kernel.gm(bname) if bname is not None else None,
         residual=(kernel.gm(res.storage.name), map_view(res, c0)) if res is not None else None,
         residual_mode=residual_mode, epilogue=Region(epilogue) if epilogue is not None else None,
-        stage=Region(stage) if stage is not None else None)
+        stage=Region(stage) if stage is not None else None, stage_inputs=stage_inputs)
     kernel.emit(conv)

@@ -22,11 +22,12 @@ from gedialects.tile.builder import TileKernelBuilder
 from gedialects.tile.conv import MapViewAttr
 from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.structured import YieldOp
-from lowering.legality import MAP_ELEMENTWISE, MAP_UNARY_OPS
+from lowering.legality import AI_CORE, MAP_ELEMENTWISE, MAP_UNARY_OPS, engine_of
 from lowering.map_bodies import ScalarBuilder, unary_value
 
 from .context import LoweringContext
 from .registry import lowers
+from .slicing import operand_maps
 from .storage import TensorView, map_view
 
 SCALED_WITH_MAP = ("add", "sub", "max", "min")
@@ -58,6 +59,13 @@ class ElementwiseBody:
     def map(self, v: SSAValue) -> SSAValue:
         """Graph value v's map: of the output's shape, or per-channel (a gate)."""
         return self.view_input(("map", v), self.ctx.values[v])
+
+    def own_input(self, v: SSAValue) -> SSAValue:
+        """Graph value v's map as the body's next argument with no input
+        of the op: whoever runs the body reads that map itself (a conv's
+        stage, its own input)."""
+        self._args[("map", v)] = self.block.insert_arg(self.ctx.elem, len(self.block.args))
+        return self._args[("map", v)]
 
     def view_input(self, key: object, view: TensorView) -> SSAValue:
         return self._arg(key, lambda: (view.storage.name, map_view(view, self.ctx.c0)))
@@ -126,59 +134,114 @@ def _body_of(ctx: LoweringContext, op: Operation):
 
 @lowers(*MAP_ELEMENTWISE)
 def lower_elementwise(ctx: LoweringContext, op: Operation) -> None:
-    out_v = op.results[0]
-    shape = tuple(g.shape_of(out_v))
+    shape = tuple(g.shape_of(op.results[0]))
     if len(shape) != 4:
         raise PassFailedException(f"{describe_op(op)}: elementwise ops on non-4-D tensors are not lowered yet")
+    if stage_conv(ctx, op) is not None:
+        # the conv that reads it may compute it on its input's way to L1 (conv.py decides, by the cost
+        # model, and lowers it here when not)
+        ctx.staged[op.results[0]] = op
+        return
+    emit_elementwise(ctx, op)
+
+
+def emit_elementwise(ctx: LoweringContext, op: Operation) -> None:
+    """Elementwise op `op` as a kernel of its own."""
+    _, _, _, results = _body_of(ctx, op)
+    outs = [ctx.storage_for(r, "NC1HWC0", op.name.split(".")[-1]) for r, _ in results]
+    _emit(ctx, op, "elementwise", tuple(g.shape_of(op.results[0])), lambda body: build_body(ctx, op, body), outs)
+
+
+def stage_steps(ctx: LoweringContext, op: Operation) -> int:
+    """Vector ops per element of elementwise op `op`'s body (a batch norm's scale and shift: two)."""
+    return len(_body_of(ctx, op)[2])
+
+
+def build_body(ctx: LoweringContext, op: Operation, body: ElementwiseBody) -> list[SSAValue]:
+    """The map body of elementwise op `op` written into `body`; the yielded elements, one per result."""
+    out_v = op.results[0]
+    shape = tuple(g.shape_of(out_v))
     C = shape[1]
     args, env, steps, results = _body_of(ctx, op)
-    outs = [ctx.storage_for(r, "NC1HWC0", op.name.split(".")[-1]) for r, _ in results]
+    sb = body.sb
+    computed: dict[SSAValue, SSAValue] = {}  # graph value of the fusion body -> its element
 
-    def build(body: ElementwiseBody) -> list[SSAValue]:
-        sb = body.sb
-        computed: dict[SSAValue, SSAValue] = {}  # graph value of the fusion body -> its element
+    def operand(v: SSAValue, const_scale: float = 1.0, divisor: bool = False) -> SSAValue:
+        """v's element: a fusion argument's, a computed one, a map's, a constant's."""
+        v = env.get(v, v)
+        if v in computed:
+            return computed[v]
+        if v in ctx.values and tuple(g.shape_of(v)) in (shape, (1, C, 1, 1)):
+            return body.map(v)
+        arr = ctx.constant_value(v)
+        if arr is None:
+            raise PassFailedException(f"{describe_op(op)}: operand is neither a map nor a constant")
+        if arr.size == 1:
+            return sb.const(float(arr.reshape(-1)[0]) / const_scale)
+        if arr.size == C:
+            return body.channel_constant(np.asarray(arr, np.float32) / const_scale, 1.0 if divisor else 0.0)
+        raise PassFailedException(f"{describe_op(op)}: broadcast of shape {arr.shape} not lowered")
 
-        def operand(v: SSAValue, const_scale: float = 1.0, divisor: bool = False) -> SSAValue:
-            """v's element: a fusion argument's, a computed one, a map's, a constant's."""
-            v = env.get(v, v)
-            if v in computed:
-                return computed[v]
-            if v in ctx.values and tuple(g.shape_of(v)) in (shape, (1, C, 1, 1)):
-                return body.map(v)
-            arr = ctx.constant_value(v)
-            if arr is None:
-                raise PassFailedException(f"{describe_op(op)}: operand is neither a map nor a constant")
-            if arr.size == 1:
-                return sb.const(float(arr.reshape(-1)[0]) / const_scale)
-            if arr.size == C:
-                return body.channel_constant(np.asarray(arr, np.float32) / const_scale, 1.0 if divisor else 0.0)
-            raise PassFailedException(f"{describe_op(op)}: broadcast of shape {arr.shape} not lowered")
+    current: SSAValue | None = None
+    for step in steps:
+        if isinstance(step, tuple):  # batch norm: x * scale + shift, per channel
+            kind, values = step
+            x = current if current is not None else operand(args[0])
+            c = body.channel_constant(values)
+            current = sb.mul(x, c) if kind == "mulc" else sb.add(x, c)
+            continue
+        name = step.name.split(".")[-1]
+        if isinstance(step, MAP_UNARY_OPS):
+            current = unary_value(body.block, step, operand(step.operands[0]), ctx.elem)
+        elif name == "relu":
+            current = sb.max(operand(step.operands[0]), sb.const(0.0))
+        elif name == "identity":
+            current = operand(step.operands[0])
+        elif name in BINARY:
+            const_scale = ctx.scale_of(out_v) if BINARY[name] in SCALED_WITH_MAP else 1.0
+            values = [operand(v, const_scale, divisor=BINARY[name] == "div" and k > 0)
+                      for k, v in enumerate(step.operands)]
+            current = values[0]
+            for other in values[1:]:
+                current = getattr(sb, BINARY[name])(current, other)
+        else:
+            raise PassFailedException(f"{describe_op(op)}: {step.name} is not lowered in elementwise kernels")
+        computed[step.results[0]] = current
+    return [current if yielded is None else operand(yielded) for _, yielded in results]  # type: ignore[misc]
 
-        current: SSAValue | None = None
-        for step in steps:
-            if isinstance(step, tuple):  # batch norm: x * scale + shift, per channel
-                kind, values = step
-                x = current if current is not None else operand(args[0])
-                c = body.channel_constant(values)
-                current = sb.mul(x, c) if kind == "mulc" else sb.add(x, c)
-                continue
-            name = step.name.split(".")[-1]
-            if isinstance(step, MAP_UNARY_OPS):
-                current = unary_value(body.block, step, operand(step.operands[0]), ctx.elem)
-            elif name == "relu":
-                current = sb.max(operand(step.operands[0]), sb.const(0.0))
-            elif name == "identity":
-                current = operand(step.operands[0])
-            elif name in BINARY:
-                const_scale = ctx.scale_of(out_v) if BINARY[name] in SCALED_WITH_MAP else 1.0
-                values = [operand(v, const_scale, divisor=BINARY[name] == "div" and k > 0)
-                          for k, v in enumerate(step.operands)]
-                current = values[0]
-                for other in values[1:]:
-                    current = getattr(sb, BINARY[name])(current, other)
-            else:
-                raise PassFailedException(f"{describe_op(op)}: {step.name} is not lowered in elementwise kernels")
-            computed[step.results[0]] = current
-        return [current if yielded is None else operand(yielded) for _, yielded in results]  # type: ignore[misc]
 
-    _emit(ctx, op, "elementwise", shape, build, outs)
+def stage_map(ctx: LoweringContext, op: Operation) -> SSAValue:
+    """The one map elementwise op `op` reads (`stage_conv` found it)."""
+    reads = list(op.inputs) if isinstance(op, g.FusionOp) else list(op.operands)
+    return next(v for v in reads if ctx.constant_value(v) is None)
+
+
+def stage_conv(ctx: LoweringContext, op: Operation) -> g.ConvOp | None:
+    """The conv whose stage elementwise op `op` can be, or None: `op` has
+    one result, read only by that conv as its input (a dense conv on the AI
+    core), and reads one map -- of its own shape, held whole in one NC1HWC0
+    storage -- and otherwise constants, scalar or per channel. The conv
+    then reads the map and computes `op` slice by slice on its way to L1
+    (tile.conv's stage): DenseNet's pre-activation batch norm and ReLU on
+    the concatenation of the earlier layers, which a kernel of its own
+    stored and the conv read back."""
+    if len(op.results) != 1:
+        return None
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or not isinstance(conv := uses[0].operation, g.ConvOp) or uses[0].index != 0:
+        return None
+    if conv.int_("group", 1) != 1 or engine_of(conv) != AI_CORE:
+        return None
+    shape = tuple(g.shape_of(op.results[0]))
+    reads = list(op.inputs) if isinstance(op, g.FusionOp) else list(op.operands)
+    maps = [v for v in reads if ctx.constant_value(v) is None]
+    if len(maps) != 1 or tuple(g.shape_of(maps[0])) != shape or maps[0] not in ctx.values:
+        return None
+    if len(operand_maps(ctx, maps[0])) != 1 or ctx.values[maps[0]].layout != "NC1HWC0":
+        return None
+    constants = [ctx.constant_value(v) for v in reads if v is not maps[0]]
+    if isinstance(op, g.FusionOp):
+        constants += [ctx.constant_value(o.results[0]) for o in op.body.block.ops if isinstance(o, g.ConstantOp | g.FillOp)]
+    if any(c is None or c.size not in (1, shape[1]) for c in constants):
+        return None
+    return conv

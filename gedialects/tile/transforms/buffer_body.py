@@ -11,7 +11,8 @@ from xdsl.ir import Block, SSAValue
 from gedialects.tile.builder import TileKernelBuilder
 from gedialects.tile.transforms.legalize_math import legalize_body
 from gedialects.tile.transforms.map_body import MapBodyEmitter
-from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool
+from gedialects.npu.isa import BLOCK_BYTES
+from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, elem_bytes
 
 
 class BufferBody:
@@ -28,13 +29,24 @@ class BufferBody:
         # needs as a vector is a column of one, broadcast through brcb
         self.emitter = MapBodyEmitter(kernel, pool, lambda box: ("column", 1) if box[-1] == 1 else ("row", box[-1]))
 
-    def apply(self, src: SSAValue, count: int, dst: SSAValue | None = None) -> None:
+    def apply(self, src: SSAValue, count: int, dst: SSAValue | None = None, channels: list[SSAValue] = ()) -> None:
+        """`channels`: the body's further arguments, per-channel vectors
+        (`count` elements are pixels of C0 channels, each vector's C0 values
+        broadcast over them)."""
         elem = self.kernel.elem
-        buf = Buffer(src, (count,), elem, "row", count)
+        if channels:
+            c0 = BLOCK_BYTES // elem_bytes(elem)
+            box: tuple[int, ...] = (count // c0, c0)
+            buf = Buffer(src, box, elem, "row", c0)
+            args = [buf] + [Buffer(v, (1, c0), elem, "row", c0) for v in channels]
+        else:
+            box = (count,)
+            buf = Buffer(src, box, elem, "row", count)
+            args = [buf]
         if dst is None or dst is src:
-            out = self.emitter.run(self.body, [buf], (count,), elem, {buf})
+            out = self.emitter.run(self.body, args, box, elem, {buf})
             if out is not buf:
                 self.kernel.vec("adds", src, [out.ref], [count], [[1], [1]], 0.0)
                 self.emitter.pool.release(out)
             return
-        self.emitter.run(self.body, [buf], (count,), elem, into=Buffer(dst, (count,), elem, "row", count))
+        self.emitter.run(self.body, args, box, elem, into=Buffer(dst, box, elem, "row", buf.pitch))

@@ -15,9 +15,12 @@ import dataclasses
 import functools
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
+
 from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, FRACTAL_BYTES
 from gedialects.tile.conv import ConvOp, ConvTilingAttr
+from gedialects.tile.structured import YieldOp
 from gedialects.tile.ops import RefType
 from gedialects.tile.transforms.ub_buffers import STAGE_UB_SHARE, UB_RESERVE_BYTES, TilingError, elem_bytes
 from target.config import TargetConfig
@@ -82,6 +85,8 @@ class ConvShape:
     superblocks: int
     residual: bool
     staged: bool = False  # the input band passes through UB on its way to L1, a C1 slice at a time
+    stage_ops: int = 0  # the stage's vector ops per element pass
+    stage_vectors: int = 0  # its per-channel operands (in UB whole)
     # a conv whose kernel is one row (column) tall (wide) and unpadded that
     # way reads every stride-th row (pixel) of the stored map: its band can
     # hold only those (`row_step`, `col_step` stored rows / pixels per band
@@ -276,9 +281,10 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                 epilogue_tiles = STAGED_EPILOGUE_TILES if conv.staged else (2 if conv.residual else 1)
                 ub = epilogue_tiles * tile_fractals * CUBE_CHANNELS * chunk_m * F32_BYTES
                 ub += in_w * c0 * es if window.top or window.bottom else 0
-                if conv.staged:  # two chunks of the band's slices
+                if conv.staged:  # two chunks of the band's slices, and the stage's per-channel vectors whole
                     slice_bytes = window.count * in_w * c0 * es
                     ub += 2 * stage_chunk(conv.in_slices, slice_bytes, cap["ub"]) * slice_bytes
+                    ub += conv.stage_vectors * conv.in_slices * c0 * es
                 if ub > cap["ub"] - UB_RESERVE_BYTES:
                     continue
                 chunks = (band_rows // chunk_rows) * per_row  # per tile
@@ -449,7 +455,7 @@ def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes
         slice_bytes = band_count * conv.in_w * c0 * es
         chunk = stage_chunk(conv.in_slices, slice_bytes, config.capacity_bytes["ub"])
         per_chunk = max(config.dma_cycles("gm_ub", chunk * slice_bytes, grid.cores),
-                        chunk * config.vector_cycles("mul", -(-slice_bytes // 256)),
+                        chunk * conv.stage_ops * config.vector_cycles("mul", -(-slice_bytes // 256)),
                         config.dma_cycles("ub_l1", chunk * slice_bytes))
         mte2 = weights + band_loads * conv.in_slices // chunk * per_chunk
     else:
@@ -502,9 +508,11 @@ def conv_shape(conv: ConvOp) -> ConvShape:
     _, _, in_h, in_w = conv.views()[0].dims
     _, _, out_h, out_w = conv.output_view.dims
     kh, kw = conv.ints("kernel_size")
+    stage_ops = sum(1 for op in conv.stage.block.ops if not isinstance(op, arith.ConstantOp | YieldOp)) \
+        if conv.stage.blocks else 0
     return ConvShape(conv.int_("in_slices"), conv.int_("out_fractals"), kh, kw, out_h, out_w, conv.int_("stride"),
                      conv.int_("dilation"), in_h, in_w, conv.ints("pads")[0], conv.int_("superblocks"),
-                     conv.residual is not None, bool(conv.stage.blocks))
+                     conv.residual is not None, bool(conv.stage.blocks), stage_ops, len(conv.stage_inputs))
 
 
 def decimated(shape: ConvShape, row_step: int, col_step: int) -> ConvShape:

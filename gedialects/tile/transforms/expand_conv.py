@@ -112,6 +112,13 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
         per_chunk = tiling.value("stage_slices")  # C1 slices per copy through UB
         staging = (BufferBody(kernel, conv.stage.block),
                    kernel.alloc("ub", per_chunk * window.count * row_elems, "NC1HWC0", buffers=2), per_chunk)
+    # the stage's per-channel vectors go to UB whole, once (a few hundred bytes); slice c1 reads its C0 values
+    stage_vectors = []
+    for ref, view in zip(conv.stage_inputs, conv.stage_input_views()):
+        whole = kernel.alloc("ub", in_slices * c0, "ND")
+        kernel.copy(whole, kernel.at(kernel.gm(t.gm_tensor_of(ref)), view.origin.data), [in_slices, c0], [c0, 1],
+                    [view.slice_stride.data, 1])
+        stage_vectors.append(whole)
     input_gms = [kernel.gm(piece.name) for piece in inputs]
     in_gm, w_gm, out_gm = input_gms[0], kernel.gm(wname), kernel.gm(out.name)
     slices_per_fractal = CUBE_CHANNELS // c0
@@ -211,7 +218,12 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
                 kernel.copy(ub_stage, kernel.at(in_gm, x.origin, kernel.add(src, kernel.mul(c1, x.slice_stride))),
                             [per_chunk, window.count, row_elems], [n, row_elems, 1],
                             [x.slice_stride, x.padded_w * c0, 1])
-                body.apply(ub_stage, per_chunk * n)
+                if stage_vectors:  # slice by slice, each reading its channels' C0 values
+                    for j in range(per_chunk):
+                        body.apply(kernel.at(ub_stage, j * n), n,
+                                   channels=[kernel.at(v, j * c0, kernel.mul(c1, c0)) for v in stage_vectors])
+                else:
+                    body.apply(ub_stage, per_chunk * n)
                 kernel.copy(kernel.at(l1_in, 0, kernel.add(dst, kernel.mul(c1, band_elems))), ub_stage,
                             [per_chunk, n], [band_elems, 1], [n, 1])
         if window.top:

@@ -170,6 +170,75 @@ func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tens
 
 // -----
 
+// A pre-activation (DenseNet's batch norm and ReLU before a conv, its only
+// reader): the conv computes it on its input's way to L1 when the conv cost
+// model says that costs less than a kernel of its own (conv.py,
+// `stage_pays`; here each band is loaded once). No elementwise kernel and no
+// stored map: the band's 16 C1 slices go GM -> UB in one copy
+// (`stage_slices`), each slice takes its 8 channels' scale and shift from
+// two vectors copied to UB whole, once per core, and the conv names all
+// three model nodes.
+
+// CHECK-LABEL: tile.program "preactivation"
+// CHECK-NOT:   tile.kernel "{{.*}}elementwise"
+// CHECK:       tile.kernel "k1_conv" attributes {{{.*}}absorbed = ["bn", "relu", "conv"], tiling = #tile.conv_tiling<{{.*}}stage_slices = 16, cycles = {{[0-9]+}}>
+// CHECK:         %[[STAGE:.*]] = tile.alloc {shape = array<i64: 7168>, layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f32>
+// CHECK-NEXT:    %[[SCALE:.*]] = tile.alloc {shape = array<i64: 256>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
+// CHECK-NEXT:    %[[S:.*]] = tile.gm {tensor = "chan"}
+// CHECK-NEXT:    tile.copy %[[SCALE]], %[[S]] {shape = array<i64: 32, 8>
+// CHECK-NEXT:    %[[SHIFT:.*]] = tile.alloc {shape = array<i64: 256>, layout = "ND", buffers = 1 : i64} : !tile.ref<ub, f32>
+// CHECK-NEXT:    %[[T:.*]] = tile.gm {tensor = "chan_1"}
+// CHECK-NEXT:    tile.copy %[[SHIFT]], %[[T]] {shape = array<i64: 32, 8>
+// CHECK:         scf.for
+// CHECK:           tile.copy %[[STAGE]], %{{.*}} {shape = array<i64: 16, 2, 224>, {{.*}} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
+// CHECK:           %[[S0:.*]] = tile.at %[[SCALE]] + %{{.*}} {offset = 0 : i64}
+// CHECK:           %[[T0:.*]] = tile.at %[[SHIFT]] + %{{.*}} {offset = 0 : i64}
+// CHECK:           tile.vec "mul" %[[STAGE]], %[[STAGE]], %[[S0]] {shape = array<i64: 56, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
+// CHECK-NEXT:      tile.vec "add" %[[STAGE]], %[[STAGE]], %[[T0]]
+// CHECK-NEXT:      tile.vec "relu" %[[STAGE]], %[[STAGE]] {shape = array<i64: 448>
+// CHECK:           %[[X1:.*]] = tile.at %[[STAGE]] {offset = 448 : i64}
+// CHECK:           %[[S1:.*]] = tile.at %[[SCALE]] + %{{.*}} {offset = 8 : i64}
+// CHECK:           tile.vec "mul" %[[X1]], %[[X1]], %[[S1]]
+// CHECK:           tile.copy %{{.*}}, %[[STAGE]] {shape = array<i64: 16, 448>, {{.*}} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
+// CHECK:         tile.matmul
+// CHECK:       tile.kernel "k2_transdata"
+// CHECK-NOT:   tile.kernel
+func.func @preactivation(%x: tensor<1x256x28x28xf32> {ge.name = "x"}) -> (tensor<1x128x28x28xf32> {ge.name = "y"}) {
+  %s = graph.fill 3.0 : tensor<256xf32>
+  %t = graph.fill 0.5 : tensor<256xf32>
+  %m = graph.fill 0.25 : tensor<256xf32>
+  %v = graph.fill 1.0 : tensor<256xf32>
+  %w = graph.fill 0.01 : tensor<128x256x1x1xf32>
+  %n = graph.batch_norm %x, %s, %t, %m, %v {epsilon = 0.0 : f32} : (tensor<1x256x28x28xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<1x256x28x28xf32> loc("bn")
+  %r = graph.relu %n : (tensor<1x256x28x28xf32>) -> tensor<1x256x28x28xf32> loc("relu")
+  %y = graph.conv %r, %w : tensor<1x256x28x28xf32>, tensor<128x256x1x1xf32> -> tensor<1x128x28x28xf32> loc("conv")
+  func.return %y : tensor<1x128x28x28xf32>
+}
+
+// -----
+
+// The same on a DenseNet transition's shape: its core grid loads each band
+// on several cores (a column of output-channel blocks each), so staging
+// would redo the batch norm there; the cost model keeps it a kernel.
+
+// CHECK-LABEL: tile.program "transition"
+// CHECK:       tile.kernel "k1_elementwise" attributes {{{.*}}absorbed = ["bn", "relu"]
+// CHECK:       tile.kernel "k2_conv" attributes {kind = "conv", source = "graph.conv at loc(\22conv\22)"{{.*}}stage_slices = 1, cycles
+// CHECK:       tile.kernel "k3_transdata"
+func.func @transition(%x: tensor<1x1024x14x14xf32> {ge.name = "x"}) -> (tensor<1x512x14x14xf32> {ge.name = "y"}) {
+  %s = graph.fill 3.0 : tensor<1024xf32>
+  %t = graph.fill 0.5 : tensor<1024xf32>
+  %m = graph.fill 0.25 : tensor<1024xf32>
+  %v = graph.fill 1.0 : tensor<1024xf32>
+  %w = graph.fill 0.01 : tensor<512x1024x1x1xf32>
+  %n = graph.batch_norm %x, %s, %t, %m, %v {epsilon = 0.0 : f32} : (tensor<1x1024x14x14xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>, tensor<1024xf32>) -> tensor<1x1024x14x14xf32> loc("bn")
+  %r = graph.relu %n : (tensor<1x1024x14x14xf32>) -> tensor<1x1024x14x14xf32> loc("relu")
+  %y = graph.conv %r, %w : tensor<1x1024x14x14xf32>, tensor<512x1024x1x1xf32> -> tensor<1x512x14x14xf32> loc("conv")
+  func.return %y : tensor<1x512x14x14xf32>
+}
+
+// -----
+
 // Squeeze-excite on the map kernels: SiLU (x * sigmoid(x)) and the gate
 // multiply are one loop fusion, one tile.elementwise; the sigmoid's map body
 // runs on a temporary (negate, exp, +1, reciprocal, in place), the products

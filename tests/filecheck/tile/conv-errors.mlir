@@ -96,3 +96,50 @@ tile.program "offset_operand" {
     }
   }
 }
+
+// -----
+
+// A stage's per-channel operands: each has a [1, C, 1, 1] view, and the
+// stage body reads the input element and one element of each.
+// VERIFY: error: tile.conv: a stage_ins view is a per-channel [1, C, 1, 1] #tile.map_view
+tile.program "stage_operand_not_per_channel" {
+  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %w = tile.gm {tensor = "w"} : !tile.ref<gm, f32>
+    %s = tile.gm {tensor = "s"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.conv ins(%x : !tile.ref<gm, f32>) weights(%w : !tile.ref<gm, f32>) stage_ins(%s : !tile.ref<gm, f32>) outs(%y : !tile.ref<gm, f32>) attributes {
+        input_views = [#tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>],
+        output_view = #tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>,
+        kernel_size = array<i64: 3, 3>, stride = 1 : i64, dilation = 1 : i64, pads = array<i64: 1, 1, 1, 1>,
+        in_slices = 2 : i64, out_fractals = 1 : i64, superblocks = 1 : i64, block_in_channels = 16 : i64,
+        stage_views = [#tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>]} {
+    } {
+    ^bb0(%a: f32, %b: f32):
+      %c = arith.mulf %a, %b : f32
+      tile.yield %c : f32
+    }
+  }
+}
+
+// -----
+
+// VERIFY: error: tile.conv: the stage is one map body of the input and one argument per stage_ins
+tile.program "stage_without_its_operand" {
+  tile.kernel "k" attributes {kind = "conv", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "x"} : !tile.ref<gm, f32>
+    %w = tile.gm {tensor = "w"} : !tile.ref<gm, f32>
+    %s = tile.gm {tensor = "s"} : !tile.ref<gm, f32>
+    %y = tile.gm {tensor = "y"} : !tile.ref<gm, f32>
+    tile.conv ins(%x : !tile.ref<gm, f32>) weights(%w : !tile.ref<gm, f32>) stage_ins(%s : !tile.ref<gm, f32>) outs(%y : !tile.ref<gm, f32>) attributes {
+        input_views = [#tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>],
+        output_view = #tile.map_view<shape = [1, 16, 4, 16], origin = 0, slice_stride = 512, padded_w = 16>,
+        kernel_size = array<i64: 3, 3>, stride = 1 : i64, dilation = 1 : i64, pads = array<i64: 1, 1, 1, 1>,
+        in_slices = 2 : i64, out_fractals = 1 : i64, superblocks = 1 : i64, block_in_channels = 16 : i64,
+        stage_views = [#tile.map_view<shape = [1, 16, 1, 1], origin = 0, slice_stride = 8, padded_w = 1>]} {
+    } {
+    ^bb0(%a: f32):
+      tile.yield %a : f32
+    }
+  }
+}
