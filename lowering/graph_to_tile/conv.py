@@ -201,6 +201,8 @@ def stage_pays(ctx: LoweringContext, op: g.ConvOp, stage: Operation) -> bool:
     _, cin, in_h, in_w = x.shape
     _, cout, out_h, out_w = g.shape_of(op.output)
     w = ctx.constant_value(op.weight)
+    if w is None:  # not lowered (lower_conv says why)
+        return False
     es = 2 if ctx.fp16 else 4
     target = ConvTarget(ctx.config, es)
     plain = ConvShape(-(-cin // ctx.c0), -(-cout // CUBE_CHANNELS), w.shape[2], w.shape[3], out_h, out_w,
