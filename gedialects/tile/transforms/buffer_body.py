@@ -29,16 +29,18 @@ class BufferBody:
         # needs as a vector is a column of one, broadcast through brcb
         self.emitter = MapBodyEmitter(kernel, pool, lambda box: ("column", 1) if box[-1] == 1 else ("row", box[-1]))
 
-    def apply(self, src: SSAValue, count: int, dst: SSAValue | None = None, channels: list[SSAValue] = ()) -> None:
-        """`channels`: the body's further arguments, per-channel vectors
-        (`count` elements are pixels of C0 channels, each vector's C0 values
-        broadcast over them)."""
+    def apply(self, src: SSAValue, count: int, dst: SSAValue | None = None, channels: list[SSAValue] = (),
+              slices: int = 1) -> None:
+        """`channels`: the body's further arguments, per-channel vectors:
+        the `count` elements are `slices` C1 slices of pixels of C0
+        channels, each vector's C0 values per slice broadcast over that
+        slice's pixels (one vector op per step over all the slices)."""
         elem = self.kernel.elem
         if channels:
             c0 = BLOCK_BYTES // elem_bytes(elem)
-            box: tuple[int, ...] = (count // c0, c0)
+            box: tuple[int, ...] = (slices, count // slices // c0, c0)
             buf = Buffer(src, box, elem, "row", c0)
-            args = [buf] + [Buffer(v, (1, c0), elem, "row", c0) for v in channels]
+            args = [buf] + [Buffer(v, (slices, 1, c0), elem, "row", c0) for v in channels]
         else:
             box = (count,)
             buf = Buffer(src, box, elem, "row", count)

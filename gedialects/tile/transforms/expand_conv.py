@@ -218,12 +218,9 @@ def expand_conv(kernel_op: t.KernelOp, conv: ConvOp, tiling: ConvTilingAttr) -> 
                 kernel.copy(ub_stage, kernel.at(in_gm, x.origin, kernel.add(src, kernel.mul(c1, x.slice_stride))),
                             [per_chunk, window.count, row_elems], [n, row_elems, 1],
                             [x.slice_stride, x.padded_w * c0, 1])
-                if stage_vectors:  # slice by slice, each reading its channels' C0 values
-                    for j in range(per_chunk):
-                        body.apply(kernel.at(ub_stage, j * n), n,
-                                   channels=[kernel.at(v, j * c0, kernel.mul(c1, c0)) for v in stage_vectors])
-                else:
-                    body.apply(ub_stage, per_chunk * n)
+                # the chunk's slices each read their channels' C0 values of the stage's vectors
+                body.apply(ub_stage, per_chunk * n, channels=[kernel.at(v, 0, kernel.mul(c1, c0)) for v in stage_vectors],
+                           slices=per_chunk)
                 kernel.copy(kernel.at(l1_in, 0, kernel.add(dst, kernel.mul(c1, band_elems))), ub_stage,
                             [per_chunk, n], [band_elems, 1], [n, 1])
         if window.top:

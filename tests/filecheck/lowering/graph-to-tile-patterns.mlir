@@ -175,9 +175,10 @@ func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tens
 // model says that costs less than a kernel of its own (conv.py,
 // `stage_pays`; here each band is loaded once). No elementwise kernel and no
 // stored map: the band's 16 C1 slices go GM -> UB in one copy
-// (`stage_slices`), each slice takes its 8 channels' scale and shift from
-// two vectors copied to UB whole, once per core, and the conv names all
-// three model nodes.
+// (`stage_slices`), and each step of the batch norm and ReLU is one vector
+// op over them, each slice reading its 8 channels' scale and shift (block
+// stride 0 over its pixels) from two vectors copied to UB whole, once per
+// core; the conv names all three model nodes.
 
 // CHECK-LABEL: tile.program "preactivation"
 // CHECK-NOT:   tile.kernel "{{.*}}elementwise"
@@ -193,12 +194,9 @@ func.func @bn_relu_residual(%x: tensor<1x16x16x16xf32> {ge.name = "x"}) -> (tens
 // CHECK:           tile.copy %[[STAGE]], %{{.*}} {shape = array<i64: 16, 2, 224>, {{.*}} : !tile.ref<ub, f32>, !tile.ref<gm, f32>
 // CHECK:           %[[S0:.*]] = tile.at %[[SCALE]] + %{{.*}} {offset = 0 : i64}
 // CHECK:           %[[T0:.*]] = tile.at %[[SHIFT]] + %{{.*}} {offset = 0 : i64}
-// CHECK:           tile.vec "mul" %[[STAGE]], %[[STAGE]], %[[S0]] {shape = array<i64: 56, 8>, strides = array<i64: 8, 1, 8, 1, 0, 1>}
-// CHECK-NEXT:      tile.vec "add" %[[STAGE]], %[[STAGE]], %[[T0]]
-// CHECK-NEXT:      tile.vec "relu" %[[STAGE]], %[[STAGE]] {shape = array<i64: 448>
-// CHECK:           %[[X1:.*]] = tile.at %[[STAGE]] {offset = 448 : i64}
-// CHECK:           %[[S1:.*]] = tile.at %[[SCALE]] + %{{.*}} {offset = 8 : i64}
-// CHECK:           tile.vec "mul" %[[X1]], %[[X1]], %[[S1]]
+// CHECK:           tile.vec "mul" %[[STAGE]], %[[STAGE]], %[[S0]] {shape = array<i64: 16, 56, 8>, strides = array<i64: 448, 8, 1, 448, 8, 1, 8, 0, 1>}
+// CHECK-NEXT:      tile.vec "add" %[[STAGE]], %[[STAGE]], %[[T0]] {shape = array<i64: 16, 56, 8>, strides = array<i64: 448, 8, 1, 448, 8, 1, 8, 0, 1>}
+// CHECK-NEXT:      tile.vec "relu" %[[STAGE]], %[[STAGE]] {shape = array<i64: 7168>
 // CHECK:           tile.copy %{{.*}}, %[[STAGE]] {shape = array<i64: 16, 448>, {{.*}} : !tile.ref<l1, f32>, !tile.ref<ub, f32>
 // CHECK:         tile.matmul
 // CHECK:       tile.kernel "k2_transdata"
