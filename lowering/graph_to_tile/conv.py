@@ -31,7 +31,7 @@ from lowering.legality import AI_CORE, channel_permutation, engine_of
 from lowering.map_bodies import activation_block
 
 from .context import LoweringContext
-from .elementwise import ElementwiseBody, build_body, emit_elementwise, stage_map, stage_steps
+from .elementwise import ElementwiseBody, build_body, emit_elementwise, stage_map, stage_size
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 from .slicing import channel_view, operand_maps, output_pieces, piece_maps, ranges_of
@@ -208,8 +208,8 @@ def stage_pays(ctx: LoweringContext, op: g.ConvOp, stage: Operation) -> bool:
     plain = ConvShape(-(-cin // ctx.c0), -(-cout // CUBE_CHANNELS), w.shape[2], w.shape[3], out_h, out_w,
                       op.ints("strides", (1, 1))[0], op.ints("dilations", (1, 1))[0], in_h, in_w,
                       op.ints("pads", (0, 0, 0, 0))[0], 1, op.residual is not None)
-    steps = stage_steps(ctx, stage)  # and at most a per-channel vector each
-    staged = dataclasses.replace(plain, staged=True, stage_ops=steps, stage_vectors=steps)
+    ops, vectors = stage_size(ctx, stage)  # as select-tiling will see them: one search, cached, for both
+    staged = dataclasses.replace(plain, staged=True, stage_ops=ops, stage_vectors=vectors)
     try:
         staged_cycles = choose_conv_tiling(target, staged).cycles
     except TilingError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from xdsl.dialects import arith
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -152,9 +153,25 @@ def emit_elementwise(ctx: LoweringContext, op: Operation) -> None:
     _emit(ctx, op, "elementwise", tuple(g.shape_of(op.results[0])), lambda body: build_body(ctx, op, body), outs)
 
 
-def stage_steps(ctx: LoweringContext, op: Operation) -> int:
-    """Vector ops per element of elementwise op `op`'s body (a batch norm's scale and shift: two)."""
-    return len(_body_of(ctx, op)[2])
+class _CountedBody(ElementwiseBody):
+    """A map body built only to be counted: its inputs get block arguments
+    but no GM tensor, constant or kernel operand."""
+
+    def _arg(self, key: object, place: Callable[[], tuple[str, MapViewAttr]]) -> SSAValue:
+        if key not in self._args:
+            self._args[key] = self.block.insert_arg(self.ctx.elem, len(self.block.args))
+            self.inputs.append(key)  # type: ignore[arg-type]
+        return self._args[key]
+
+
+def stage_size(ctx: LoweringContext, op: Operation) -> tuple[int, int]:
+    """(scalar ops, per-channel operands) of elementwise op `op`'s body as
+    a conv's stage: what the conv's tiling reads of the stage (conv_tiling's
+    conv_shape counts the same on the built tile.conv)."""
+    body = _CountedBody(ctx, None, tuple(g.shape_of(op.results[0])))  # type: ignore[arg-type]
+    body.own_input(stage_map(ctx, op))
+    block = body.finish(build_body(ctx, op, body)).block
+    return sum(1 for o in block.ops if not isinstance(o, arith.ConstantOp | YieldOp)), len(body.inputs)
 
 
 def build_body(ctx: LoweringContext, op: Operation, body: ElementwiseBody) -> list[SSAValue]:
