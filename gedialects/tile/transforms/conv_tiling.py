@@ -195,9 +195,11 @@ class CoreGrid:
         return self.core_rows * self.core_cols
 
 
-def choose_core_grid(units: int, blocks: int, cores: int, dense: bool) -> list[CoreGrid]:
+@functools.lru_cache(maxsize=4096)
+def choose_core_grid(units: int, blocks: int, cores: int, dense: bool) -> tuple[CoreGrid, ...]:
     """The grids worth costing: per distinct share of units per core, as many
-    core columns as the cores left allow; both loop orders where legal."""
+    core columns as the cores left allow; both loop orders where legal
+    (memoised: the conv search asks once per tile size and chunking)."""
     grids = []
     shares = sorted({-(-units // rows) for rows in range(1, min(units, cores) + 1)})
     for per_core in shares:
@@ -207,7 +209,7 @@ def choose_core_grid(units: int, blocks: int, cores: int, dense: bool) -> list[C
         cols = -(-blocks // blocks_per_core)
         for weights_outer in ((False, True) if dense else (False,)):
             grids.append(CoreGrid(per_core, blocks_per_core, weights_outer, rows, cols))
-    return grids
+    return tuple(grids)
 
 
 @dataclass(frozen=True)
@@ -386,6 +388,7 @@ def _tile_cycles(target: ConvTarget, conv: ConvShape, chunks: int, chunk_m: int,
                         store, steps)
 
 
+@functools.lru_cache(maxsize=4096)
 def stage_chunk(in_slices: int, slice_bytes: int, ub_bytes: int) -> int:
     """C1 slices of a staged conv's band moved through UB per copy: the
     most that divide the slices and fit 1/STAGE_UB_SHARE of UB (one at
