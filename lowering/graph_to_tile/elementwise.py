@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import arith
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -23,6 +22,7 @@ from gedialects.tile.builder import TileKernelBuilder
 from gedialects.tile.conv import MapViewAttr
 from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.structured import YieldOp
+from gedialects.tile.transforms.conv_tiling import stage_body_ops
 from lowering.legality import AI_CORE, MAP_ELEMENTWISE, MAP_UNARY_OPS, engine_of
 from lowering.map_bodies import ScalarBuilder, unary_value
 
@@ -167,11 +167,10 @@ class _CountedBody(ElementwiseBody):
 def stage_size(ctx: LoweringContext, op: Operation) -> tuple[int, int]:
     """(scalar ops, per-channel operands) of elementwise op `op`'s body as
     a conv's stage: what the conv's tiling reads of the stage (conv_tiling's
-    conv_shape counts the same on the built tile.conv)."""
+    conv_shape counts the built tile.conv's the same way)."""
     body = _CountedBody(ctx, None, tuple(g.shape_of(op.results[0])))  # type: ignore[arg-type]
     body.own_input(stage_map(ctx, op))
-    block = body.finish(build_body(ctx, op, body)).block
-    return sum(1 for o in block.ops if not isinstance(o, arith.ConstantOp | YieldOp)), len(body.inputs)
+    return stage_body_ops(body.finish(build_body(ctx, op, body)).block), len(body.inputs)
 
 
 def build_body(ctx: LoweringContext, op: Operation, body: ElementwiseBody) -> list[SSAValue]:

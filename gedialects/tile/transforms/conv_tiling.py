@@ -16,6 +16,7 @@ import functools
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
+from xdsl.ir import Block
 
 from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES, FRACTAL, FRACTAL_BYTES
@@ -84,7 +85,7 @@ class ConvShape:
     pad_top: int
     superblocks: int
     residual: bool
-    staged: bool = False  # the input band passes through UB on its way to L1, a C1 slice at a time
+    staged: bool = False  # the input band passes through UB on its way to L1, in chunks of C1 slices
     stage_ops: int = 0  # the stage's vector ops per element pass
     stage_vectors: int = 0  # its per-channel operands (in UB whole)
     # a conv whose kernel is one row (column) tall (wide) and unpadded that
@@ -506,13 +507,17 @@ def conv_target(conv: ConvOp, config: TargetConfig) -> ConvTarget:
     return ConvTarget(config, elem_bytes(ref.element))
 
 
+def stage_body_ops(block: Block) -> int:
+    """Vector ops a stage's map body costs per element pass: its ops but constants (immediates) and the yield."""
+    return sum(1 for op in block.ops if not isinstance(op, arith.ConstantOp | YieldOp))
+
+
 def conv_shape(conv: ConvOp) -> ConvShape:
     """The shape a tile.conv's tiling depends on, reading its maps whole."""
     _, _, in_h, in_w = conv.views()[0].dims
     _, _, out_h, out_w = conv.output_view.dims
     kh, kw = conv.ints("kernel_size")
-    stage_ops = sum(1 for op in conv.stage.block.ops if not isinstance(op, arith.ConstantOp | YieldOp)) \
-        if conv.stage.blocks else 0
+    stage_ops = stage_body_ops(conv.stage.block) if conv.stage.blocks else 0
     return ConvShape(conv.int_("in_slices"), conv.int_("out_fractals"), kh, kw, out_h, out_w, conv.int_("stride"),
                      conv.int_("dilation"), in_h, in_w, conv.ints("pads")[0], conv.int_("superblocks"),
                      conv.residual is not None, bool(conv.stage.blocks), stage_ops, len(conv.stage_inputs))
