@@ -146,14 +146,16 @@ def test_calibration_convs_accumulate_in_float32_and_the_oracle_in_float64(monke
     seen.clear()
     exact = run(parse_module(GROW), _grow_inputs(), "grow")
     assert seen and set(seen) == {np.float64}
-    # float32 sums give the same magnitudes to well within a power of two
+    # float32 sums give the same magnitudes to well within a power of two: each conv here sums 144
+    # products (16 channels x 9 taps), off by at most 144 * 2^-24 ~ 1e-5 of their magnitudes per layer
+    # whatever order the CPU's BLAS adds them in; 1e-3 leaves room for three layers and cancellation
     monkeypatch.setattr(fp16_scaling, "conv_accumulation", lambda _: reference.conv_accumulation(np.float64))
     seen.clear()
     ranges64 = calibrate(fn)
     assert set(seen) == {np.float64}
     assert ranges.keys() == ranges64.keys()
     for v, r in ranges.items():
-        assert abs(r - ranges64[v]) <= 1e-5 * ranges64[v]
+        assert abs(r - ranges64[v]) <= 1e-3 * ranges64[v]
     assert exact
 
 
