@@ -30,6 +30,13 @@ def binary(cls: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
     return cls.create(operands=[lhs, rhs], result_types=[lhs.type], properties=dict(_default_properties(cls)))
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def index_attr(value: int) -> IntegerAttr:
+    """`IntegerAttr(value, IndexType())`, built once per value: attributes
+    are immutable and a program's offsets and sizes repeat a few numbers."""
+    return IntegerAttr(value, INDEX)
+
+
 def index_constant(value: int) -> arith.ConstantOp:
     """`arith.ConstantOp(IntegerAttr(value, IndexType()))`."""
-    return arith.ConstantOp.create(properties={"value": IntegerAttr(value, INDEX)}, result_types=[INDEX])
+    return arith.ConstantOp.create(properties={"value": index_attr(value)}, result_types=[INDEX])

@@ -89,7 +89,10 @@ class TargetConfig:
         share = self.hbm_bytes_per_cycle / max(1, active_cores)
         return min(self.dma_bytes_per_cycle[path], share)
 
-    def dma_cycles(self, path: str, nbytes: int, active_cores: int = 1) -> int:
+    def dma_terms(self, path: str, active_cores: int = 1) -> tuple[int, float]:
+        """(fixed cycles, bytes per cycle) of one copy on `path`: `dma_cycles`
+        is fixed + ceil(bytes / rate) (a cost model pricing many copies on
+        one path may take the terms once)."""
         terms = self._dma_terms.get((path, active_cores))
         if terms is None:
             if path.startswith("gm_") or path.endswith("_gm"):
@@ -97,7 +100,10 @@ class TargetConfig:
             else:
                 terms = self.latency_cycles["dma_local"], self.dma_bytes_per_cycle[path]
             self._dma_terms[(path, active_cores)] = terms
-        fixed, rate = terms
+        return terms
+
+    def dma_cycles(self, path: str, nbytes: int, active_cores: int = 1) -> int:
+        fixed, rate = self.dma_terms(path, active_cores)
         return fixed + math.ceil(nbytes / rate)
 
     def mmad_cycles(self, dtype: str, m: int, n: int, k: int) -> int:

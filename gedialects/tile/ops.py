@@ -26,6 +26,8 @@ pipe of each path) and inserts synchronisation.
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -92,7 +94,14 @@ def element_bytes(element: Attribute) -> int | None:
 
 
 def int_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+    return _int_array(tuple(int(v) for v in values))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _int_array(values: tuple[int, ...]) -> DenseArrayBase:
+    """Built once per value: attributes are immutable, and a kernel's views
+    repeat a few shapes and strides (densenet121: ~5k arrays)."""
+    return DenseArrayBase.from_list(i64, values)
 
 
 def ints(attr: Attribute | None) -> tuple[int, ...]:

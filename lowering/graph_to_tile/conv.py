@@ -24,7 +24,7 @@ from gedialects.graph import ops as g
 from gedialects.graph.fusion.helpers import absorbed_attr
 from gedialects.location import describe_op
 from gedialects.tile.conv import ConvOp
-from gedialects.tile.transforms.conv_tiling import ConvShape, ConvTarget, choose_conv_tiling
+from gedialects.tile.transforms.conv_tiling import ConvShape, ConvTarget, choose_conv_tiling, conv_tiling_within
 from gedialects.tile.transforms.ub_buffers import TilingError
 from lowering.fp16_scaling import to_fp16
 from lowering.legality import AI_CORE, channel_permutation, engine_of
@@ -217,7 +217,9 @@ def stage_pays(ctx: LoweringContext, op: g.ConvOp, stage: Operation) -> bool:
     cores = ctx.config.cube_cores
     map_bytes = x.storage.slices * in_h * in_w * ctx.c0 * es // cores
     kernel_cycles = ctx.config.dma_cycles("gm_ub", map_bytes, cores) + ctx.config.dma_cycles("ub_gm", map_bytes, cores)
-    return staged_cycles < choose_conv_tiling(target, plain).cycles + kernel_cycles
+    # staging pays unless the plain conv costs at most the staged one less the kernel; when it pays, the
+    # plain conv's full search (which select-tiling will not ask for) is not run
+    return not conv_tiling_within(target, plain, staged_cycles - kernel_cycles)
 
 
 def emit_conv(ctx: LoweringContext, op: Operation, x: TensorView | list[TensorView], w: np.ndarray, bias,

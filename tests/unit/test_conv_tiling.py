@@ -8,15 +8,19 @@ case asserts the choice it exercises (the kernel's `#tile.conv_tiling`)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from gedialects.npu.dma import plan_copy
 from gedialects.tile.conv import ConvTilingAttr
-from gedialects.tile.transforms.conv_tiling import ConvShape, band_dmas, choose_core_grid, store_dmas
+from gedialects.tile.transforms.conv_tiling import (ConvShape, ConvTarget, band_dmas, choose_conv_tiling,
+                                                  choose_core_grid, conv_tiling_within, store_dmas)
 from lowering.pipeline import run_compiled
 from oracle import matches_onnxruntime
+from target.config import load_target
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -145,6 +149,22 @@ def test_core_grids_cover_every_tile_once():
             assert grid.core_rows * grid.units_per_core >= units > (grid.core_rows - 1) * grid.units_per_core
             assert grid.core_cols * grid.blocks_per_core >= blocks > (grid.core_cols - 1) * grid.blocks_per_core
     assert not any(g.weights_outer for g in choose_core_grid(4, 2, 32, dense=False))
+
+
+@pytest.mark.parametrize("elem_bytes", [2, 4])
+@pytest.mark.parametrize("shape", [
+    ConvShape(16, 16, 3, 3, 28, 28, 1, 1, 28, 28, 1, 1, True),  # ResNet's 3x3 at 28x28, with a residual
+    ConvShape(32, 8, 1, 1, 56, 56, 1, 1, 56, 56, 0, 1, False),  # a direct 1x1
+    ConvShape(8, 2, 3, 3, 112, 112, 2, 1, 224, 224, 1, 1, False),  # strided, padded
+    ConvShape(16, 8, 1, 1, 28, 28, 1, 1, 28, 28, 0, 1, False, staged=True, stage_ops=3, stage_vectors=2),
+])
+def test_bounded_conv_search_agrees_with_the_full_one(shape, elem_bytes):
+    # the lowering's stage decision asks whether a conv has a tiling within a bound, not for its best one
+    target = ConvTarget(load_target("davinci-910"), elem_bytes)
+    best = choose_conv_tiling(target, shape).cycles
+    assert conv_tiling_within(target, shape, best)
+    assert not conv_tiling_within(target, shape, best - 1)
+    assert not conv_tiling_within(target, dataclasses.replace(shape, residual=not shape.residual), 1.0)
 
 
 @pytest.mark.parametrize("precision", MODES)

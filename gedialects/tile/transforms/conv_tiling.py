@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 
 from xdsl.dialects import arith
@@ -240,6 +241,22 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
     formulas): its GM -> L1 loads (the stationary operand once per outer
     step, the other once per tile; each DMA's fixed cost) plus its tiles'
     work (`_tile_cycles`), plus instruction issue."""
+    tiling = _search(target, conv, math.inf)
+    assert tiling is not None  # an unbounded search finds one or raises
+    return tiling
+
+
+def conv_tiling_within(target: ConvTarget, conv: ConvShape, bound: float) -> bool:
+    """Whether some tiling of `conv` is predicted at most `bound` cycles.
+    The search stops at the first it finds and skips every candidate whose
+    tiles' work alone exceeds the bound: cheap when the answer is no (the
+    lowering's choice between two forms of a conv, when the other wins)."""
+    return _search(target, conv, math.nextafter(bound, math.inf)) is not None
+
+
+def _search(target: ConvTarget, conv: ConvShape, bound: float) -> ConvTiling | None:
+    """`choose_conv_tiling`'s search (bound infinite: raises TilingError when
+    no tiling fits), or the first tiling under `bound` (None if none is)."""
     cap = target.config.capacity_bytes
     c0, es = target.c0, target.elem_bytes
     kh, kw, s = conv.kh, conv.kw, conv.stride
@@ -258,9 +275,8 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
     max_tile_fractals = max(1, (cap["l0b"] // 2) // (part_taps * FRACTAL_BYTES))
     n1, oh, ow, in_w = conv.out_fractals, conv.out_h, conv.out_w, conv.in_w
     cores = target.config.cube_cores
-    dma_latency = target.config.latency_cycles["dma_gm"]
 
-    best = None
+    best, best_cost = None, bound
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
         ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
         l0c_rows = cap["l0c"] // (tile_fractals * CUBE_CHANNELS * F32_BYTES)
@@ -304,27 +320,36 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
                     tile_work = _tile_cycles(target, conv, chunks, chunk_m, tile_fractals, part_taps, nparts,
                                                units * blocks, group,
                                                store_dmas(conv, chunk_rows, chunk_m, per_row, tile_fractals, es, c0))
-                    if best is not None:  # no grid beats the whole work spread evenly, with no traffic
-                        floor = units * blocks / cores * (tile_work.cycles + instrs_tile * ISSUE_CYCLES)
-                        if floor >= best[0]:
-                            continue
+                    # no grid beats the whole work spread evenly, with no traffic
+                    if units * blocks / cores * (tile_work.cycles + instrs_tile * ISSUE_CYCLES) >= best_cost:
+                        continue
                     dmas = band_dmas(conv, window.count, es, c0, slice_pixels)
                     # the band's DMAs per panel count (a divisor of the steps)
                     panel_dmas = {p: band_dmas_of(conv, window.count, es, c0, slice_pixels, conv.in_slices // p)
                                   for p in range(2, min(tile_work.steps, MAX_CONV_PANELS) + 1) if tile_work.steps % p == 0}
+                    grid_cost = GridCost(target, conv, band_bytes, weight_bytes, window.count, dmas, tile_work,
+                                         instrs_tile, panel_dmas, window.top or window.bottom)
                     for grid in choose_core_grid(units, blocks, cores, conv.superblocks == 1):
-                        cost, panels = _grid_cycles(target, conv, grid, band_bytes, weight_bytes, window.count, dmas,
-                                                    dma_latency, tile_work, instrs_tile, panel_dmas,
-                                                    window.top or window.bottom)
-                        if best is None or cost < best[0]:
+                        cost, panels = grid_cost.of(grid)
+                        if cost < best_cost:
+                            best_cost = cost
                             best = (cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels)
+                            if bound < math.inf:  # one under the bound is the answer
+                                return _tiling(target, conv, row_parts, part_taps, best)
+    if best is None and bound < math.inf:
+        return None
     if best is None:
         raise TilingError(
             f"no conv tiling fits the target's buffers (C1i={conv.in_slices} N1={n1} T={taps} "
             f"OH={oh} OW={ow} s={s} mc_max={max_m} tn_max={max_tile_fractals} fm_w={in_w})")
+    return _tiling(target, conv, row_parts, part_taps, best)
+
+
+def _tiling(target: ConvTarget, conv: ConvShape, row_parts: list[tuple[int, int]], part_taps: int,
+            best: tuple) -> ConvTiling:
     cost, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, group, panels = best
-    staged = stage_chunk(conv.in_slices, band_window(conv, band_rows).count * in_w * c0 * es, cap["ub"]) \
-        if conv.staged else 1
+    slice_bytes = band_window(conv, band_rows).count * conv.in_w * target.c0 * target.elem_bytes
+    staged = stage_chunk(conv.in_slices, slice_bytes, target.config.capacity_bytes["ub"]) if conv.staged else 1
     return ConvTiling(row_parts, part_taps, tile_fractals, chunk_rows, chunk_m, per_row, band_rows, grid, cost,
                       group, panels, staged)
 
@@ -434,70 +459,90 @@ def conv_panels(loads: float, cube: float, extra_dmas: dict[int, int], dma_laten
     return best
 
 
-def _grid_cycles(target: ConvTarget, conv: ConvShape, grid: CoreGrid, band_bytes: int, weight_bytes: int,
-                 band_count: int, band_dmas: int, dma_latency: int, tile: ConvTileWork, instrs_tile: int,
-                 panel_dmas: dict[int, int], padded: bool) -> tuple[float, int]:
-    """Cycles of the busiest core of `grid` and the C1 panels of its tiles'
-    first chunks: its loads (the stationary operand once per outer step,
-    the other per tile), its tiles' work (each tile's first L1 -> L0 loads
-    of the operand copied last wait for its copy), and the last tile's last
-    store, less what panels save (`conv_panels`): the operand copied per
-    tile, and the stationary one too when it is copied right before (one
-    tile per step of it), and less each next tile's copies beside this
-    tile's last epilogue and store (`padded`: the band has rows of zeros,
-    copied from UB on MTE3, so each tile's first products wait for the
-    previous tile's last store)."""
-    units, blocks = grid.units_per_core, grid.blocks_per_core
-    tiles = units * blocks
-    if grid.weights_outer:
-        band_loads, weight_loads = tiles, blocks
-    else:
-        band_loads, weight_loads = units, tiles
-    es, c0, config = target.elem_bytes, target.c0, target.config
-    weights = config.dma_cycles("gm_l1", weight_loads * weight_bytes, grid.cores) + (weight_loads - 1) * dma_latency
-    if conv.staged:  # the band's slices pass GM -> UB -> vector -> L1 in chunks, the three pipes overlapping
-        slice_bytes = band_count * conv.in_w * c0 * es
-        chunk = stage_chunk(conv.in_slices, slice_bytes, config.capacity_bytes["ub"])
-        per_chunk = max(config.dma_cycles("gm_ub", chunk * slice_bytes, grid.cores),
-                        chunk * conv.stage_ops * config.vector_cycles("mul", -(-slice_bytes // 256)),
-                        config.dma_cycles("ub_l1", chunk * slice_bytes))
-        mte2 = weights + band_loads * conv.in_slices // chunk * per_chunk
-    else:
-        mte2 = weights + config.dma_cycles("gm_l1", band_loads * band_bytes, grid.cores) - dma_latency
-        mte2 += band_loads * band_dmas * dma_latency
-    # the band and weight buffers are single: a load waits for the cube
-    # work on what it replaces, so loads and cube work add up
-    # the operand copied to L1 last: the band when only it streams, else the weights (copied after the band)
-    first = tile.first_a if grid.weights_outer and grid.units_per_core > 1 else tile.first_b
-    cycles = mte2 + tiles * (tile.cycles + first + instrs_tile * ISSUE_CYCLES) + tile.last_store
-    if conv.staged:
-        return cycles, 1
-    # the copies beside a tile's products: per tile the streamed operand, and the stationary one when
-    # each of its steps has one tile (then the two are copied together, panel by panel)
-    if grid.weights_outer:
-        band_per_tile, weights_per_tile = True, grid.units_per_core == 1
-    else:
-        band_per_tile, weights_per_tile = grid.blocks_per_core == 1, True
-    loads = 0.0
-    if band_per_tile:
-        loads += config.dma_cycles("gm_l1", band_bytes, grid.cores) + (band_dmas - 1) * dma_latency
-    if weights_per_tile:
-        loads += config.dma_cycles("gm_l1", weight_bytes, grid.cores)
-    extra = {p: (p * per_panel - band_dmas if band_per_tile else 0) + (p - 1 if weights_per_tile else 0)
-             for p, per_panel in panel_dmas.items()}  # the DMAs P panels add
-    panels, saved = conv_panels(loads, tile.cube, extra, dma_latency)
-    # the next tile's copies need only this tile's products done: they go beside its last epilogue and
-    # its last store (which the next tile's first chunk counts), after its residual's load (on MTE2 too).
-    # A padded band's zero rows come from UB on MTE3, so the next tile's first L1 -> L0 loads also wait
-    # for this tile's last store, queued before them on MTE3: the copies start after the last L1 -> L0
-    # load (beside the last step's products), and the next tile's first products go after that store,
-    # not beside it (vgg19's first conv in 1-row bands: 1,906 cycles a tile, not 1,590)
-    if padded:
-        hidden = min(loads, tile.cube / tile.steps + tile.vector + tile.store)
-        overlap = (tiles - 1) * (max(0.0, hidden - tile.residual) - min(tile.cube, tile.store))
-    else:
-        overlap = (tiles - 1) * max(0.0, min(tile.vector + tile.store, loads) - tile.residual)
-    return cycles - tiles * saved - overlap, panels
+class GridCost:
+    """The busiest core's cycles of one tile candidate (its band, its
+    weights block and a tile's work) on each core grid (`of`), and the C1
+    panels of its tiles' first chunks; what does not depend on the grid is
+    worked out once (a model's conv search costs ~10^5 grids)."""
+
+    def __init__(self, target: ConvTarget, conv: ConvShape, band_bytes: int, weight_bytes: int, band_count: int,
+                 band_dmas: int, tile: ConvTileWork, instrs_tile: int, panel_dmas: dict[int, int], padded: bool):
+        config = target.config
+        self.config, self.tile, self.padded = config, tile, padded
+        self.band_bytes, self.weight_bytes, self.band_dmas = band_bytes, weight_bytes, band_dmas
+        self.latency = config.latency_cycles["dma_gm"]
+        issue = instrs_tile * ISSUE_CYCLES
+        self.work_a = tile.cycles + tile.first_a + issue  # a tile's work, its first loads those of L0A
+        self.work_b = tile.cycles + tile.first_b + issue
+        self.staged = conv.staged
+        if conv.staged:  # the band's slices pass GM -> UB -> vector -> L1 in chunks, the three pipes overlapping
+            slice_bytes = band_count * conv.in_w * target.c0 * target.elem_bytes
+            chunk = stage_chunk(conv.in_slices, slice_bytes, config.capacity_bytes["ub"])
+            self.stage_bytes, self.stage_chunks = chunk * slice_bytes, conv.in_slices // chunk
+            self.stage_local = max(chunk * conv.stage_ops * config.vector_cycles("mul", -(-slice_bytes // 256)),
+                                   config.dma_cycles("ub_l1", chunk * slice_bytes))
+        # the DMAs P panels add, per (band copied per tile, weights copied per tile)
+        self.extra = {(band, weights): {p: (p * per_panel - band_dmas if band else 0) + (p - 1 if weights else 0)
+                                        for p, per_panel in panel_dmas.items()}
+                      for band in (False, True) for weights in (False, True)}
+
+    def of(self, grid: CoreGrid) -> tuple[float, int]:
+        """Cycles of the busiest core of `grid` and the C1 panels of its
+        tiles' first chunks: its loads (the stationary operand once per
+        outer step, the other per tile), its tiles' work (each tile's first
+        L1 -> L0 loads of the operand copied last wait for its copy), and
+        the last tile's last store, less what panels save (`conv_panels`):
+        the operand copied per tile, and the stationary one too when it is
+        copied right before (one tile per step of it), and less each next
+        tile's copies beside this tile's last epilogue and store (`padded`:
+        the band has rows of zeros, copied from UB on MTE3, so each tile's
+        first products wait for the previous tile's last store)."""
+        units, blocks, cores = grid.units_per_core, grid.blocks_per_core, grid.core_rows * grid.core_cols
+        tiles = units * blocks
+        if grid.weights_outer:
+            band_loads, weight_loads = tiles, blocks
+        else:
+            band_loads, weight_loads = units, tiles
+        config, latency, tile = self.config, self.latency, self.tile
+        fixed, rate = config.dma_terms("gm_l1", cores)  # GM -> L1 copies: fixed + ceil(bytes / rate) cycles
+        weights = fixed + math.ceil(weight_loads * self.weight_bytes / rate) + (weight_loads - 1) * latency
+        if self.staged:
+            per_chunk = max(config.dma_cycles("gm_ub", self.stage_bytes, cores), self.stage_local)
+            mte2 = weights + band_loads * self.stage_chunks * per_chunk
+        else:
+            mte2 = weights + (fixed + math.ceil(band_loads * self.band_bytes / rate)) - latency
+            mte2 += band_loads * self.band_dmas * latency
+        # the band and weight buffers are single: a load waits for the cube
+        # work on what it replaces, so loads and cube work add up; the
+        # operand copied to L1 last: the band when only it streams, else the weights (copied after the band)
+        work = self.work_a if grid.weights_outer and units > 1 else self.work_b
+        cycles = mte2 + tiles * work + tile.last_store
+        if self.staged:
+            return cycles, 1
+        # the copies beside a tile's products: per tile the streamed operand, and the stationary one when
+        # each of its steps has one tile (then the two are copied together, panel by panel)
+        if grid.weights_outer:
+            band_per_tile, weights_per_tile = True, units == 1
+        else:
+            band_per_tile, weights_per_tile = blocks == 1, True
+        loads = 0.0
+        if band_per_tile:
+            loads += fixed + math.ceil(self.band_bytes / rate) + (self.band_dmas - 1) * latency
+        if weights_per_tile:
+            loads += fixed + math.ceil(self.weight_bytes / rate)
+        panels, saved = conv_panels(loads, tile.cube, self.extra[band_per_tile, weights_per_tile], latency)
+        # the next tile's copies need only this tile's products done: they go beside its last epilogue and
+        # its last store (which the next tile's first chunk counts), after its residual's load (on MTE2 too).
+        # A padded band's zero rows come from UB on MTE3, so the next tile's first L1 -> L0 loads also wait
+        # for this tile's last store, queued before them on MTE3: the copies start after the last L1 -> L0
+        # load (beside the last step's products), and the next tile's first products go after that store,
+        # not beside it (vgg19's first conv in 1-row bands: 1,906 cycles a tile, not 1,590)
+        if self.padded:
+            hidden = min(loads, tile.cube / tile.steps + tile.vector + tile.store)
+            overlap = (tiles - 1) * (max(0.0, hidden - tile.residual) - min(tile.cube, tile.store))
+        else:
+            overlap = (tiles - 1) * max(0.0, min(tile.vector + tile.store, loads) - tile.residual)
+        return cycles - tiles * saved - overlap, panels
 
 
 def conv_target(conv: ConvOp, config: TargetConfig) -> ConvTarget:
