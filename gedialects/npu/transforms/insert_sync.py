@@ -401,7 +401,7 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
         assert parent is not None and outer is not None
         until = min([x for x in waits_of[key] if x > w], default=n)  # the items this wait is the latest before
         _insert_prime(parent, outer, npu.SetFlagOp(p, c, e), key, range(w, until))
-        parent.insert_op_after(npu.WaitFlagOp(p, c, e), loop)
+        _insert_closing_wait(parent, outer, npu.WaitFlagOp(p, c, e), key, known, plans)
         stats.carried += 1
     sets: dict[int, list[Operation]] = defaultdict(list)
     waits: dict[int, list[Operation]] = defaultdict(list)
@@ -449,6 +449,37 @@ def _insert_prime(parent: Block, outer: tuple[_Plan, int], flag: Operation, key:
         parent.insert_op_before(flag, first)
     else:
         parent.insert_op_after(flag, items[at - 1])  # before the flags waiting at the next item
+
+
+def _insert_closing_wait(parent: Block, outer: tuple[_Plan, int], flag: Operation, key: tuple[Pipe, Pipe],
+                         known: dict, plans: dict) -> None:
+    """A loop-carried flag's closing wait (the loop's last set is left over:
+    the kernel ends balanced) as late as is safe: before the first later
+    item that is a loop with flags of the same two pipes (it may share the
+    event: its first wait must take its own priming set, not this one), or
+    whose accesses on the consumer pipe meet the loop's on the producer
+    pipe; else at the end of the body. Right after the loop, it would hold
+    the consumer pipe's unrelated work until the producer pipe's last
+    iteration is done (a staged conv's weights copy, GM -> L1 on MTE2,
+    behind the band's last copy UB -> L1 on MTE3)."""
+    plan, j = outer
+    producer, consumer = key
+    items = plan.body.items
+    mine = [a for a in plan.body.acc[j] if a.pipe == producer]
+    for t in range(j + 1, len(items)):
+        if isinstance(items[t], scf.ForOp) and key in _loop_pairs(items[t], known, plans):
+            break
+        if any(b.pipe == consumer and b.space == a.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
+               for b in plan.body.acc[t] for a in mine):
+            break
+    else:
+        last = parent.last_op
+        if isinstance(last, scf.YieldOp):
+            parent.insert_op_before(flag, last)
+        else:
+            parent.add_op(flag)
+        return
+    parent.insert_op_before(flag, items[t])
 
 
 class NpuInsertSyncPass(ModulePass):

@@ -2,7 +2,8 @@
 // output / constant at their offsets, loops stay scf.for (one tile per core:
 // the 3x3 conv's band is the core's index, no tile loop; its weights copied
 // after the band), the C1 loop's ping-pong pairs get "buffer free" flags
-// (one event per buffer, waited after the loop; the loop starts on the
+// (one event per buffer, their closing waits before the first load into
+// L0A after the loop; the loop starts on the
 // second copies, the first C1 slice having used the first: the flag of the
 // second copies is primed ahead of the first slice's loads, that of the
 // first right after its mmad), forward dependences
@@ -47,8 +48,11 @@
 // CHECK:           npu.mmad f32 %{{.*}}, %{{.*}}, %{{.*}} m 16 n 16 k 72 accumulate
 // CHECK-NEXT:      npu.set_flag m -> mte1 event [[E2]]
 // CHECK-NEXT:    }
-// CHECK-NEXT:    npu.wait_flag m -> mte1 event [[E2]]
+// CHECK-NEXT:    npu.set_flag m -> mte1 event 0
+// CHECK-NEXT:    npu.wait_flag m -> mte1 event 0
 // CHECK-NEXT:    npu.wait_flag m -> mte1 event [[E1]]
+// CHECK-NEXT:    npu.wait_flag m -> mte1 event [[E2]]
+// CHECK-NEXT:    npu.load_3d
 // CHECK:         npu.dma v %{{.*}}, %{{.*}} len 1024 : !npu.ptr<ub>, !npu.ptr<l0c>
 // CHECK-NEXT:    npu.vrelu f32 %{{.*}}, %{{.*}} repeat 4 : !npu.ptr<ub>, !npu.ptr<ub>
 // CHECK:         npu.set_flag v -> mte3 event 0

@@ -248,7 +248,9 @@ npu.program @pp gm_size 8192 {
 
 // A set never moves above a nested loop: the loop's own mte2 -> mte3 pairs
 // (event 0) would take it first. The store of A waits for the load of A
-// through a set placed after the loop.
+// through a set placed after the loop. The loop's closing wait (its last
+// "buffer free" set is left over) goes to the end of the kernel: nothing
+// after the loop on mte2 meets the loop's mte3 work.
 // CHECK-LABEL: npu.kernel @set_below_loop
 // CHECK:      npu.dma mte2 %[[A:.*]], %{{.*}} len 256
 // CHECK-NOT:  npu.set_flag mte2 -> mte3
@@ -256,10 +258,11 @@ npu.program @pp gm_size 8192 {
 // CHECK:        npu.set_flag mte2 -> mte3 event 0
 // CHECK-NEXT:   npu.wait_flag mte2 -> mte3 event 0
 // CHECK:      }
-// CHECK-NEXT: npu.wait_flag mte3 -> mte2 event 1
 // CHECK-NEXT: npu.set_flag mte2 -> mte3 event 0
 // CHECK-NEXT: npu.wait_flag mte2 -> mte3 event 0
 // CHECK-NEXT: npu.dma mte3 %{{.*}}, %[[A]] len 256
+// CHECK-NEXT: npu.wait_flag mte3 -> mte2 event 1
+// CHECK-NEXT: }
 npu.program @nest gm_size 8192 {
   npu.input "x" at 0 : tensor<256xf32>
   npu.output "y" at 4096 : tensor<256xf32>
@@ -384,7 +387,8 @@ npu.program @peeled gm_size 4096 {
 // CHECK:       }
 // CHECK-NEXT:  npu.set_flag mte3 -> v event [[O0:[1-7]]]
 // CHECK-NEXT:  npu.set_flag v -> mte2 event [[U0:[1-7]]]
-// CHECK-NEXT:  npu.wait_flag mte3 -> v event
+// CHECK-NEXT:  npu.wait_flag v -> mte2 event
+// CHECK:       npu.wait_flag mte3 -> v event
 // CHECK:       scf.for
 // CHECK-NEXT:    npu.wait_flag v -> mte2 event [[U0]]
 // CHECK-NEXT:    npu.dma mte2
@@ -419,4 +423,45 @@ npu.program @remainder gm_size 8192 {
     }
   }
   npu.launch @remainder_after_pairs block_dim 1 stream 0
+}
+
+// -----
+
+// A loop's closing waits go as late as is safe. After a loop staging a band
+// (mte2: GM -> UB, v: relu, mte3: UB -> L1), the weights' copy into another
+// part of L1 (mte2) does not wait for the loop's last copy out of UB
+// (mte3 -> mte2, the UB buffer's "free" flag); the next copy into that UB
+// buffer does, and the closing wait goes right before it.
+// CHECK-LABEL: npu.kernel @closing_wait_late
+// CHECK:       scf.for
+// CHECK:         npu.dma mte3
+// CHECK-NEXT:    npu.set_flag mte3 -> mte2 event [[E:[1-7]]]
+// CHECK:       }
+// CHECK-NOT:   npu.wait_flag
+// CHECK:       npu.dma mte2 %{{.*}}, %{{.*}} len 4096 : !npu.ptr<l1>, !npu.ptr<gm>
+// CHECK:       npu.wait_flag mte3 -> mte2 event [[E]]
+// CHECK-NEXT:  npu.wait_flag v -> mte2 event [[E]]
+// CHECK-NEXT:  npu.dma mte2 %{{.*}}, %{{.*}} len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+// CHECK-NEXT:  npu.wait_flag mte3 -> v event
+// CHECK-NEXT:  }
+npu.program @late gm_size 16384 {
+  npu.input "x" at 0 : tensor<1024xf32>
+  npu.kernel @closing_wait_late {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %g = npu.ptr gm 0
+    %w = npu.ptr gm 4096
+    %u = npu.ptr ub 0
+    %band = npu.ptr l1 0
+    %wl1 = npu.ptr l1 8192
+    scf.for %i = %c0 to %c4 step %c1 {
+      npu.dma mte2 %u, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+      npu.vrelu f32 %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+      npu.dma mte3 %band, %u len 256 : !npu.ptr<l1>, !npu.ptr<ub>
+    }
+    npu.dma mte2 %wl1, %w len 4096 : !npu.ptr<l1>, !npu.ptr<gm>
+    npu.dma mte2 %u, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+  npu.launch @closing_wait_late block_dim 1 stream 0
 }
