@@ -27,7 +27,6 @@ pipe of each path) and inserts synchronisation.
 from __future__ import annotations
 
 import functools
-
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
