@@ -355,9 +355,11 @@ def _loop_plan(loop: scf.ForOp, known: dict, plans: dict) -> _Plan:
 
 
 def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncStats,
-                known: dict, plans: dict, outer: tuple[_Plan, int] | None = None) -> None:
+                known: dict, plans: dict, outer: tuple[_Plan, int] | None = None,
+                around: tuple[_Plan, int] | None = None) -> None:
     """Flags for `block`; `outer`: the enclosing body's plan and the loop's
-    item index in it (where the loop's priming sets go)."""
+    item index in it (where the loop's priming sets go); `around`: the same
+    for the enclosing loop, when there is one (`_chains_across`)."""
     deps = _loop_plan(loop, known, plans) if loop is not None else _plan(block, None, known, plans)
     body, forward, carried = deps.body, deps.forward, deps.carried
     n = len(body.items)
@@ -400,8 +402,16 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
         parent = loop.parent_block()
         assert parent is not None and outer is not None
         until = min([x for x in waits_of[key] if x > w], default=n)  # the items this wait is the latest before
-        _insert_prime(parent, outer, npu.SetFlagOp(p, c, e), key, range(w, until))
-        _insert_closing_wait(parent, outer, npu.WaitFlagOp(p, c, e), key, known, plans)
+        if around is not None and _chains_across(outer, key, known, plans):
+            # the enclosing loop's next iteration takes this loop's last set: one priming set
+            # before the enclosing loop, one closing wait after it
+            enclosing = parent.parent_op()
+            assert isinstance(enclosing, scf.ForOp) and enclosing.parent_block() is not None
+            enclosing.parent_block().insert_op_before(npu.SetFlagOp(p, c, e), enclosing)
+            _insert_closing_wait(enclosing.parent_block(), around, npu.WaitFlagOp(p, c, e), key, known, plans)
+        else:
+            _insert_prime(parent, outer, npu.SetFlagOp(p, c, e), key, range(w, until))
+            _insert_closing_wait(parent, outer, npu.WaitFlagOp(p, c, e), key, known, plans)
         stats.carried += 1
     sets: dict[int, list[Operation]] = defaultdict(list)
     waits: dict[int, list[Operation]] = defaultdict(list)
@@ -420,7 +430,7 @@ def _sync_block(block: Block, loop: scf.ForOp | None, used: dict, stats: SyncSta
         inner_used[key].add(e)
     for j, op in enumerate(body.items):
         if isinstance(op, scf.ForOp):
-            _sync_block(op.body.block, op, inner_used, stats, known, plans, (deps, j))
+            _sync_block(op.body.block, op, inner_used, stats, known, plans, (deps, j), outer if loop is not None else None)
 
 
 def _insert_prime(parent: Block, outer: tuple[_Plan, int], flag: Operation, key: tuple[Pipe, Pipe],
@@ -449,6 +459,31 @@ def _insert_prime(parent: Block, outer: tuple[_Plan, int], flag: Operation, key:
         parent.insert_op_before(flag, first)
     else:
         parent.insert_op_after(flag, items[at - 1])  # before the flags waiting at the next item
+
+
+def _chains_across(outer: tuple[_Plan, int], key: tuple[Pipe, Pipe], known: dict, plans: dict) -> bool:
+    """Whether a loop's carried flag on pipes `key` may run on across the
+    iterations of the loop enclosing it, its first wait in one iteration
+    taking its last set of the one before (which follows the producer pipe's
+    last access to what the flag guards), instead of a priming set and a
+    closing wait in every iteration: when no other item of the enclosing
+    body has producer-pipe accesses meeting the loop's consumer-pipe ones,
+    nor flags of the same two pipes. A priming set at the top of each
+    iteration waited for the producer pipe's unrelated work of the one
+    before: a staged conv's next band, copied GM -> UB (MTE2), waited for
+    the previous band's result store (MTE3)."""
+    plan, j = outer
+    producer, consumer = key
+    theirs = [a for a in plan.body.acc[j] if a.pipe == consumer]
+    for t, item in enumerate(plan.body.items):
+        if t == j:
+            continue
+        if isinstance(item, scf.ForOp) and key in _loop_pairs(item, known, plans):
+            return False
+        if any(b.pipe == producer and b.space == a.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
+               for b in plan.body.acc[t] for a in theirs):
+            return False
+    return True
 
 
 def _insert_closing_wait(parent: Block, outer: tuple[_Plan, int], flag: Operation, key: tuple[Pipe, Pipe],

@@ -465,3 +465,52 @@ npu.program @late gm_size 16384 {
   }
   npu.launch @closing_wait_late block_dim 1 stream 0
 }
+
+// -----
+
+// A nested loop's "buffer free" flags run on across the iterations of the
+// loop around it when nothing else in that loop's body meets what they
+// guard: one priming set before the outer loop and one closing wait after
+// it, so the next band's first copy into the staging buffer (mte2) waits
+// for the last copy out of it (mte3), not for the band's result store
+// behind it on mte3 (a priming set at the top of the outer body would).
+// CHECK-LABEL: npu.kernel @chained_across_bands
+// CHECK:       npu.set_flag mte3 -> mte2 event [[E:[1-7]]]
+// CHECK:       scf.for
+// CHECK-NOT:     npu.set_flag mte3 -> mte2 event [[E]]
+// CHECK:         scf.for
+// CHECK-NEXT:      npu.wait_flag mte3 -> mte2 event [[E]]
+// CHECK:           npu.dma mte2
+// CHECK:           npu.dma mte3 %{{.*}}, %{{.*}} len 256 : !npu.ptr<l1>, !npu.ptr<ub>
+// CHECK-NEXT:      npu.set_flag mte3 -> mte2 event [[E]]
+// CHECK:         }
+// CHECK-NOT:     npu.wait_flag mte3 -> mte2 event [[E]]
+// CHECK:         npu.dma mte3 %{{.*}}, %{{.*}} len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+// CHECK:       }
+// CHECK:       npu.wait_flag mte3 -> mte2 event [[E]]
+// CHECK-NOT:   scf.for
+npu.program @chain gm_size 16384 {
+  npu.input "x" at 0 : tensor<1024xf32>
+  npu.output "y" at 8192 : tensor<256xf32>
+  npu.kernel @chained_across_bands {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %g = npu.ptr gm 0
+    %y = npu.ptr gm 8192
+    %u = npu.ptr ub 0
+    %r = npu.ptr ub 1024
+    %band = npu.ptr l1 0
+    scf.for %b = %c0 to %c2 step %c1 {
+      scf.for %i = %c0 to %c4 step %c1 {
+        npu.dma mte2 %u, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+        npu.vrelu f32 %u, %u repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+        npu.dma mte3 %band, %u len 256 : !npu.ptr<l1>, !npu.ptr<ub>
+      }
+      npu.vrelu f32 %r, %r repeat 1 : !npu.ptr<ub>, !npu.ptr<ub>
+      npu.dma mte3 %y, %r len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+    }
+  }
+  npu.launch @chained_across_bands block_dim 1 stream 0
+}
