@@ -200,6 +200,11 @@ def _collect(block: Block, known: dict) -> _Body:
     return body
 
 
+def _meets(a: Access, b: Access) -> bool:
+    """Whether two accesses conflict: the same bytes of one space, one of them a write."""
+    return a.space == b.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
+
+
 def _latest_conflicts(body: _Body, a: Access, upto: int) -> dict[Pipe, int]:
     """Latest item < upto per other pipe whose accesses conflict with `a`."""
     found: dict[Pipe, tuple[int, int]] = {}
@@ -210,7 +215,7 @@ def _latest_conflicts(body: _Body, a: Access, upto: int) -> dict[Pipe, int]:
         k = bisect_left(index, (upto, 0)) - 1
         while k >= 0:
             b = accs[k]
-            if (a.write or b.write) and a.lo < b.hi and b.lo < a.hi:
+            if (a.write or b.write) and a.lo < b.hi and b.lo < a.hi:  # `_meets`, inline: the hot loop, one space
                 if pipe in found and found[pipe][0] != index[k][0]:
                     break  # the latest item is found; this is an earlier one
                 found[pipe] = index[k]  # its first conflicting access within the item
@@ -480,8 +485,7 @@ def _chains_across(outer: tuple[_Plan, int], key: tuple[Pipe, Pipe], known: dict
             continue
         if isinstance(item, scf.ForOp) and key in _loop_pairs(item, known, plans):
             return False
-        if any(b.pipe == producer and b.space == a.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
-               for b in plan.body.acc[t] for a in theirs):
+        if any(b.pipe == producer and _meets(a, b) for b in plan.body.acc[t] for a in theirs):
             return False
     return True
 
@@ -504,8 +508,7 @@ def _insert_closing_wait(parent: Block, outer: tuple[_Plan, int], flag: Operatio
     for t in range(j + 1, len(items)):
         if isinstance(items[t], scf.ForOp) and key in _loop_pairs(items[t], known, plans):
             break
-        if any(b.pipe == consumer and b.space == a.space and (a.write or b.write) and a.lo < b.hi and b.lo < a.hi
-               for b in plan.body.acc[t] for a in mine):
+        if any(b.pipe == consumer and _meets(a, b) for b in plan.body.acc[t] for a in mine):
             break
     else:
         last = parent.last_op
