@@ -226,10 +226,14 @@ def build_body(ctx: LoweringContext, op: Operation, body: ElementwiseBody) -> li
     return [current if yielded is None else operand(yielded) for _, yielded in results]  # type: ignore[misc]
 
 
+def _reads(op: Operation) -> list[SSAValue]:
+    """The values elementwise op `op` reads (a fusion's inputs, else its operands)."""
+    return list(op.inputs) if isinstance(op, g.FusionOp) else list(op.operands)
+
+
 def stage_map(ctx: LoweringContext, op: Operation) -> SSAValue:
     """The one map elementwise op `op` reads (`stage_conv` found it)."""
-    reads = list(op.inputs) if isinstance(op, g.FusionOp) else list(op.operands)
-    return next(v for v in reads if ctx.constant_value(v) is None)
+    return next(v for v in _reads(op) if ctx.constant_value(v) is None)
 
 
 def stage_conv(ctx: LoweringContext, op: Operation) -> g.ConvOp | None:
@@ -249,7 +253,7 @@ def stage_conv(ctx: LoweringContext, op: Operation) -> g.ConvOp | None:
     if conv.int_("group", 1) != 1 or engine_of(conv) != AI_CORE:
         return None
     shape = tuple(g.shape_of(op.results[0]))
-    reads = list(op.inputs) if isinstance(op, g.FusionOp) else list(op.operands)
+    reads = _reads(op)
     maps = [v for v in reads if ctx.constant_value(v) is None]
     if len(maps) != 1 or tuple(g.shape_of(maps[0])) != shape or maps[0] not in ctx.values:
         return None

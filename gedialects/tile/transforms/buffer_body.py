@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from xdsl.ir import Block, SSAValue
 
+from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile.builder import TileKernelBuilder
 from gedialects.tile.transforms.legalize_math import legalize_body
 from gedialects.tile.transforms.map_body import MapBodyEmitter
-from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile.transforms.ub_buffers import Buffer, BufferPool, elem_bytes
 
 
