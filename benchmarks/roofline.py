@@ -177,12 +177,15 @@ def conv_model_summary(name: str, precision: str, target: str) -> None:
 def conv_split_floor(k, config, element_bytes: int) -> float:
     """The fewest cycles a conv launch can take when its output is split
     over the cores in rectangles (bands of rows x blocks of output
-    channels, P x Q <= cores) and each core loads its own input band
-    (its window rows; a strided 1x1 conv only the rows and pixels it reads)
-    and its weight block through its own GM -> L1 path: per split the
-    largest of that load (one DMA latency), the store of its output (and a
-    residual's load) and its MACs at the cube's rate; the best split. No
-    split of K: that would need an atomic-add store."""
+    channels) and, as split-K does (lowering/graph_to_tile/conv_split_k.py),
+    its input channels in R runs of whole C0 slices (P x Q x R <= cores),
+    each core loading its own input band (its window rows; a strided 1x1
+    conv only the rows and pixels it reads) of its channel run and its
+    weight block through its own GM -> L1 path: per split the largest of
+    that load (one DMA latency), the store of its output (and a residual's
+    load) and its MACs at the cube's rate; with R > 1 the partials' sum
+    kernel after it (every core reading its share of the R partials and the
+    residual, storing the result). The best split."""
     from target.roofline import cube_macs_per_cycle, parse_shapes
 
     ins, outs = parse_shapes(k.info.get("in_shapes", "")), parse_shapes(k.info.get("out_shapes", ""))
@@ -190,16 +193,24 @@ def conv_split_floor(k, config, element_bytes: int) -> float:
     stride = -(-h // oh)
     cores = config.cube_cores
     per_core_macs = cube_macs_per_cycle(config, element_bytes) / cores
-    best = None
-    for rows in range(1, min(oh, cores) + 1):
-        band = -(-oh // rows)
-        in_rows, in_w = (band, ow) if kh == 1 and stride > 1 else (min(h, (band - 1) * stride + kh), w)
-        for cols in range(1, min(cores // rows, -(-o // 16)) + 1):
-            block = -(-o // cols)
-            loaded = (in_rows * in_w * c + block * i * kh * kw) * element_bytes
-            stored = band * ow * block * element_bytes * (2 if len(ins) > 3 else 1)
-            cycles = split_cycles(config, rows * cols, loaded, stored, band * ow * block * i * kh * kw / per_core_macs)
-            best = cycles if best is None else min(best, cycles)
+    c0 = 32 // element_bytes
+    residual = len(ins) > 3
+    out_bytes = o * oh * ow * element_bytes
+    best = math.inf
+    for parts in (r for r in range(1, cores + 1) if i % (r * c0) == 0 or r == 1):
+        reduce = 0.0
+        if parts > 1:  # the sum kernel: every core reads its share of the partials (and residual), stores the result
+            reduce = split_cycles(config, cores, (parts + residual) * out_bytes / cores, out_bytes / cores, 0)
+        for rows in range(1, min(oh, cores // parts) + 1):
+            band = -(-oh // rows)
+            in_rows, in_w = (band, ow) if kh == 1 and stride > 1 else (min(h, (band - 1) * stride + kh), w)
+            for cols in range(1, min(cores // (rows * parts), -(-o // 16)) + 1):
+                block = -(-o // cols)
+                loaded = (in_rows * in_w * c + block * i * kh * kw) * element_bytes / parts
+                stored = band * ow * block * element_bytes * (2 if residual and parts == 1 else 1)
+                cycles = split_cycles(config, rows * cols * parts, loaded, stored,
+                                      band * ow * block * i * kh * kw / parts / per_core_macs)
+                best = min(best, cycles + reduce)
     return best
 
 
@@ -257,14 +268,17 @@ def matmul_split_floor(k, config, element_bytes: int) -> float:
 
 def split_floor_summary(name: str, run, target: str, element_bytes: int) -> None:
     """The model's convs at their split floors, its other launches as simulated."""
+    from gedialects.npu.ops import SPLIT_K_SUM_KIND
     from target.config import load_target
 
     config = load_target(target)
     by_name = {k.name: k for k in PROFILES[name].kernels}
-    convs = [k for k in run.kernels if k.op_type == "conv"]
-    floor = sum(conv_split_floor(by_name[k.name], config, element_bytes) for k in convs)
+    convs = [k for k in run.kernels if k.op_type == "conv"]  # a split conv's sum kernel too: its floor counts it
+    floor = sum(conv_split_floor(by_name[k.name], config, element_bytes) for k in convs
+                if by_name[k.name].info.get("kind") != SPLIT_K_SUM_KIND)
     others = sum(k.cycles for k in run.kernels if k.op_type != "conv")
-    print(f"{name}: its {len(convs)} convs at their per-core split floor {floor:,.0f} cycles "
+    split = sum(by_name[k.name].info.get("kind") == SPLIT_K_SUM_KIND for k in convs)
+    print(f"{name}: its {len(convs) - split} convs ({split} split in K) at their per-core split floor {floor:,.0f} cycles "
           f"(simulated {sum(k.cycles for k in convs):,}); with its other launches as simulated "
           f"{floor + others:,.0f}, {(floor + others) / run.bound:.1f}x the roofline bound")
 

@@ -348,7 +348,8 @@ class GeLowerPass(ModulePass):
 @_dataclass(frozen=True)
 class GeTileOptPass(ModulePass):
     """The tile passes (`tile_passes`): fit-device-memory (under a limit), legalize-math,
-    select-tiling, distribute, pipeline-buffers, expand-structured, allocate, assign-streams."""
+    split-reduction, select-tiling, distribute, pipeline-buffers, expand-structured, allocate,
+    assign-streams."""
 
     name = "ge-tile-opt"
     target: str = "davinci-910"

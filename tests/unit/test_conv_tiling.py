@@ -169,11 +169,15 @@ def test_bounded_conv_search_agrees_with_the_full_one(shape, elem_bytes):
 
 @pytest.mark.parametrize("precision", MODES)
 @pytest.mark.parametrize("cin, cout, size", [(512, 128, [7, 7]), (256, 64, [14, 14]), (512, 128, [16, 16])])
-def test_direct_1x1_conv_loads_its_fractals_as_they_lie(cin, cout, size, precision):
+def test_direct_1x1_conv_loads_its_fractals_as_they_lie(cin, cout, size, precision, monkeypatch):
     # a 1x1 conv at stride 1: A's fractals are 16 pixels of one C1 slice in
     # L1, loaded as they lie, several slices per mmad (7x7 and 14x14: the
     # last fractals read past the band's 49 or 196 pixels, rows never stored;
-    # 16x16: bands of 2 rows, whole fractals)
+    # 16x16: bands of 2 rows, whole fractals). The dense conv's own tiling:
+    # split-K would make some of them grouped convs (test_conv_split_k.py)
+    from gedialects.tile.transforms.split_reduction import TileSplitReductionPass
+
+    monkeypatch.setattr(TileSplitReductionPass, "apply", lambda self, ctx, op: None)
     model, feeds = _conv_model(cin, cout, size, (1, 1), 1, [0, 0, 0, 0], seed=2)
     (tiling,) = _tilings(model, feeds, precision)
     assert "slices_per_mmad = 0" not in tiling

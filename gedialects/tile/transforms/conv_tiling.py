@@ -577,25 +577,35 @@ def decimated(shape: ConvShape, row_step: int, col_step: int) -> ConvShape:
                                stored_h=shape.in_h, stored_w=shape.in_w, stride=shape.stride // row_step)
 
 
+def band_steps(shape: ConvShape, pads: tuple[int, ...]) -> list[tuple[int, int]]:
+    """The (row, pixel) steps a conv's band may take: (1, 1) and, for a
+    strided conv one row tall (pixel wide) and unpadded that way (`pads` in
+    ONNX order), bands that hold only the rows (pixels) it reads: less to
+    move, in more DMAs."""
+    p, s = pads, shape.stride
+    if s == 1 or shape.staged or not (shape.kh == 1 and p[0] == p[2] == 0 or shape.kw == 1 and p[1] == p[3] == 0):
+        return [(1, 1)]
+    row_step = s if shape.kh == 1 and p[0] == p[2] == 0 else 1
+    col_step = s if shape.kw == 1 and p[1] == p[3] == 0 else 1
+    return [(1, 1), *sorted({(row_step, 1), (1, col_step), (row_step, col_step)} - {(1, 1)})]
+
+
+def conv_within(target: ConvTarget, shape: ConvShape, pads: tuple[int, ...], bound: float) -> bool:
+    """Whether some tiling of a conv of `shape`, with any of its band steps,
+    is predicted at most `bound` cycles (`conv_tiling_within`: cheap when not)."""
+    return any(conv_tiling_within(target, decimated(shape, *steps), bound) for steps in band_steps(shape, pads))
+
+
 def select_conv_tiling(conv: ConvOp, config: TargetConfig) -> ConvTilingAttr:
     """The cheapest tiling of a tile.conv (raises TilingError if none fits):
-    `choose_conv_tiling` on its shape and, for a strided conv one row tall
-    (pixel wide) and unpadded that way, on bands that hold only the rows
-    (pixels) it reads: less to move, in more DMAs; the cost model decides."""
-    target = conv_target(conv, config)
-    shape = conv_shape(conv)
-    tiling = choose_conv_tiling(target, shape)
-    kh, kw = shape.kh, shape.kw
-    p = conv.ints("pads")
-    s = shape.stride
-    steps = (1, 1)
-    if s > 1 and not shape.staged and (kh == 1 and p[0] == p[2] == 0 or kw == 1 and p[1] == p[3] == 0):
-        row_step = s if kh == 1 and p[0] == p[2] == 0 else 1
-        col_step = s if kw == 1 and p[1] == p[3] == 0 else 1
-        for candidate in sorted({(row_step, 1), (1, col_step), (row_step, col_step)} - {(1, 1)}):
-            cost = choose_conv_tiling(target, decimated(shape, *candidate))
-            if cost.cycles < tiling.cycles:
-                steps, tiling = candidate, cost
+    `choose_conv_tiling` on its shape with each of its band steps; the cost
+    model decides."""
+    target, shape = conv_target(conv, config), conv_shape(conv)
+    steps, tiling = (1, 1), choose_conv_tiling(target, shape)
+    for candidate in band_steps(shape, conv.ints("pads"))[1:]:
+        cost = choose_conv_tiling(target, decimated(shape, *candidate))
+        if cost.cycles < tiling.cycles:
+            steps, tiling = candidate, cost
     grid = tiling.grid
     return ConvTilingAttr(tiling.band_rows, tiling.tile_fractals, tiling.chunk_rows, tiling.chunk_m,
                           tiling.chunks_per_row, tiling.row_parts[0][1], (grid.core_rows, grid.core_cols),

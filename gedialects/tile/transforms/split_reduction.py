@@ -1,4 +1,4 @@
-"""tile-split-reduction: split a product's K over the cores (split-K).
+"""tile-split-reduction: split a product's or a conv's K over the cores (split-K).
 
 A product with few output tiles and a long K (BERT-base's FFN output: 128 x
 768 from K = 3,072) gives each core its tile's whole K panel of both
@@ -21,6 +21,9 @@ tile-select-tiling cycles of the two kernels against those of the one; the
 chosen kernels keep the tilings that were costed. Programs under a
 device-memory limit are left alone (the workspace would take arena space
 tile-fit-device-memory's plan did not count).
+
+A conv kernel is split the same way, into a grouped conv over runs of its
+input channels and an elementwise sum kernel (split_conv.py).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.transforms.expand_structured import TilingError, elem_bytes
 from gedialects.tile.transforms.select_tiling import choose_tiling
+from gedialects.tile.transforms.split_conv import plan_conv_split
 from target.config import TargetConfig, load_target
 
 WORKSPACE_ALIGNMENT = 512
@@ -198,10 +202,15 @@ def split_program(prog: t.ProgramOp, config: TargetConfig) -> int:
     taken = {op.tensor_name.data for op in tensors}
     end = max((op.offset.value.data + gm_arena.slot(tensor_nbytes(op.type)) for op in tensors), default=0)
     count = 0
+    sum_tilings: dict = {}  # conv splits' sum kernels priced so far (split_conv.plan_conv_split)
     for kernel in [op for op in block.ops if isinstance(op, t.KernelOp)]:
-        if not st.is_structured(kernel) or st.TILING_ATTR in kernel.attributes:
+        if st.TILING_ATTR in kernel.attributes:
             continue
-        split = plan_split(kernel, config, taken)
+        if st.is_structured(kernel):
+            split = plan_split(kernel, config, taken)
+        else:
+            plan = plan_conv_split(kernel, config, taken, sum_tilings)
+            split = Split(*plan) if plan is not None else None
         if split is None:
             continue
         workspace = split.workspace
@@ -222,7 +231,7 @@ def split_program(prog: t.ProgramOp, config: TargetConfig) -> int:
 
 @dataclass(frozen=True)
 class TileSplitReductionPass(ModulePass):
-    """Split the K of products whose cores would each read long K panels (split-K, by the cost model)."""
+    """Split the K of products and convs whose cores would each read long K panels (split-K, by the cost models)."""
 
     name = "tile-split-reduction"
     target: str = "davinci-910"

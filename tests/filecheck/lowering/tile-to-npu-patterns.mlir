@@ -13,8 +13,10 @@
 // vector unit vrelu with repeats. The hand-written tile IR at the end (after
 // the `// =====` lines, cut out with sed) goes through convert-tile-to-npu alone:
 // padded DMAs (prefix PAD) and the refusal of UB rows closer than whole
-// blocks (prefix CLOSE).
-// RUN: sed '/^\/\/ ===== hand-written tile IR/,$d' %s | ge-opt --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},ge-tile-opt,convert-tile-to-npu,npu-insert-sync' | filecheck %s
+// blocks (prefix CLOSE). The tile passes are ge-tile-opt's but
+// tile-split-reduction, which would split this conv's K in two
+// (tile/split-reduction-conv.mlir tests that).
+// RUN: sed '/^\/\/ ===== hand-written tile IR/,$d' %s | ge-opt --split-input-file -p 'graph-fuse,convert-graph-to-tile{precision_mode=must_keep_origin_dtype},tile-legalize-math,tile-select-tiling,tile-distribute,tile-pipeline-buffers,tile-expand-structured,tile-allocate,tile-assign-streams,convert-tile-to-npu,npu-insert-sync' | filecheck %s
 // RUN: sed -n '/^\/\/ ===== hand-written tile IR: padded/,/^\/\/ ===== hand-written tile IR: UB rows closer/p' %s | ge-opt --split-input-file -p 'convert-tile-to-npu,npu-insert-sync' | filecheck %s --check-prefix=PAD
 // RUN: sed -n '/^\/\/ ===== hand-written tile IR: UB rows closer/,$p' %s | not ge-opt -p convert-tile-to-npu 2>&1 | filecheck %s --check-prefix=CLOSE
 
