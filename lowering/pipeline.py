@@ -34,7 +34,9 @@ class Compiled:
     module: ModuleOp
     transdata: int
     kernels: int
+    """Kernels of the program (AI-CPU tasks included), the tile passes' too (split-K's sums)."""
     kernel_kinds: dict = field(default_factory=dict)
+    """`kernels` by kind (`ge.kind`: conv, split_k_sum, ...; aicpu)."""
     npu_ops: int = 0
     seconds: float = 0.0
     memory: dict = field(default_factory=dict)
@@ -139,15 +141,22 @@ def compile_module(
     stats = record["stats"]
     n = events = 0
     used = {0}
+    kinds: dict[str, int] = {}  # the program's kernels by kind, the tile passes' (split-K's sums) included
     for op in module.walk():
         n += 1
         if isinstance(op, npu.LaunchOp | npu.AicpuOp | npu.MemcpyOp):
             used.add(op.stream.value.data)
         elif isinstance(op, npu.StreamRecordOp):
             events += 1
+        if isinstance(op, npu.KernelOp):
+            kind = op.attributes["ge.kind"].data  # type: ignore[attr-defined]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    aicpu = stats.ops.get("aicpu", 0)
+    if aicpu:
+        kinds["aicpu"] = aicpu
     streams = len(used)
-    return Compiled(module, stats.transdata, stats.kernels, dict(stats.ops), n, time.perf_counter() - t0,
-                    record["memory"], stats.ops.get("aicpu", 0), streams, events)
+    return Compiled(module, stats.transdata, sum(kinds.values()), kinds, n, time.perf_counter() - t0,
+                    record["memory"], aicpu, streams, events)
 
 
 Stage = tuple["str | None", Callable[[Context, ModuleOp], None]]

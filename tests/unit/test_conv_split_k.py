@@ -43,10 +43,14 @@ def conv_residual_relu(cin: int, cout: int, size: int, seed: int = 0) -> tuple[o
 
 
 def run(model, feeds, precision):
-    """(the program's kernel names, the simulation's result)."""
+    """(the program's kernel names, the simulation's result); the compile's
+    kernel census counts the split's sum kernel."""
     compiled = compile_module(import_model(model, {}, source="conv"), precision)
     program = compiled.program()
-    return [k.name for k in program.kernels], simulate(program, feeds, races="error")
+    names = [k.name for k in program.kernels]
+    assert compiled.kernels == len(names)
+    assert compiled.kernel_kinds.get("split_k_sum", 0) == sum(n.endswith("_sum") for n in names)
+    return names, simulate(program, feeds, races="error")
 
 
 def reference(x, w, b, r) -> tuple[np.ndarray, np.ndarray]:
