@@ -100,3 +100,16 @@ def test_slice_counts():
     assert slice_counts(6, 64) == [2, 3, 6]
     assert slice_counts(128, 500) == []  # outputs not in whole fractals
     assert slice_counts(1, 64) == []
+
+
+def test_branch_convs_beside_peers_stay_whole():
+    """An Inception block's four small branch convs run side by side on the
+    streams, each on a few of the cores: split, the fp32 5x5 branch's
+    partials would take its peers' cores and its sum wait for them (the
+    block ran 5,601 -> 5,772 cycles on four streams), so it stays whole."""
+    from test_streams import _branches_model
+
+    model = _branches_model()
+    compiled = compile_module(import_model(model, {}, source="branches"), "must_keep_origin_dtype")
+    assert compiled.streams > 1
+    assert "split_k_sum" not in compiled.kernel_kinds and compiled.kernel_kinds["conv"] == 4

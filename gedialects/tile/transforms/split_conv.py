@@ -65,6 +65,13 @@ light models' convs in both modes, 36 of 339 splits predicted faster by any
 margin ran slower, 11 of 265 with this one)."""
 
 
+IDLE_CORES_WITH_PEER = 0.75
+"""A conv with a peer on another stream (`plan_conv_split`'s has_peer) stays
+whole when its tiling takes fewer than this share of the cube cores: the
+peer runs on the rest (ResNet-50's projections and the convs beside them
+take 28 or 32 of 32, GoogLeNet's small branch convs far fewer)."""
+
+
 def slice_counts(in_slices: int, out_channels: int) -> list[int]:
     """K run counts to try: divisors of the input's C1 slices; the output in
     whole 16-channel fractals (each group's channels start a fractal)."""
@@ -198,12 +205,17 @@ def _scalar(block: Block, op) -> SSAValue:
     return op.result
 
 
-def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str],
-                    sum_tilings: dict) -> tuple[t.KernelOp, t.KernelOp, t.TensorOp, int] | None:
+def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], sum_tilings: dict,
+                    has_peer: bool) -> tuple[t.KernelOp, t.KernelOp, t.TensorOp, int] | None:
     """The cheapest split of a conv kernel's K, if it beats the kernel whole
     by MIN_GAIN: (partials kernel, sum kernel, workspace, predicted cycles),
     else None. `sum_tilings`: the sum kernels' tilings priced so far in the
-    program, by `_sum_key` (convs alike share them)."""
+    program, by `_sum_key` (convs alike share them). `has_peer`: another
+    kernel may run beside this one on a stream; then a conv whose tiling
+    leaves cores idle (IDLE_CORES_WITH_PEER) stays whole: the cost models
+    price a kernel on cores of its own, but the partials would take the
+    peer's cores and the sum kernel waits for them (an Inception block's
+    small branch convs ran slower split)."""
     conv = splittable(kernel)
     name = f"{kernel.sym_name.data}_partials"
     if conv is None or name in taken:
@@ -212,9 +224,12 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str],
     if not counts:
         return None
     try:
-        whole = select_conv_tiling(conv, config).cycles.data
+        whole_tiling = select_conv_tiling(conv, config)
     except TilingError:
         return None  # tile-select-tiling reports it
+    if has_peer and whole_tiling.block_dim < IDLE_CORES_WITH_PEER * config.cube_cores:
+        return None
+    whole = whole_tiling.cycles.data
     best = None
     costs = [f"whole {whole}"]
     target, shape, pads = conv_target(conv, config), conv_shape(conv), conv.ints("pads")

@@ -42,7 +42,7 @@ from gedialects.graph.tensors import tensor_nbytes
 from gedialects.instrumentation import statistic
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.npu.ops import SPLIT_K_SUM_KIND
-from gedialects.tile import gm_arena
+from gedialects.tile import gm_arena, streams
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.transforms.expand_structured import TilingError, elem_bytes
@@ -193,6 +193,28 @@ def plan_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str]) -> Spl
     return best
 
 
+def kernels_with_peers(prog: t.ProgramOp) -> set[t.KernelOp]:
+    """The kernels of `prog` that another AI-core kernel (not a memset) is
+    independent of -- neither waits for the other, through GM -- so that
+    tile-assign-streams may run the two side by side."""
+    tasks = streams.tasks_of(prog)
+    preds = streams.dependences([streams.access_of(task) for task in tasks])
+    before: list[int] = []  # per task, its ancestors as a bitmask
+    for j, ps in enumerate(preds):
+        mask = 0
+        for p in ps:
+            mask |= before[p] | (1 << p)
+        before.append(mask)
+    kernels = [j for j, task in enumerate(tasks) if isinstance(task, t.KernelOp) and not _is_memset(task)]
+    return {tasks[i] for i in kernels  # type: ignore[misc]
+            if any(j != i and not (before[j] >> i) & 1 and not (before[i] >> j) & 1 for j in kernels)}
+
+
+def _is_memset(kernel: t.KernelOp) -> bool:
+    kind = kernel.attributes.get("kind")
+    return isinstance(kind, StringAttr) and kind.data == streams.MEMSET
+
+
 def split_program(prog: t.ProgramOp, config: TargetConfig) -> int:
     """Split every kernel of `prog` that gains by it; the number split. The
     workspaces are annotated for the arena plan (`gm_arena.replan` places
@@ -203,13 +225,14 @@ def split_program(prog: t.ProgramOp, config: TargetConfig) -> int:
     end = max((op.offset.value.data + gm_arena.slot(tensor_nbytes(op.type)) for op in tensors), default=0)
     count = 0
     sum_tilings: dict = {}  # conv splits' sum kernels priced so far (split_conv.plan_conv_split)
+    peers = kernels_with_peers(prog)
     for kernel in [op for op in block.ops if isinstance(op, t.KernelOp)]:
         if st.TILING_ATTR in kernel.attributes:
             continue
         if st.is_structured(kernel):
             split = plan_split(kernel, config, taken)
         else:
-            plan = plan_conv_split(kernel, config, taken, sum_tilings)
+            plan = plan_conv_split(kernel, config, taken, sum_tilings, kernel in peers)
             split = Split(*plan) if plan is not None else None
         if split is None:
             continue
