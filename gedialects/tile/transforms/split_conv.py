@@ -63,8 +63,6 @@ faster than the conv whole: the conv cost model's aim is within 10% of the
 simulator, and a split inside that band loses as often as it gains (on the
 light models' convs in both modes, 36 of 339 splits predicted faster by any
 margin ran slower, 11 of 265 with this one)."""
-
-
 IDLE_CORES_WITH_PEER = 0.75
 """A conv with a peer on another stream (`plan_conv_split`'s has_peer) stays
 whole when its tiling takes fewer than this share of the cube cores: the
