@@ -26,7 +26,7 @@ from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
 from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
 from gedialects.tile.transforms.allocate import place_buffers
-from gedialects.tile.transforms.expand_elementwise import build_elementwise
+from gedialects.tile.transforms.expand_elementwise import build_elementwise, input_runs
 from gedialects.tile.transforms.tile_cost import TileWork, hoisted_cycles, hoisted_work, predicted_cycles, tile_work
 from gedialects.tile.transforms.ub_buffers import TilingError, elem_bytes
 from target.config import TargetConfig
@@ -89,10 +89,12 @@ def _slices(op: ElementwiseOp) -> int:
 
 def kernel_signature(op: ElementwiseOp) -> tuple:
     """What a tile's code depends on but the channel count: the rows and
-    widths of the maps, which inputs are per-channel, the body (its ops,
+    widths of the maps, which inputs are per-channel and which load as one
+    run (`input_runs`), the body (its ops,
     operands and constants) and the element type."""
     _, _, H, W = op.map_shape()
-    views = tuple((op.per_channel(k), v.padded_w.data) for k, v in enumerate(op.views()))
+    runs = input_runs(op)  # maps of one tensor evenly apart load in one copy
+    views = tuple((op.per_channel(k), v.padded_w.data, runs[k][:2]) for k, v in enumerate(op.views()))
     outs = tuple(v.padded_w.data for v in op.out_views())
     return (str(op.outputs[0].type), H, W, views, outs, body_signature(op.body.block))
 

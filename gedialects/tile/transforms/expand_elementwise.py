@@ -55,13 +55,16 @@ def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, 
     # a per-channel input's C values go to UB once, before the tiles (a few
     # hundred bytes; per tile, each would pay the GM latency again)
     ins = []
-    for gm, view, chan in zip(gm_ins, op.views(), per_channel):
+    runs = input_runs(op)
+    for k, (gm, view, chan) in enumerate(zip(gm_ins, op.views(), per_channel)):
         if chan:
             whole = kernel.alloc("ub", C1 * c0, "ND")
             kernel.copy(whole, kernel.at(gm, view.origin.data), [C1, c0], [c0, 1], [view.slice_stride.data, 1])
             ins.append(whole)
+        elif runs[k][1] == 0:  # a run's first map holds the whole run's bands, one after another
+            ins.append(kernel.alloc("ub", runs[k][0] * pixels * c0, "NC1HWC0", buffers=2))
         else:
-            ins.append(kernel.alloc("ub", pixels * c0, "NC1HWC0", buffers=2))
+            ins.append(ins[k - runs[k][1]])
     outs = [kernel.alloc("ub", pixels * c0, "NC1HWC0", buffers=2) for _ in op.outputs]
 
     def band_at(c1, band, view: MapViewAttr):
@@ -71,16 +74,44 @@ def build_elementwise(kernel_op: t.KernelOp, op: ElementwiseOp, band_rows: int, 
         c1 = kernel.div(tile, bands)
         band = kernel.rem(tile, bands)
         args = []
-        for buf, gm, view, chan in zip(ins, gm_ins, op.views(), per_channel):
+        for k, (buf, gm, view, chan) in enumerate(zip(ins, gm_ins, op.views(), per_channel)):
             if chan:  # this slice's C0 values, broadcast over the band's pixels
                 args.append(Buffer(kernel.at(buf, 0, kernel.mul(c1, c0)), (1, c0), elem, "row", c0))
                 continue
-            # the band's rows, without the halo
-            kernel.copy(buf, kernel.at(gm, view.origin.data, band_at(c1, band, view)), [band_rows, W * c0],
-                        [W * c0, 1], [view.padded_w.data * c0, 1])
-            args.append(Buffer(buf, (pixels, c0), elem, "row", c0))
+            count, index, step = runs[k]
+            src = kernel.at(gm, view.origin.data, band_at(c1, band, view))
+            if count == 1:  # the band's rows, without the halo
+                kernel.copy(buf, src, [band_rows, W * c0], [W * c0, 1], [view.padded_w.data * c0, 1])
+            elif index == 0:  # of every map of the run: one copy
+                kernel.copy(buf, src, [count, band_rows, W * c0], [pixels * c0, W * c0, 1],
+                            [step, view.padded_w.data * c0, 1])
+            args.append(Buffer(kernel.at(buf, index * pixels * c0) if count > 1 else buf, (pixels, c0), elem, "row", c0))
         results = [Buffer(buf, (pixels, c0), elem, "row", c0) for buf in outs]
         emitter.run_into(op.body.block, args, results, {a for a, chan in zip(args, per_channel) if not chan})
         for buf, gm, view in zip(outs, gm_outs, op.out_views()):
             kernel.copy(kernel.at(gm, view.origin.data, band_at(c1, band, view)), buf, [band_rows, W * c0],
                         [view.padded_w.data * c0, 1], [W * c0, 1])
+
+
+def input_runs(op: ElementwiseOp) -> list[tuple[int, int, int]]:
+    """Per input, (maps in its run, its index in the run, elements between
+    the run's maps): consecutive map inputs that view one GM tensor alike
+    but for origins evenly `step` apart (split-K's partials, runs of one
+    workspace) are one run, loaded per tile in one copy; any other input is
+    a run of one."""
+    views, refs = op.views(), [t.gm_tensor_of(v) for v in op.inputs]
+    out: list[tuple[int, int, int]] = []
+    k = 0
+    while k < len(views):
+        end, step = k + 1, 0
+        if not op.per_channel(k):
+            while end < len(views) and refs[end] == refs[k] and not op.per_channel(end) and (
+                    views[end].dims, views[end].slice_stride, views[end].padded_w) == (
+                    views[k].dims, views[k].slice_stride, views[k].padded_w):
+                gap = views[end].origin.data - views[end - 1].origin.data
+                if gap <= 0 or (step and gap != step):
+                    break
+                step, end = gap, end + 1
+        out.extend((end - k, i, step) for i in range(end - k))
+        k = end
+    return out
