@@ -4,6 +4,7 @@
 // models (the conv's and the elementwise kernel's) say the two are faster;
 // both keep the tilings that were costed.
 // RUN: ge-opt %s --split-input-file -p 'graph-fuse,graph-partition{precision_mode=force_fp16},convert-graph-to-tile{precision_mode=force_fp16},tile-split-reduction' --mlir-elide-elementsattrs-if-larger 4 | filecheck %s
+// RUN: ge-opt %s --split-input-file -p 'graph-fuse,graph-partition{precision_mode=force_fp16},convert-graph-to-tile{precision_mode=force_fp16},tile-split-reduction,tile-select-tiling,tile-distribute,tile-pipeline-buffers,tile-expand-structured' --mlir-elide-elementsattrs-if-larger 4 | filecheck %s --check-prefix=EXPAND
 
 // ResNet-50's last stage: 2,048 -> 512 at 7x7 with bias, residual and ReLU
 // (graph-fuse takes the add and the relu into the conv). Eight runs of 256
@@ -46,6 +47,17 @@
 // CHECK-NEXT:      %[[OUT:.*]] = arith.maximumf %[[T]], %[[ZERO]] : f16
 // CHECK-NEXT:      tile.yield %[[OUT]] : f16
 // CHECK:       tile.kernel "k3_transdata"
+
+// Expanded, the sum kernel loads a tile's eight partial bands in one copy
+// (expand_elementwise.input_runs: views of one tensor evenly apart), into
+// one double buffer of 8 x 7 rows x 112, then the residual's band.
+// EXPAND-LABEL: tile.kernel "k2_conv_sum"
+// EXPAND:         %[[RUNS:.*]] = tile.alloc {shape = array<i64: 6272>, layout = "NC1HWC0", buffers = 2 : i64} : !tile.ref<ub, f16>
+// EXPAND:         scf.for
+// EXPAND:           tile.copy %[[RUNS]], %{{.*}} {shape = array<i64: 8, 7, 112>, dst_strides = array<i64: 784, 112, 1>, src_strides = array<i64: 25088, 112, 1>}
+// EXPAND:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 7, 112>, dst_strides = array<i64: 112, 1>, src_strides = array<i64: 112, 1>}
+// EXPAND-NOT:       tile.copy %[[RUNS]]
+// EXPAND:         tile.kernel "k3_transdata"
 func.func @last_stage(%x: tensor<1x2048x7x7xf32> {ge.name = "x"}, %r: tensor<1x512x7x7xf32> {ge.name = "r"}) -> (tensor<1x512x7x7xf32> {ge.name = "y"}) {
   %w = graph.fill 0.01 : tensor<512x2048x1x1xf32>
   %b = graph.fill 0.5 : tensor<512xf32>
