@@ -50,6 +50,16 @@ def _skip_net():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+@pytest.fixture
+def no_conv_split_k(monkeypatch):
+    """Convs' split-K off (gedialects/tile/transforms/split_conv.py): these
+    tests take their limits from the free program's arena, which would hold
+    the splits' workspaces, while under a limit split-K is off."""
+    from gedialects.tile.transforms import split_reduction
+
+    monkeypatch.setattr(split_reduction, "plan_conv_split", lambda *args: None)
+
+
 def _compile(model, precision: str, limit: int = 0):
     return compile_module(import_model(model, {}, source="skip"), precision, device_memory_limit=limit)
 
@@ -64,7 +74,7 @@ def _peak(compiled) -> int:
 
 
 @pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
-def test_offload_fits_the_limit_and_keeps_the_outputs(precision):
+def test_offload_fits_the_limit_and_keeps_the_outputs(precision, no_conv_split_k):
     model = _skip_net()
     inputs = random_inputs(model)
     free = _compile(model, precision)
@@ -88,7 +98,7 @@ def test_offload_fits_the_limit_and_keeps_the_outputs(precision):
     assert after.profile.total_cycles > before.profile.total_cycles
 
 
-def test_without_the_copies_back_the_result_is_wrong():
+def test_without_the_copies_back_the_result_is_wrong(no_conv_split_k):
     """The test above can fail: drop the host-to-device copies and the
     reader sees whatever its storage held."""
     model = _skip_net()
@@ -201,15 +211,10 @@ def _wide_conv_pair(reader: str = "conv"):
 
 @pytest.mark.parametrize("reader", ["conv", "max_pool"])
 @pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
-def test_a_conv_over_the_limit_is_sliced_by_channels(precision, reader, monkeypatch):
+def test_a_conv_over_the_limit_is_sliced_by_channels(precision, reader, no_conv_split_k):
     """No offload can take a task's own operands off the device: the conv
     writes its output in two channel pieces, two kernels, and the reader
-    gathers them, or (a pool) runs once per piece (lowering/graph_to_tile/slicing.py).
-    Split-K is off in both compiles (under a limit it always is): the free
-    program's arena would hold its workspace, which the limit is taken from."""
-    from gedialects.tile.transforms.split_reduction import TileSplitReductionPass
-
-    monkeypatch.setattr(TileSplitReductionPass, "apply", lambda self, ctx, op: None)
+    gathers them, or (a pool) runs once per piece (lowering/graph_to_tile/slicing.py)."""
     model = _wide_conv_pair(reader)
     inputs = random_inputs(model)
     free = compile_module(import_model(model, {}, source="pair"), precision)
@@ -228,7 +233,7 @@ def test_a_conv_over_the_limit_is_sliced_by_channels(precision, reader, monkeypa
     assert CRITERIA[precision].check(after.outputs[name], before.outputs[name]).ok
 
 
-def test_resnet50_runs_within_70_percent_of_its_arena():
+def test_resnet50_runs_within_70_percent_of_its_arena(no_conv_split_k):
     """Issue 16's example: res3a's first 1x1 conv and its projection
     shortcut each read a 1,606 KB map and write an 803 KB one, above 70% of
     the 4-stream arena; sliced, the program fits and matches onnxruntime."""
