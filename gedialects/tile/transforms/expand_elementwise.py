@@ -3,7 +3,8 @@ into its loop: tile-expand-structured runs it on every elementwise kernel
 with a `#tile.elementwise_tiling`, and the tiling's cost model dry-runs it.
 
 Tiles = (C1 slice, band of rows), contiguous runs per core, the loop
-pipelined: each map input's band GM -> UB (its halo left behind), the body
+pipelined: each map input's band GM -> UB (its halo left behind; a run of
+inputs viewing one tensor evenly apart, `input_runs`, in one copy), the body
 on the vector unit over the band
 (the map-body emitter: a per-channel operand broadcast along the pixels
 with stride 0, scalars as immediates, a result written in place into an
