@@ -72,6 +72,18 @@ peer runs on the rest (ResNet-50's projections and the convs beside them
 take 28 or 32 of 32, GoogLeNet's small branch convs far fewer)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """A split of one kernel (a product's or a conv's, split_reduction.py):
+    the two kernels (tilings chosen), its workspace and the cycles the cost
+    models predict for the two."""
+
+    partials: t.KernelOp
+    total: t.KernelOp
+    workspace: t.TensorOp
+    cycles: int
+
+
 def slice_counts(in_slices: int, out_channels: int) -> list[int]:
     """K run counts to try: divisors of the input's C1 slices; the output in
     whole 16-channel fractals (each group's channels start a fractal)."""
@@ -85,7 +97,7 @@ def splittable(kernel: t.KernelOp) -> ConvOp | None:
     (one superblock) of one input map whose channels fill whole C1 slices
     (a run of slices is a run of channels), no stage, a residual (if any) added."""
     conv = map_kernel_op(kernel)
-    if not isinstance(conv, ConvOp) or st.TILING_ATTR in kernel.attributes:
+    if not isinstance(conv, ConvOp):
         return None
     if conv.int_("superblocks") != 1 or len(conv.inputs) != 1 or conv.stage.blocks or conv.mode() != "add":
         return None
@@ -206,10 +218,9 @@ def _scalar(block: Block, op) -> SSAValue:
 
 
 def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], sum_tilings: dict,
-                    has_peer: bool) -> tuple[t.KernelOp, t.KernelOp, t.TensorOp, int] | None:
+                    has_peer: bool) -> Split | None:
     """The cheapest split of a conv kernel's K, if it beats the kernel whole
-    by MIN_GAIN: (partials kernel, sum kernel, workspace, predicted cycles),
-    else None. `sum_tilings`: the sum kernels' tilings priced so far in the
+    by MIN_GAIN, else None. `sum_tilings`: the sum kernels' tilings priced so far in the
     program, by `_sum_key` (convs alike share them). `has_peer`: another
     kernel may run beside this one on a stream; then a conv whose tiling
     leaves cores idle (IDLE_CORES_WITH_PEER) stays whole: the cost models
@@ -234,7 +245,7 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], s
     costs = [f"whole {whole}"]
     target, shape, pads = conv_target(conv, config), conv_shape(conv), conv.ints("pads")
     for slices in counts:
-        limit = best[3] if best is not None else whole * (1 - MIN_GAIN)
+        limit = best.cycles if best is not None else whole * (1 - MIN_GAIN)
         # cheapest questions first: the sum kernel's floor, then whether the partials fit what
         # that leaves (conv_within: cheap when not), then the sum kernel's prediction and the
         # partials within what it leaves; kernels are built and fully searched for a winner only
@@ -269,7 +280,7 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], s
             workspace = t.TensorOp(properties={
                 "name": StringAttr(name), "kind": StringAttr("internal"), "offset": IntegerAttr(0, i64),
                 "type": TensorType(_element(conv), [n, channels // c0, h, w, c0]), "layout": StringAttr("NC1HWC0")})
-            best = (partials, total, workspace, cycles)
+            best = Split(partials, total, workspace, cycles)
     log.debug("tile-split-reduction: @%s (conv, %d input slices) predicted cycles: %s", kernel.sym_name.data,
               conv.int_("in_slices"), ", ".join(costs))
     return best

@@ -47,7 +47,7 @@ from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.transforms.expand_structured import TilingError, elem_bytes
 from gedialects.tile.transforms.select_tiling import choose_tiling
-from gedialects.tile.transforms.split_conv import plan_conv_split
+from gedialects.tile.transforms.split_conv import Split, plan_conv_split
 from target.config import TargetConfig, load_target
 
 WORKSPACE_ALIGNMENT = 512
@@ -57,17 +57,6 @@ log = logging.getLogger("gedialects.lowering")
 
 MAX_SLICES = 8
 """The most K slices tried: the sum kernel reads every slice's partials."""
-
-
-@dataclass(frozen=True)
-class Split:
-    """A split of one kernel: the two kernels (tilings chosen), its workspace
-    and the cycles the cost model predicts for the two."""
-
-    partials: t.KernelOp
-    total: t.KernelOp
-    workspace: t.TensorOp
-    cycles: int
 
 
 def _product(kernel: t.KernelOp) -> st.BatchMatmulOp | None:
@@ -232,8 +221,7 @@ def split_program(prog: t.ProgramOp, config: TargetConfig) -> int:
         if st.is_structured(kernel):
             split = plan_split(kernel, config, taken)
         else:
-            plan = plan_conv_split(kernel, config, taken, sum_tilings, kernel in peers)
-            split = Split(*plan) if plan is not None else None
+            split = plan_conv_split(kernel, config, taken, sum_tilings, kernel in peers)
         if split is None:
             continue
         workspace = split.workspace
