@@ -34,13 +34,12 @@ from gedialects.graph.tensors import numpy_dtype, tensor_nbytes
 from gedialects.npu import ops as npu
 from gedialects.npu.builder import KernelBuilder, ProgramBuilder
 from gedialects.npu.dma import plan_copy
-from gedialects.npu.vector_plan import reduce_plan, vector_plan
+from gedialects.npu.vector_plan import reduce_plan, run_plan, vector_plan
 from gedialects.npu.isa import (
     BLOCKS_PER_REPEAT,
     DMA_PATHS,
     MAX_NBURST,
     MAX_REPEAT,
-    REPEAT_BYTES,
     MemSpace,
 )
 from gedialects.npu.syntax import dtype_name
@@ -235,26 +234,15 @@ class KernelTranslator:
             dst, src = self.ref(op.dst), self.ref(op.src)
             n = op.count.value.data
             dd, sd = (dtype_name(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
-            epr = REPEAT_BYTES // max(dst.es, src.es)  # a repeat covers 256 bytes of the wider side
-            for s in range(0, n, epr * MAX_REPEAT):
-                c = min(epr * MAX_REPEAT, n - s)
-                full, tail = divmod(c, epr)
-                if full:
-                    self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s), self.ptr(src, s), repeat=full))
-                if tail:
-                    self.emit(npu.VconvOp(dd, sd, self.ptr(dst, s + full * epr), self.ptr(src, s + full * epr), repeat=1, mask=tail))
+            for run in run_plan(n, (dst.es, src.es), self.config):  # a repeat: 256 bytes of the wider side
+                self.emit(npu.VconvOp(dd, sd, self.ptr(dst, run.start), self.ptr(src, run.start), repeat=run.repeat,
+                                      mask=run.mask, dst_rep=run.rep_blocks[0], src_rep=run.rep_blocks[1]))
         elif isinstance(op, t.DupOp):
             dst = self.ref(op.dst)
-            epr = 256 // dst.es
             dt = "f16" if dst.es == 2 else "f32"
-            n = op.count.value.data
-            for s in range(0, n, epr * MAX_REPEAT):
-                c = min(epr * MAX_REPEAT, n - s)
-                full, tail = divmod(c, epr)
-                if full:
-                    self.emit(npu.VdupOp(dt, self.ptr(dst, s), op.value.value.data, repeat=full))
-                if tail:
-                    self.emit(npu.VdupOp(dt, self.ptr(dst, s + full * epr), op.value.value.data, repeat=1, mask=tail))
+            for run in run_plan(op.count.value.data, (dst.es,), self.config):
+                self.emit(npu.VdupOp(dt, self.ptr(dst, run.start), op.value.value.data, repeat=run.repeat,
+                                     mask=run.mask, dst_rep=run.rep_blocks[0]))
         elif isinstance(op, st.STRUCTURED_OPS) or isinstance(op, MapKernelOp):
             raise PassFailedException(f"tile.kernel @{self.kop.sym_name.data}: {op.name} is not expanded "
                                       "(run tile-select-tiling, tile-distribute and tile-expand-structured first)")

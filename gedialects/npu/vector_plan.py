@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.npu.dma import merge_dims
-from gedialects.npu.isa import MAX_REPEAT, MAX_STRIDE
+from gedialects.npu.isa import BLOCK_BYTES, MAX_REPEAT, MAX_STRIDE, REPEAT_BYTES
 
 
 def vector_plan(shape, strides, es, config):
@@ -25,14 +25,8 @@ def vector_plan(shape, strides, es, config):
     k = len(strides)
     dims = merge_dims(shape, strides)
     if len(dims) == 1 and all(s == 1 for s in dims[0][1]):
-        n = dims[0][0]
-        for s in range(0, n, epr * MAX_REPEAT):
-            c = min(epr * MAX_REPEAT, n - s)
-            full, tail = divmod(c, epr)
-            if full:
-                yield ([s] * k, full, epr, [1] * k, [8] * k)
-            if tail:
-                yield ([s + full * epr] * k, 1, tail, [1] * k, [8] * k)
+        for run in run_plan(dims[0][0], (es,), config):
+            yield ([run.start] * k, run.repeat, run.mask, [1] * k, [run.rep_blocks[0]] * k)
         return
     n_in, s_in = dims[-1]
     # A source with innermost stride 0 holds each value replicated over one
@@ -92,6 +86,51 @@ def vector_plan(shape, strides, es, config):
                             o2[o] += r0 * cands[ri][1][o]
                     mask = inner_mask if inner_mask is not None else bcount * epb
                     yield (o2, rcount, mask, blk, rep)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One instruction of a contiguous run (`run_plan`): from element
+    `start`, `repeat` repeats of `mask` elements, each repeat `rep_blocks`
+    32-byte blocks after the last, per operand element size."""
+
+    start: int
+    repeat: int
+    mask: int
+    rep_blocks: tuple[int, ...]
+
+
+def run_plan(n: int, sizes: tuple[int, ...], config) -> list[Run]:
+    """The instructions for `n` contiguous elements whose operands have
+    element sizes `sizes` (a conversion's two, else one): whole repeats of
+    256 bytes of the widest, then the tail under a mask -- or, when `n`
+    splits into equal repeats of whole blocks on every operand, one
+    instruction of those (112 f32 elements: repeat 2 of 56, not a repeat of
+    64 and one of 48), when the cost estimate (issue + latency per
+    instruction, one cycle per repeat, as `vector_plan`'s) is no higher.
+    The one definition for convert-tile-to-npu's contiguous vector ops,
+    conversions and duplicates, and for the tile cost model."""
+    epr = REPEAT_BYTES // max(sizes)
+    default_rep = tuple(epr * size // BLOCK_BYTES for size in sizes)
+    runs = []
+    for s in range(0, n, epr * MAX_REPEAT):
+        c = min(epr * MAX_REPEAT, n - s)
+        full, tail = divmod(c, epr)
+        if full:
+            runs.append(Run(s, full, epr, default_rep))
+        if tail:
+            runs.append(Run(s + full * epr, 1, tail, default_rep))
+    if len(runs) != 2 or n > epr * MAX_REPEAT:
+        return runs
+    # the widest mask that divides n in whole blocks of every operand, within the repeat and stride fields
+    lat = config.latency_cycles["vector"] + config.latency_cycles["issue"]
+    for mask in range(epr, 0, -1):
+        if n % mask or any(mask * size % BLOCK_BYTES for size in sizes) or n // mask > MAX_REPEAT:
+            continue
+        if lat + n // mask <= 2 * lat + runs[0].repeat + 1:
+            return [Run(0, n // mask, mask, tuple(mask * size // BLOCK_BYTES for size in sizes))]
+        break
+    return runs
 
 
 def _placed(boxes, epb: int, lat: int) -> list[tuple[tuple, int, int | None, int | None]]:

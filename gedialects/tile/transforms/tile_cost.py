@@ -20,7 +20,7 @@ from xdsl.utils.exceptions import PassFailedException
 from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import REPEAT_BYTES
 from gedialects.npu.vector_ops import TILE_SPECS, Family
-from gedialects.npu.vector_plan import reduce_plan, vector_plan
+from gedialects.npu.vector_plan import reduce_plan, run_plan, vector_plan
 from gedialects.tile import ops as t
 from gedialects.tile.transforms.ub_buffers import elem_bytes
 from target.config import TargetConfig
@@ -85,47 +85,39 @@ def _work(ops: list[tuple[Operation, int]], config: TargetConfig) -> TileWork:
             instrs += times
         elif isinstance(op, t.LoadIndexOp):
             instrs += times
-        elif isinstance(op, t.VecOp | t.ReduceOp | t.CastOp | t.DupOp):
-            ref = op.operands[0]
-            epr = REPEAT_BYTES // elem_bytes(ref.type.element)  # type: ignore[attr-defined]
-            if isinstance(op, t.VecOp):
-                name, elements = "v" + op.op.data, math.prod(t.ints(op.shape))
-            elif isinstance(op, t.ReduceOp):  # the instructions convert-tile-to-npu will emit
-                fold, name = ("vadd" if op.op.data == "sum" else "vmax"), f"vreduce_{op.op.data}"
-                plan = reduce_plan(op.rows.value.data, op.cols.value.data, op.row_stride.value.data,
-                                   elem_bytes(ref.type.element))  # type: ignore[attr-defined]
-                vec += times * sum(config.vector_cycles(name if step.reduce else fold, step.repeat) for step in plan)
-                instrs += times * len(plan)
-                continue
-            elif isinstance(op, t.CastOp):
-                widest = max(elem_bytes(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
-                name, elements, epr = "vconv", op.count.value.data, REPEAT_BYTES // widest
-            else:
-                name, elements = "vdup", op.count.value.data
-            planned = _planned_vector(op, config) if isinstance(op, t.VecOp) else None
-            if planned is not None:  # the instructions convert-tile-to-npu will emit
-                vec += times * sum(config.vector_cycles(name, repeat) for repeat in planned)
-                instrs += times * len(planned)
-                continue
-            repeats = -(-elements // epr)
-            vec += times * config.vector_cycles(name, repeats)
-            instrs += times
+        elif isinstance(op, t.ReduceOp):  # the instructions convert-tile-to-npu will emit
+            fold, name = ("vadd" if op.op.data == "sum" else "vmax"), f"vreduce_{op.op.data}"
+            plan = reduce_plan(op.rows.value.data, op.cols.value.data, op.row_stride.value.data,
+                               elem_bytes(op.src.type.element))  # type: ignore[attr-defined]
+            vec += times * sum(config.vector_cycles(name if step.reduce else fold, step.repeat) for step in plan)
+            instrs += times * len(plan)
+        elif isinstance(op, t.VecOp | t.CastOp | t.DupOp):
+            name, repeats = _vector_repeats(op, config)
+            vec += times * sum(config.vector_cycles(name, repeat) for repeat in repeats)
+            instrs += times * len(repeats)
     return TileWork(bytes_in, bytes_out, vec, cube, instrs, dmas_in, dmas_out)
 
 
-def _planned_vector(op: t.VecOp, config: TargetConfig) -> list[int] | None:
-    """The repeat count of each instruction `op` becomes (its strides mapped
-    onto blocks and repeats as npu/vector_plan.py maps them: a per-channel
-    operand read with block stride 0 can cost a repeat per row); None for a
-    broadcast (brcb) or a box the plan refuses (the estimate by elements
-    stands)."""
-    if TILE_SPECS[op.op.data].family == Family.BROADCAST:
-        return None
-    es = elem_bytes(op.dst.type.element)  # type: ignore[attr-defined]
-    try:
-        return [repeat for _, repeat, _, _, _ in vector_plan(list(t.ints(op.shape)), op.operand_strides(), es, config)]
-    except PassFailedException:
-        return None
+def _vector_repeats(op: t.VecOp | t.CastOp | t.DupOp, config: TargetConfig) -> tuple[str, list[int]]:
+    """The instruction `op` becomes and the repeat count of each one
+    convert-tile-to-npu emits: a conversion's or a duplicate's run as
+    `run_plan` splits it; a vec's strides mapped onto blocks and repeats as
+    npu/vector_plan.py maps them (a per-channel operand read with block
+    stride 0 can cost a repeat per row), or for a broadcast (brcb) or a box
+    the plan refuses, one instruction of its elements' repeats."""
+    es = elem_bytes(op.operands[0].type.element)  # type: ignore[attr-defined]
+    if isinstance(op, t.CastOp):
+        sizes = tuple(elem_bytes(v.type.element) for v in (op.dst, op.src))  # type: ignore[attr-defined]
+        return "vconv", [run.repeat for run in run_plan(op.count.value.data, sizes, config)]
+    if isinstance(op, t.DupOp):
+        return "vdup", [run.repeat for run in run_plan(op.count.value.data, (es,), config)]
+    name = "v" + op.op.data
+    if TILE_SPECS[op.op.data].family != Family.BROADCAST:
+        try:
+            return name, [repeat for _, repeat, _, _, _ in vector_plan(list(t.ints(op.shape)), op.operand_strides(), es, config)]
+        except PassFailedException:
+            pass
+    return name, [-(-math.prod(t.ints(op.shape)) // (REPEAT_BYTES // es))]
 
 
 def _weighted(ops, times: int) -> list[tuple[Operation, int]]:
