@@ -600,9 +600,14 @@ def select_conv_tiling(conv: ConvOp, config: TargetConfig) -> ConvTilingAttr:
     """The cheapest tiling of a tile.conv (raises TilingError if none fits):
     `choose_conv_tiling` on its shape with each of its band steps; the cost
     model decides."""
-    target, shape = conv_target(conv, config), conv_shape(conv)
+    return conv_tiling_attr(conv_target(conv, config), conv_shape(conv), conv.ints("pads"))
+
+
+def conv_tiling_attr(target: ConvTarget, shape: ConvShape, pads: tuple[int, ...]) -> ConvTilingAttr:
+    """`select_conv_tiling` of a conv of `shape` with `pads` (ONNX order):
+    what a conv's tiling would be before the conv is built (split-K's candidates)."""
     steps, tiling = (1, 1), choose_conv_tiling(target, shape)
-    for candidate in band_steps(shape, conv.ints("pads"))[1:]:
+    for candidate in band_steps(shape, pads)[1:]:
         cost = choose_conv_tiling(target, decimated(shape, *candidate))
         if cost.cycles < tiling.cycles:
             steps, tiling = candidate, cost

@@ -38,14 +38,15 @@ from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.npu.ops import SPLIT_K_SUM_KIND
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
-from gedialects.tile.conv import ConvOp, MapViewAttr
-from gedialects.tile.elementwise import ElementwiseOp
+from gedialects.tile.conv import ConvOp, ConvTilingAttr, MapViewAttr
+from gedialects.tile.elementwise import ElementwiseOp, ElementwiseTilingAttr
 from gedialects.tile.map_kernels import map_kernel_op
 from gedialects.tile.structured import YieldOp
 from gedialects.tile.transforms.conv_tiling import (
     CUBE_CHANNELS,
     conv_shape,
     conv_target,
+    conv_tiling_attr,
     conv_within,
     select_conv_tiling,
 )
@@ -241,14 +242,15 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], s
     if has_peer and whole_tiling.block_dim < IDLE_CORES_WITH_PEER * config.cube_cores:
         return None
     whole = whole_tiling.cycles.data
-    best = None
+    best: tuple[int, int, ConvTilingAttr, ElementwiseTilingAttr] | None = None  # cycles, runs, the two tilings
     costs = [f"whole {whole}"]
     target, shape, pads = conv_target(conv, config), conv_shape(conv), conv.ints("pads")
     for slices in counts:
-        limit = best.cycles if best is not None else whole * (1 - MIN_GAIN)
+        limit = best[0] if best is not None else whole * (1 - MIN_GAIN)
         # cheapest questions first: the sum kernel's floor, then whether the partials fit what
         # that leaves (conv_within: cheap when not), then the sum kernel's prediction and the
-        # partials within what it leaves; kernels are built and fully searched for a winner only
+        # partials within what it leaves; the partials' tiling is searched in full for those left,
+        # and the two kernels are built for the winner only
         grouped = dataclasses.replace(shape, in_slices=shape.in_slices // slices, superblocks=slices, residual=False)
         floor = _sum_floor(conv, slices, config)
         if floor >= limit or not conv_within(target, grouped, pads, limit - floor):
@@ -256,31 +258,32 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], s
             continue
         sum_tiling = sum_tilings.get((slices, *_sum_key(conv)))
         if sum_tiling is None:
-            total = _sum_kernel(kernel, conv, slices, name)
             try:
-                sum_tiling = select_elementwise_tiling(map_kernel_op(total), config)  # type: ignore[arg-type]
+                sum_tiling = select_elementwise_tiling(map_kernel_op(_sum_kernel(kernel, conv, slices, name)),  # type: ignore[arg-type]
+                                                       config)
             except TilingError:
                 continue
             sum_tilings[(slices, *_sum_key(conv))] = sum_tiling
         if not conv_within(target, grouped, pads, limit - sum_tiling.cycles.data):
             costs.append(f"{slices} runs over {round(limit) - sum_tiling.cycles.data} + {sum_tiling.cycles.data}")
             continue
-        partials, total = _partials_kernel(kernel, conv, slices, name), _sum_kernel(kernel, conv, slices, name)
-        grouped_op = map_kernel_op(partials)
-        assert isinstance(grouped_op, ConvOp)
-        conv_tiling = select_conv_tiling(grouped_op, config)
+        conv_tiling = conv_tiling_attr(target, grouped, pads)
         cycles = conv_tiling.cycles.data + sum_tiling.cycles.data
         costs.append(f"{slices} runs {conv_tiling.cycles.data} + {sum_tiling.cycles.data}")
         if cycles < limit:
-            partials.attributes[st.TILING_ATTR] = conv_tiling
-            total.attributes[st.TILING_ATTR] = sum_tiling
-            whole_view, _ = _workspace_views(conv, slices)
-            n, channels, h, w = whole_view.dims
-            c0 = BLOCK_BYTES // elem_bytes(_element(conv))
-            workspace = t.TensorOp(properties={
-                "name": StringAttr(name), "kind": StringAttr("internal"), "offset": IntegerAttr(0, i64),
-                "type": TensorType(_element(conv), [n, channels // c0, h, w, c0]), "layout": StringAttr("NC1HWC0")})
-            best = Split(partials, total, workspace, cycles)
+            best = (cycles, slices, conv_tiling, sum_tiling)
     log.debug("tile-split-reduction: @%s (conv, %d input slices) predicted cycles: %s", kernel.sym_name.data,
               conv.int_("in_slices"), ", ".join(costs))
-    return best
+    if best is None:
+        return None
+    cycles, slices, conv_tiling, sum_tiling = best
+    partials, total = _partials_kernel(kernel, conv, slices, name), _sum_kernel(kernel, conv, slices, name)
+    partials.attributes[st.TILING_ATTR] = conv_tiling
+    total.attributes[st.TILING_ATTR] = sum_tiling
+    whole_view, _ = _workspace_views(conv, slices)
+    n, channels, h, w = whole_view.dims
+    c0 = BLOCK_BYTES // elem_bytes(_element(conv))
+    workspace = t.TensorOp(properties={
+        "name": StringAttr(name), "kind": StringAttr("internal"), "offset": IntegerAttr(0, i64),
+        "type": TensorType(_element(conv), [n, channels // c0, h, w, c0]), "layout": StringAttr("NC1HWC0")})
+    return Split(partials, total, workspace, cycles)
