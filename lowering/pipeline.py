@@ -26,6 +26,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
+from gedialects.walk import outermost
+
 from lowering.graph_to_tile import DEFAULT_PRECISION, check_precision_mode
 
 
@@ -139,16 +141,16 @@ def compile_module(
     from gedialects.npu import ops as npu
 
     stats = record["stats"]
-    n = events = 0
+    n = sum(1 for _ in module.walk())
+    events = 0
     used = {0}
     kinds: dict[str, int] = {}  # the program's kernels by kind, the tile passes' (split-K's sums) included
-    for op in module.walk():
-        n += 1
+    for op in outermost(module, (npu.LaunchOp, npu.AicpuOp, npu.MemcpyOp, npu.StreamRecordOp, npu.KernelOp)):
         if isinstance(op, npu.LaunchOp | npu.AicpuOp | npu.MemcpyOp):
             used.add(op.stream.value.data)
         elif isinstance(op, npu.StreamRecordOp):
             events += 1
-        if isinstance(op, npu.KernelOp):
+        else:
             kind = op.attributes["ge.kind"].data  # type: ignore[attr-defined]
             kinds[kind] = kinds.get(kind, 0) + 1
     aicpu = stats.ops.get("aicpu", 0)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -97,6 +97,7 @@ class KernelTranslator:
         self.addr: dict[t.AllocOp, tuple[int, int]] = {}  # address, bytes per copy
         self.instructions = 0
         self.writes: set[str] = set()  # GM tensors the kernel stores to
+        self.infinities = False  # an immediate has a mask's magnitude (`fp16_scaling.MASK_SENTINEL`)
         self._allocate()
 
     # -- allocation ------------------------------------------------------
@@ -240,6 +241,7 @@ class KernelTranslator:
         elif isinstance(op, t.DupOp):
             dst = self.ref(op.dst)
             dt = "f16" if dst.es == 2 else "f32"
+            self.immediate(op.value.value.data)
             for run in run_plan(op.count.value.data, (dst.es,), self.config):
                 self.emit(npu.VdupOp(dt, self.ptr(dst, run.start), op.value.value.data, repeat=run.repeat,
                                      mask=run.mask, dst_rep=run.rep_blocks[0]))
@@ -337,6 +339,8 @@ class KernelTranslator:
         es = refs[0].es
         dt = "f16" if es == 2 else "f32"
         scalar = None if op.scalar is None else op.scalar.value.data
+        if scalar is not None:
+            self.immediate(scalar)
         cls = VECTOR_CLASSES[kind]
         if TILE_SPECS[kind].family == Family.BROADCAST:
             # tile.vec brcb dst, src [n]: value i of src over block i of dst
@@ -356,6 +360,12 @@ class KernelTranslator:
             args = (*ptrs, scalar) if scalar is not None else ptrs
             self.emit(cls(dt, *args, repeat=repeat, mask=mask, **strides))
 
+    def immediate(self, value: float) -> None:
+        """Note an instruction's immediate: one of a mask's magnitude (BERT's (1 - mask) *
+        finfo(f32).min) means the kernel's infinities are by design."""
+        if abs(value) >= MASK_SENTINEL:
+            self.infinities = True
+
     def reduce(self, op: t.ReduceOp) -> None:
         dst, src = self.ref(op.dst), self.ref(op.src)
         dt = "f16" if src.es == 2 else "f32"
@@ -370,16 +380,6 @@ class KernelTranslator:
                 strides = {} if step.rep is None else {"dst_rep": step.rep, "src0_rep": step.rep, "src1_rep": step.rep}
                 self.emit(fold(dt, self.ptr(src, step.dst), self.ptr(src, step.src0), self.ptr(src, step.src1),
                                repeat=step.repeat, mask=step.mask, **strides))
-
-
-def _scales_by_a_mask_sentinel(kernel: Operation) -> bool:
-    """An instruction's immediate has a mask's magnitude (`fp16_scaling.MASK_SENTINEL`: BERT's
-    (1 - mask) * finfo(f32).min), so the kernel's infinities are by design."""
-    for op in kernel.walk():
-        scalar = op.properties.get("scalar")
-        if isinstance(scalar, FloatAttr) and abs(scalar.value.data) >= MASK_SENTINEL:
-            return True
-    return False
 
 
 def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
@@ -432,7 +432,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         # the GM tensors it writes, for the simulator's overflow check
         kb.kernel.attributes["ge.writes"] = StringAttr(";".join(
             f"{gm[n][0]}+{gm[n][1]}:{numpy_dtype(elements[n]).name}" for n in sorted(tr.writes)))
-        if _scales_by_a_mask_sentinel(kb.kernel):
+        if tr.infinities:
             kb.kernel.attributes["ge.infinities"] = StringAttr(npu.INFINITIES_BY_DESIGN)
         pb.launch(kop.sym_name.data, kop.block_dim.value.data, t.stream_of(kop))
     module = pb.module()

@@ -16,6 +16,7 @@ from gedialects.tile.ops import KernelOp
 from gedialects.tile.pool import PoolOp, PoolTilingAttr
 from gedialects.tile.transdata import TransdataOp, TransdataTilingAttr
 from gedialects.tile.structured import TILING_ATTR  # a map kernel keeps its tiling under the same key
+from gedialects.walk import outermost
 
 MapKernelOp = ConvOp | PoolOp | GemmOp | ElementwiseOp | TransdataOp
 MapKernelTiling = ConvTilingAttr | PoolTilingAttr | GemmTilingAttr | ElementwiseTilingAttr | TransdataTilingAttr
@@ -33,8 +34,8 @@ def map_kernel_op(kernel: KernelOp) -> MapKernelOp | None:
 
 def map_kernels(module: Operation) -> Iterator[tuple[KernelOp, MapKernelOp]]:
     """(kernel, its map kernel op) for every such kernel under `module` not yet expanded."""
-    for kernel in module.walk():
-        if isinstance(kernel, KernelOp) and (op := map_kernel_op(kernel)) is not None:
+    for kernel in outermost(module, KernelOp):
+        if (op := map_kernel_op(kernel)) is not None:
             yield kernel, op
 
 

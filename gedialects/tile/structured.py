@@ -73,6 +73,7 @@ from gedialects.tile.conv import ConvOp
 from gedialects.tile.elementwise import ElementwiseOp
 from gedialects.tile.gemm import GemmOp
 from gedialects.tile.ops import KernelOp, TileOp
+from gedialects.walk import outermost
 
 REDUCTIONS = ("sum", "max")
 FRACTAL_NZ = "FRACTAL_NZ"
@@ -685,8 +686,8 @@ def is_structured(kernel: KernelOp) -> bool:
 def tiled_kernels(module: Operation):
     """(kernel, its #tile.tiling) for every structured kernel under `module`;
     a kernel without a tiling is a PassFailedException naming the pass to run first."""
-    for kernel in module.walk():
-        if isinstance(kernel, KernelOp) and is_structured(kernel):
+    for kernel in outermost(module, KernelOp):
+        if is_structured(kernel):
             tiling = kernel.attributes.get(TILING_ATTR)
             if not isinstance(tiling, TilingAttr):
                 raise PassFailedException(

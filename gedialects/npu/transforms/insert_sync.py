@@ -55,6 +55,7 @@ from xdsl.passes import ModulePass
 
 from gedialects.npu import ops as npu
 from gedialects.npu.isa import FRACTAL_BYTES, NUM_EVENTS, MemSpace, Pipe, padded_burst
+from gedialects.walk import outermost
 
 
 @dataclass
@@ -526,6 +527,6 @@ class NpuInsertSyncPass(ModulePass):
     name = "npu-insert-sync"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for kernel in op.walk():
-            if isinstance(kernel, npu.KernelOp) and not any(isinstance(o, npu.FlagOp) for o in kernel.walk()):
+        for kernel in outermost(op, npu.KernelOp):
+            if not any(isinstance(o, npu.FlagOp) for o in kernel.walk()):
                 insert_sync(kernel)

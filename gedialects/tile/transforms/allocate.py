@@ -18,6 +18,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile import ops as t
+from gedialects.walk import outermost
 from target.config import TargetConfig, load_target
 
 
@@ -67,6 +68,5 @@ class TileAllocatePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_target(self.target)
-        for kernel in op.walk():
-            if isinstance(kernel, t.KernelOp):
-                allocate_kernel(kernel, config)
+        for kernel in outermost(op, t.KernelOp):
+            allocate_kernel(kernel, config)

@@ -68,6 +68,7 @@ from gedialects.tile.transforms.tile_cost import (
 )
 from gedialects.tile.transforms.pool_tiling import select_pool_tiling
 from gedialects.tile.transforms.transdata_tiling import select_transdata_tiling
+from gedialects.walk import outermost
 from target.config import TargetConfig, load_target
 
 
@@ -195,8 +196,8 @@ class TileSelectTilingPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = load_target(self.target)
-        for kernel in op.walk():
-            if not isinstance(kernel, t.KernelOp) or st.TILING_ATTR in kernel.attributes:
+        for kernel in outermost(op, t.KernelOp):
+            if st.TILING_ATTR in kernel.attributes:
                 continue
             map_op = map_kernel_op(kernel)
             if map_op is None and not st.is_structured(kernel):
