@@ -8,9 +8,10 @@ become GM constants of the program (program_constants.py, one per value).
   channels' pixel runs GM -> UB in one DMA, UB -> L1 into ZN fractals, the
   product, its rows UB -> the map's C0 slices.
 * space-to-depth (`build_space_to_depth`): per cell row and chunk of mc
-  cells, the chunk's s input rows GM -> UB (a burst per channel), then per
-  16 output channels and dx the B operand filled on chip from those rows
-  and C += A_dx x B; the s picking matrices stay in L0A.
+  cells, the chunk's s input rows GM -> UB (a burst per channel; whole rows
+  in one DMA), then per 16 output channels and dx the B operand filled on
+  chip from those rows and, per 16 cells, C += A_dx x B; the s picking
+  matrices [16, s*16] stay in L0A.
 * NHWC rows to or from NC1HWC0 (`build_rows`): per chunk of pixels (one
   run of the map's rows, or of the whole map when it has no side halo), the
   chunk's run of every C1 slice and its rows through one UB buffer of
@@ -123,10 +124,17 @@ def build_to_map(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTiling
     for_pieces(kernel, block_dim, row_runs(rows, width, kc), channel_runs(c), piece)
 
 
-def space_to_depth_picks(op: TransdataOp, mc: int) -> list[np.ndarray]:
-    """The s picking matrices A_dx [mc, s*mc] (A_dx picks pixel s*j + dx for
+SPACE_TO_DEPTH_CELLS = 16
+"""Cells per space-to-depth product: the rows of its picking matrices (one
+fractal of M). A chunk of mc cells is mc / 16 products against the same
+matrices, so the matrices (and L0A) do not grow with the chunk: a chunk may
+be a whole row of cells, its input rows one DMA."""
+
+
+def space_to_depth_picks(op: TransdataOp) -> list[np.ndarray]:
+    """The s picking matrices A_dx [16, s*16] (A_dx picks pixel s*j + dx for
     cell j), packed as ZZ fractals in the input's element type."""
-    s = op.cell
+    s, mc = op.cell, SPACE_TO_DEPTH_CELLS
     elem = _elements(op)[0]
     k0, kp = BLOCK_BYTES // elem_bytes(elem), s * mc
     picks = []
@@ -137,13 +145,37 @@ def space_to_depth_picks(op: TransdataOp, mc: int) -> list[np.ndarray]:
     return picks
 
 
+def space_to_depth_geometry(op: TransdataOp, mc: int) -> tuple[int, int, int]:
+    """(products per chunk of mc cells, UB pixels per input row of a chunk,
+    B rows): a chunk's rows hold its pixels rounded up to whole blocks; B
+    holds every product's s*16 pixels."""
+    s = op.cell
+    k0 = BLOCK_BYTES // elem_bytes(_elements(op)[0])
+    products = -(-mc // SPACE_TO_DEPTH_CELLS)
+    return products, -(-s * mc // k0) * k0, products * s * SPACE_TO_DEPTH_CELLS
+
+
+def space_to_depth_loads(op: TransdataOp, cells: int, pitch: int) -> list[Box]:
+    """A chunk's copies of its s input rows GM -> UB, [channel][dy][pixel] in
+    UB rows `pitch` apart: one copy (a burst per channel) when the chunk is
+    whole rows that lie as UB holds them, else one per row dy."""
+    s = op.cell
+    _, c, h, w = op.nchw_shape()
+    k0 = BLOCK_BYTES // elem_bytes(_elements(op)[0])
+    pixels = -(-cells * s // k0) * k0
+    if pixels == w == pitch:
+        return [([c, s * w], [s * pitch, 1], [h * w, 1])]
+    return [([c, pixels], [s * pitch, 1], [h * w, 1]) for _ in range(s)]
+
+
 def build_space_to_depth(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAttr) -> None:
     """NCHW -> the space-to-depth map in NC1HWC0: per cell row, chunk of mc
-    cells and block of 16 output channels, for each dx: C[mc cells, 16
-    channels] += A_dx x B_dx, B_dx holding the s*mc pixels of the cell
-    row's s input rows, channel c of row dy in the row of its output channel
-    when that is in the block (the other rows stay zero). Summing over dx
-    fills every cell's channels; the pad channels come out zero."""
+    cells and block of 16 output channels, for each dx and 16 cells j:
+    C[16 cells, 16 channels] += A_dx x B_dx[rows of cells j], B_dx holding
+    the s*mc pixels of the cell row's s input rows, channel c of row dy in
+    the row of its output channel when that is in the block (the other rows
+    stay zero). Summing over dx fills every cell's channels; the pad
+    channels come out zero."""
     elem, map_elem = _elements(op)
     es = elem_bytes(elem)
     k0, c0 = BLOCK_BYTES // es, BLOCK_BYTES // elem_bytes(map_elem)
@@ -152,38 +184,38 @@ def build_space_to_depth(kernel_op: t.KernelOp, op: TransdataOp, tiling: Transda
     view = op.map_view
     blocks = -(-view.dims[1] // 16)  # of output channels
     rows, cols, mc = tiling.value("rows"), tiling.value("width"), tiling.value("chunk")
-    kp = s * mc  # pixels of a chunk (the product's K)
+    products, pitch, kb = space_to_depth_geometry(op, mc)
+    kp = s * SPACE_TO_DEPTH_CELLS  # a product's pixels (its K)
     prog = _program(kernel_op)
     kernel = TileKernelBuilder(kernel_op, map_elem)
-    zero = kernel.alloc("ub", kp * 16, "ND", elem=elem)
-    kernel.emit(t.DupOp(zero, kp * 16, 0.0))
+    zero = kernel.alloc("ub", kb * 16, "ND", elem=elem)
+    kernel.emit(t.DupOp(zero, kb * 16, 0.0))
     l0a, l1b = [], {}
-    for dx, pick in enumerate(space_to_depth_picks(op, mc)):
+    for dx, pick in enumerate(space_to_depth_picks(op)):
         name = add_constant(prog, f"space_to_depth_pick{dx}", pick)
-        l1a = kernel.alloc("l1", mc * kp, "ZZ", elem=elem)
-        l0a.append(kernel.alloc("l0a", mc * kp, "ZZ", elem=elem))
-        kernel.copy(l1a, kernel.gm(name, elem), [mc * kp], [1], [1])
-        kernel.emit(t.LoadFractalOp(l0a[dx], l1a, mc * kp * es // FRACTAL_BYTES))
+        l1a = kernel.alloc("l1", SPACE_TO_DEPTH_CELLS * kp, "ZZ", elem=elem)
+        l0a.append(kernel.alloc("l0a", SPACE_TO_DEPTH_CELLS * kp, "ZZ", elem=elem))
+        kernel.copy(l1a, kernel.gm(name, elem), [SPACE_TO_DEPTH_CELLS * kp], [1], [1])
+        kernel.emit(t.LoadFractalOp(l0a[dx], l1a, SPACE_TO_DEPTH_CELLS * kp * es // FRACTAL_BYTES))
         for block in range(blocks):
-            l1b[dx, block] = kernel.alloc("l1", kp * 16, "ZN", elem=elem)
-            kernel.copy(l1b[dx, block], zero, [kp * 16], [1], [1])  # rows no input row fills stay zero
-    l0b = kernel.alloc("l0b", kp * 16, "ZN", elem=elem)
-    l0c = kernel.alloc("l0c", mc * 16, "NZ", elem=f32)
-    ub = kernel.alloc("ub", mc * 16, "NZ")
-    rows_ub = kernel.alloc("ub", s * c * kp, "ND", elem=elem)  # the chunk's s input rows, channel by channel
+            l1b[dx, block] = kernel.alloc("l1", kb * 16, "ZN", elem=elem)
+            kernel.copy(l1b[dx, block], zero, [kb * 16], [1], [1])  # rows no input row fills stay zero
+    l0b = kernel.alloc("l0b", kb * 16, "ZN", elem=elem)
+    l0c = kernel.alloc("l0c", products * SPACE_TO_DEPTH_CELLS * 16, "NZ", elem=f32)
+    ub = kernel.alloc("ub", products * SPACE_TO_DEPTH_CELLS * 16, "NZ")
+    rows_ub = kernel.alloc("ub", c * s * pitch, "ND", elem=elem)  # the chunk's s input rows, [channel][dy][pixel]
     x = kernel.gm(t.gm_tensor_of(op.input), elem)  # type: ignore[arg-type]
     out = kernel.gm(t.gm_tensor_of(op.output))  # type: ignore[arg-type]
 
     def chunk(row: Index, col: Index, cells: int) -> None:
         cell = kernel.add(kernel.mul(row, view.padded_w.data), col)
         pixels = -(-cells * s // k0) * k0
-        # the chunk's pixels of each input row dy, every channel: one GM -> UB
-        # DMA per row (a burst per channel); the B operands are filled from
-        # UB on chip (a DMA's fixed cost there is a tenth of GM's)
-        for dy in range(s):
-            first = kernel.add(kernel.mul(kernel.add(kernel.mul(row, s), dy), w), kernel.mul(col, s))
-            kernel.copy(kernel.at(rows_ub, dy * c * kp), kernel.at(x, op.element_offset, first), [c, pixels], [kp, 1],
-                        [h * w, 1])
+        # the chunk's pixels of its input rows, every channel (a burst each); the B operands are
+        # filled from UB on chip (a DMA's fixed cost there is a tenth of GM's)
+        first_row = kernel.mul(kernel.mul(row, s), w)
+        for dy, (shape, dst, src) in enumerate(space_to_depth_loads(op, cells, pitch)):
+            first = kernel.add(kernel.add(first_row, dy * w), kernel.mul(col, s))
+            kernel.copy(kernel.at(rows_ub, dy * pitch), kernel.at(x, op.element_offset, first), shape, dst, src)
         for block in range(blocks):
             for dx in range(s):
                 for dy in range(s):
@@ -191,13 +223,16 @@ def build_space_to_depth(kernel_op: t.KernelOp, op: TransdataOp, tiling: Transda
                     ins = [i for i in range(c) if op.out_channel(dy, dx, i, c) // 16 == block]
                     if not ins:
                         continue
-                    first_row = op.out_channel(dy, dx, ins[0], c) - block * 16
+                    first_b = op.out_channel(dy, dx, ins[0], c) - block * 16
                     step = op.out_channel(dy, dx, 1, c) - op.out_channel(dy, dx, 0, c)  # B rows apart
-                    kernel.copy(kernel.at(l1b[dx, block], first_row * k0), kernel.at(rows_ub, (dy * c + ins[0]) * kp),
-                                [len(ins), pixels // k0, k0], [step * k0, 16 * k0, 1], [kp, k0, 1])
-                kernel.emit(t.LoadFractalOp(l0b, l1b[dx, block], kp * 16 * es // FRACTAL_BYTES))
-                kernel.emit(t.MatmulOp(l0c, l0a[dx], l0b, mc, 16, kp, dx > 0))
-            kernel.copy(ub, l0c, [mc * 16], [1], [1], cast=map_elem != f32)
+                    kernel.copy(kernel.at(l1b[dx, block], first_b * k0), kernel.at(rows_ub, (ins[0] * s + dy) * pitch),
+                                [len(ins), pixels // k0, k0], [step * k0, 16 * k0, 1], [s * pitch, k0, 1])
+                kernel.emit(t.LoadFractalOp(l0b, l1b[dx, block], kb * 16 * es // FRACTAL_BYTES))
+                for j in range(-(-cells // SPACE_TO_DEPTH_CELLS)):  # 16 cells: C's fractal j, B's rows s*16*j on
+                    kernel.emit(t.MatmulOp(kernel.at(l0c, j * SPACE_TO_DEPTH_CELLS * 16), l0a[dx],
+                                           kernel.at(l0b, j * kp * 16), SPACE_TO_DEPTH_CELLS, 16, kp, dx > 0))
+            kernel.copy(ub, l0c, [-(-cells // SPACE_TO_DEPTH_CELLS) * SPACE_TO_DEPTH_CELLS * 16], [1], [1],
+                        cast=map_elem != f32)
             base = kernel.at(out, view.origin.data + block * 16 // c0 * view.slice_stride.data, kernel.mul(cell, c0))
             kernel.copy(base, ub, [16 // c0, cells, c0], [view.slice_stride.data, c0, 1], [c0, 16, 1])
 
@@ -308,4 +343,5 @@ def build_rows(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAt
 
 
 __all__ = ["build_from_map", "build_rows", "build_space_to_depth", "build_to_map", "expand_transdata",
-           "from_map_boxes", "rows_boxes", "rows_ub_elements", "space_to_depth_picks", "to_map_boxes"]
+           "from_map_boxes", "rows_boxes", "rows_ub_elements", "space_to_depth_geometry", "space_to_depth_loads",
+           "space_to_depth_picks", "to_map_boxes", "SPACE_TO_DEPTH_CELLS"]

@@ -7,11 +7,13 @@ DMA's latency each, the bytes at the path's rate, a GM path shared by the
 cores), the fractal loads and the product, pieces spread evenly over the
 cube cores; larger chunks are fewer pieces but fewer to share.
 
-A space-to-depth's chunk of mc cells puts s picking matrices [mc, s*mc]
-together in L0A (loaded once per core); per chunk its s row loads, the
-on-chip fills of B, s products per 16 output channels and the stores,
-priced the same way; the row loads of the next chunk overlap this chunk's
-products and stores (its rows in UB are free once B is filled)."""
+A space-to-depth's chunk of mc cells (up to a whole row of cells, as its
+buffers allow) takes mc / 16 products per dx and 16 output channels
+against s picking matrices [16, s*16] in L0A (loaded once per core); per
+chunk its row loads (one DMA for whole rows), the on-chip fills of B, the
+products and the stores, priced the same way; the row loads of the next
+chunk overlap this chunk's products and stores (its rows in UB are free
+once B is filled)."""
 
 from __future__ import annotations
 
@@ -21,12 +23,21 @@ from gedialects.npu.dma import plan_copy
 from gedialects.npu.isa import BLOCK_BYTES
 from gedialects.tile.pieces import channel_runs, chunk_runs, pieces, row_runs
 from gedialects.tile.transdata import TransdataOp, TransdataTilingAttr
-from gedialects.tile.transforms.expand_transdata import Box, from_map_boxes, rows_boxes, rows_ub_elements, to_map_boxes
+from gedialects.tile.transforms.expand_transdata import (
+    SPACE_TO_DEPTH_CELLS,
+    Box,
+    from_map_boxes,
+    rows_boxes,
+    rows_ub_elements,
+    space_to_depth_geometry,
+    space_to_depth_loads,
+    to_map_boxes,
+)
 from gedialects.tile.transforms.ub_buffers import UB_RESERVE_BYTES, TilingError, elem_bytes
 from target.config import TargetConfig
 
 MAX_IN_CHUNK = 128
-"""Largest chunk of pixels (cells) NCHW -> NC1HWC0 puts through the cube at once."""
+"""Largest chunk of pixels NCHW -> NC1HWC0 puts through the cube at once."""
 MAX_OUT_CHUNK = 256
 """Largest chunk of pixels NC1HWC0 -> ND puts through the cube at once."""
 
@@ -135,30 +146,49 @@ def _space_to_depth_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTi
     stride = op.map_view.slice_stride.data
 
     def cycles(mc: int) -> int:
-        kp = s * mc
+        products, pitch, kb = space_to_depth_geometry(op, mc)
+        kp = s * SPACE_TO_DEPTH_CELLS
         runs = row_runs(rows, cols, mc)
         cores = _cores_for(rows * max(cols // mc, 1), config)
 
         def chunk(cells: int) -> int:
             pixels = -(-cells * s // k0) * k0
-            load = s * copy_cycles(config, "gm", "ub", ([c, pixels], [kp, 1], [h * w, 1]), es, es, cores)
-            fill = sum(copy_cycles(config, "ub", "l1", ([n, pixels // k0, k0], [step * k0, 16 * k0, 1], [kp, k0, 1]),
-                                   es, es) for n, step in fills)
-            products = s * blocks * (config.dma_cycles("l1_l0b", kp * 16 * es) + config.mmad_cycles(fp, mc, 16, kp))
-            store = blocks * (config.dma_cycles("l0c_ub", mc * 16 * 4) + copy_cycles(
+            load = sum(copy_cycles(config, "gm", "ub", box, es, es, cores) for box in space_to_depth_loads(op, cells, pitch))
+            fill = sum(copy_cycles(config, "ub", "l1", ([n, pixels // k0, k0], [step * k0, 16 * k0, 1],
+                                                        [s * pitch, k0, 1]), es, es) for n, step in fills)
+            used = -(-cells // SPACE_TO_DEPTH_CELLS)
+            products_cycles = s * blocks * (config.dma_cycles("l1_l0b", kb * 16 * es)
+                                            + used * config.mmad_cycles(fp, SPACE_TO_DEPTH_CELLS, 16, kp))
+            store = blocks * (config.dma_cycles("l0c_ub", used * SPACE_TO_DEPTH_CELLS * 16 * 4) + copy_cycles(
                 config, "ub", "gm", ([16 // c0, cells, c0], [stride, c0, 1], [c0, 16, 1]), out_es, out_es, cores))
             # the chunk's rows in UB are free once B is filled from them:
             # the next chunk's loads overlap this one's products and stores
-            return fill + max(load, products + store)
+            return fill + max(load, products_cycles + store)
 
-        once = s * (config.dma_cycles("gm_l1", mc * kp * es, cores) + config.dma_cycles("l1_l0a", mc * kp * es))
+        picks = SPACE_TO_DEPTH_CELLS * kp * es
+        once = s * (config.dma_cycles("gm_l1", picks, cores) + config.dma_cycles("l1_l0a", picks))
         return once + sum(-(-run.count // cores) * chunk(run.size) for run in runs)
 
-    # the s picking matrices [mc, s*mc] together in L0A (nothing else is there)
-    fits = [mc for mc in range(16, MAX_IN_CHUNK + 1, 16) if s * mc * s * mc * es <= config.capacity_bytes["l0a"]]
-    if not fits:
-        raise TilingError(f"no 16-cell chunk's {s} picking matrices fit L0A ({config.capacity_bytes['l0a']} bytes)")
-    best, mc = min((cycles(mc), -mc) for mc in fits)
+    def fits(mc: int) -> bool:
+        """The chunk's buffers: its rows and B's zeros, C and its cast in UB; the B operands in L1,
+        the picking matrices in L1 and L0A; B in L0B, C in L0C."""
+        products, pitch, kb = space_to_depth_geometry(op, mc)
+        picks = s * SPACE_TO_DEPTH_CELLS * s * SPACE_TO_DEPTH_CELLS * es
+        c_elems = products * SPACE_TO_DEPTH_CELLS * 16
+        cap = config.capacity_bytes
+        return (c * s * pitch * es + kb * 16 * es + c_elems * out_es <= cap["ub"] - UB_RESERVE_BYTES
+                and s * blocks * kb * 16 * es + picks <= cap["l1"] and picks <= cap["l0a"]
+                and kb * 16 * es <= cap["l0b"] and c_elems * 4 <= cap["l0c"])
+
+    # chunks of whole products, up to a whole row of cells (its input rows then one DMA)
+    candidates = sorted({min(mc, cols) for mc in range(SPACE_TO_DEPTH_CELLS, max(cols, SPACE_TO_DEPTH_CELLS) + 1,
+                                                       SPACE_TO_DEPTH_CELLS)} | {cols})
+    chunks = [mc for mc in candidates if fits(mc)]
+    if not chunks:
+        raise TilingError(f"no chunk of {SPACE_TO_DEPTH_CELLS} cells fits the buffers (the B operands of {s} x {blocks} "
+                          f"products: {s * blocks * space_to_depth_geometry(op, SPACE_TO_DEPTH_CELLS)[2] * 16 * es} "
+                          f"bytes of L1)")
+    best, mc = min((cycles(mc), -mc) for mc in chunks)
     return TransdataTilingAttr(rows, cols, -mc, _cores_for(rows * max(cols // -mc, 1), config), best)
 
 

@@ -72,22 +72,24 @@ tile.program "halo" {
 // -----
 
 // A space-to-depth (2 x 2 cells, DCR) of an fp32 3 x 8 x 8 image into the
-// fp16 map [1, 12, 4, 4]: two picking matrices (A_dx picks pixel 2j + dx
-// for cell j), one constant each; per cell row the two input rows GM -> UB,
-// B filled on chip for dx = 0 and 1 (channels of dy = 1 four B rows below
-// dy = 0's), the second product accumulating onto the first.
+// fp16 map [1, 12, 4, 4]: two picking matrices of 16 cells (A_dx picks
+// pixel 2j + dx for cell j), one constant each; a chunk is a whole row of
+// cells, so its two input rows GM -> UB are one copy (a burst per channel:
+// the rows lie one after the other); B filled on chip for dx = 0 and 1
+// (channels of dy = 1 four B rows below dy = 0's), the second product
+// accumulating onto the first.
 // ROUND-LABEL: tile.program "space_to_depth"
 // ROUND:       block_size = 2 : i64, mode = "DCR"
 // SELECT-LABEL: tile.program "space_to_depth"
-// SELECT:       tiling = #tile.transdata_tiling<rows = 4, width = 4, chunk = 16, cores = 4, cycles = {{[0-9]+}}>
+// SELECT:       tiling = #tile.transdata_tiling<rows = 4, width = 4, chunk = 4, cores = 4, cycles = {{[0-9]+}}>
 // EXPAND-LABEL: tile.program "space_to_depth"
 // EXPAND:         tile.tensor {name = "space_to_depth_pick0", kind = "constant", {{.*}} type = tensor<1x4x16x8xf32>
 // EXPAND:         tile.tensor {name = "space_to_depth_pick1", kind = "constant", {{.*}} type = tensor<1x4x16x8xf32>
 // EXPAND:         %[[A0:.*]] = tile.alloc {shape = array<i64: 512>, layout = "ZZ", buffers = 1 : i64} : !tile.ref<l0a, f32>
 // EXPAND:         %[[A1:.*]] = tile.alloc {shape = array<i64: 512>, layout = "ZZ", buffers = 1 : i64} : !tile.ref<l0a, f32>
 // EXPAND:         scf.for
-// EXPAND:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 3, 8>, dst_strides = array<i64: 32, 1>, src_strides = array<i64: 64, 1>}
-// EXPAND:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 3, 8>, dst_strides = array<i64: 32, 1>, src_strides = array<i64: 64, 1>}
+// EXPAND:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 3, 16>, dst_strides = array<i64: 16, 1>, src_strides = array<i64: 64, 1>}
+// EXPAND-NOT:       src_strides = array<i64: 64, 1>
 // EXPAND:           tile.at %{{.*}} {offset = 48 : i64} : !tile.ref<l1, f32>
 // EXPAND:           tile.matmul %[[C:.*]], %[[A0]], %{{.*}} {m = 16 : i64, n = 16 : i64, k = 32 : i64}
 // EXPAND:           tile.matmul %[[C]], %[[A1]], %{{.*}} {m = 16 : i64, n = 16 : i64, k = 32 : i64, accumulate}
