@@ -106,6 +106,42 @@ tile.program "space_to_depth" {
 
 // -----
 
+// A chunk of several products: an fp16 3 x 64 x 64 image, 32 rows of 32
+// cells, one row of cells a chunk on each of 32 cores: its two input rows
+// one copy [3, 128], and per dx two products of 16 cells against the same
+// picking matrix, the second on C's and B's next fractals (L0C 256 and
+// L0B 512 elements on), each dx accumulating onto the first.
+// SELECT-LABEL: tile.program "space_to_depth_products"
+// SELECT:       tiling = #tile.transdata_tiling<rows = 32, width = 32, chunk = 32, cores = 32, cycles = {{[0-9]+}}>
+// EXPAND-LABEL: tile.program "space_to_depth_products"
+// EXPAND:         tile.tensor {name = "space_to_depth_pick0", kind = "constant", {{.*}} type = tensor<1x2x16x16xf16>
+// EXPAND:         %[[A0:.*]] = tile.alloc {shape = array<i64: 512>, layout = "ZZ", buffers = 1 : i64} : !tile.ref<l0a, f16>
+// EXPAND:         %[[A1:.*]] = tile.alloc {shape = array<i64: 512>, layout = "ZZ", buffers = 1 : i64} : !tile.ref<l0a, f16>
+// EXPAND:         %[[B:.*]] = tile.alloc {shape = array<i64: 1024>, layout = "ZN", buffers = 1 : i64} : !tile.ref<l0b, f16>
+// EXPAND:         %[[C:.*]] = tile.alloc {shape = array<i64: 512>, layout = "NZ", buffers = 1 : i64} : !tile.ref<l0c, f32>
+// EXPAND:         scf.for
+// EXPAND:           tile.copy %{{.*}}, %{{.*}} {shape = array<i64: 3, 128>, dst_strides = array<i64: 128, 1>, src_strides = array<i64: 4096, 1>}
+// EXPAND:           tile.matmul %[[C]], %[[A0]], %[[B]] {m = 16 : i64, n = 16 : i64, k = 32 : i64}
+// EXPAND:           %[[C1:.*]] = tile.at %[[C]] {offset = 256 : i64}
+// EXPAND:           %[[B1:.*]] = tile.at %[[B]] {offset = 512 : i64}
+// EXPAND:           tile.matmul %[[C1]], %[[A0]], %[[B1]] {m = 16 : i64, n = 16 : i64, k = 32 : i64}
+// EXPAND:           tile.matmul %[[C]], %[[A1]], %[[B]] {m = 16 : i64, n = 16 : i64, k = 32 : i64, accumulate}
+// EXPAND:           %[[C2:.*]] = tile.at %[[C]] {offset = 256 : i64}
+// EXPAND:           %[[B2:.*]] = tile.at %[[B]] {offset = 512 : i64}
+// EXPAND:           tile.matmul %[[C2]], %[[A1]], %[[B2]] {m = 16 : i64, n = 16 : i64, k = 32 : i64, accumulate}
+// EXPAND:           tile.copy %{{.*}}, %[[C]] {shape = array<i64: 512>, dst_strides = array<i64: 1>, src_strides = array<i64: 1>, cast}
+tile.program "space_to_depth_products" {
+  tile.tensor {name = "image", kind = "input", offset = 0 : i64, type = tensor<1x3x64x64xf16>, layout = "ND"}
+  tile.tensor {name = "map", kind = "internal", offset = 24576 : i64, type = tensor<1x1x32x32x16xf16>, layout = "NC1HWC0"}
+  tile.kernel "k" attributes {kind = "transdata", block_dim = 1 : i64} {
+    %x = tile.gm {tensor = "image"} : !tile.ref<gm, f16>
+    %y = tile.gm {tensor = "map"} : !tile.ref<gm, f16>
+    tile.transdata "NCHW" to "NC1HWC0" %x, %y : !tile.ref<gm, f16>, !tile.ref<gm, f16> {map_view = #tile.map_view<shape = [1, 12, 32, 32], origin = 0, slice_stride = 16384, padded_w = 32>, block_size = 2 : i64, mode = "DCR"}
+  }
+}
+
+// -----
+
 // Two fp16 maps out to fp32 graph outputs (20 channels of 5 x 5: one whole
 // 16-channel block and one of 4; 25 pixels, one chunk of 32), the first
 // undoing force_fp16's scale 4: one 16 x 16 identity constant for both
