@@ -22,24 +22,29 @@ from target.simulator import simulate
 MODES = ("force_fp16", "must_keep_origin_dtype")
 
 
-def conv_residual_relu(cin: int, cout: int, size: int, seed: int = 0) -> tuple[onnx.ModelProto, dict, tuple]:
-    """relu(conv1x1(x, w) + b + r): x [1, cin, size, size], r [1, cout, size, size]."""
+def conv_residual_relu(cin: int, cout: int, size: int, seed: int = 0,
+                       residual: bool = True) -> tuple[onnx.ModelProto, dict, tuple]:
+    """relu(conv1x1(x, w) + b + r): x [1, cin, size, size], r [1, cout, size, size]
+    (without `residual`, relu(conv1x1(x, w) + b) and r zeros in the reference)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((1, cin, size, size)).astype(np.float32)
-    r = rng.standard_normal((1, cout, size, size)).astype(np.float32)
+    r = rng.standard_normal((1, cout, size, size)).astype(np.float32) if residual else \
+        np.zeros((1, cout, size, size), np.float32)
     w = (rng.standard_normal((cout, cin, 1, 1)) / np.sqrt(cin)).astype(np.float32)
     b = (rng.standard_normal(cout) * 0.1).astype(np.float32)
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"]), helper.make_node("Add", ["c", "r"], ["s"]),
-             helper.make_node("Relu", ["s"], ["y"])]
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"])]
+    nodes += [helper.make_node("Add", ["c", "r"], ["s"]), helper.make_node("Relu", ["s"], ["y"])] if residual else \
+        [helper.make_node("Relu", ["c"], ["y"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)]
+    if residual:
+        inputs.append(helper.make_tensor_value_info("r", TensorProto.FLOAT, r.shape))
     graph = helper.make_graph(
-        nodes, "conv_residual_relu",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
-         helper.make_tensor_value_info("r", TensorProto.FLOAT, r.shape)],
+        nodes, "conv_residual_relu", inputs,
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, (1, cout, size, size))],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    return model, {"x": x, "r": r}, (x, w, b, r)
+    return model, ({"x": x, "r": r} if residual else {"x": x}), (x, w, b, r)
 
 
 def run(model, feeds, precision):
@@ -96,10 +101,25 @@ def test_conv_over_few_channels_stays_whole():
 
 
 def test_slice_counts():
-    assert slice_counts(128, 512) == [2, 4, 8]  # C1 slices of the input, output channels
-    assert slice_counts(6, 64) == [2, 3, 6]
-    assert slice_counts(128, 500) == []  # outputs not in whole fractals
-    assert slice_counts(1, 64) == []
+    assert slice_counts(128) == [2, 4, 8]  # divisors of the input's C1 slices, at most MAX_SLICES
+    assert slice_counts(6) == [2, 3, 6]
+    assert slice_counts(1) == []
+
+
+@pytest.mark.parametrize("precision", MODES)
+def test_outputs_not_in_whole_fractals_split(precision):
+    """SqueezeNet's classifier, 512 -> 1,000 at 13x13 (+ ReLU): each group's
+    1,000 partial channels take 63 fractals of the workspace (1,008
+    channels), and the sum reads each run from its group's first fractal."""
+    model, feeds, (x, w, b, r) = conv_residual_relu(512, 1000, 13, residual=False)
+    names, result = run(model, feeds, precision)
+    assert [n for n in names if n.endswith("conv_sum")] == ["k1_conv_sum"], names
+    want, size = reference(x, w, b, r)
+    got = result.outputs["y"]
+    if precision == "force_fp16":
+        assert_close(got, want, precision)
+    else:
+        assert_within(got, want, summation_bound(512 + 3, size) + 2 ** -23 * np.abs(want))
 
 
 def test_branch_convs_beside_peers_stay_whole():

@@ -85,11 +85,8 @@ class Split:
     cycles: int
 
 
-def slice_counts(in_slices: int, out_channels: int) -> list[int]:
-    """K run counts to try: divisors of the input's C1 slices; the output in
-    whole 16-channel fractals (each group's channels start a fractal)."""
-    if out_channels % CUBE_CHANNELS:
-        return []
+def slice_counts(in_slices: int) -> list[int]:
+    """K run counts to try: divisors of the input's C1 slices."""
     return [r for r in range(2, MAX_SLICES + 1) if in_slices % r == 0]
 
 
@@ -127,13 +124,16 @@ def _element(conv: ConvOp):
 
 
 def _workspace_views(conv: ConvOp, slices: int) -> tuple[MapViewAttr, list[MapViewAttr]]:
-    """The workspace as the partials' output ([N, R x C_out, H, W], no halo)
-    and as the R maps the sum reads (run r's channels)."""
+    """The workspace as the partials' output ([N, R x C_out, H, W], no halo;
+    each group's channels in whole 16-channel fractals, as the grouped conv
+    writes them: SqueezeNet's 1,000 classes take 1,008) and as the R maps
+    the sum reads (run r's channels)."""
     n, cout, h, w = conv.output_view.dims
+    group = conv.int_("out_fractals") * CUBE_CHANNELS
     c0 = BLOCK_BYTES // elem_bytes(_element(conv))
     slice_stride = h * w * c0
-    whole = MapViewAttr((n, slices * cout, h, w), 0, slice_stride, w)
-    return whole, [MapViewAttr((n, cout, h, w), r * (cout // c0) * slice_stride, slice_stride, w) for r in range(slices)]
+    whole = MapViewAttr((n, slices * group, h, w), 0, slice_stride, w)
+    return whole, [MapViewAttr((n, cout, h, w), r * (group // c0) * slice_stride, slice_stride, w) for r in range(slices)]
 
 
 def _partials_kernel(kernel: t.KernelOp, conv: ConvOp, slices: int, workspace: str) -> t.KernelOp:
@@ -232,7 +232,7 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], s
     name = f"{kernel.sym_name.data}_partials"
     if conv is None or name in taken:
         return None
-    counts = slice_counts(conv.int_("in_slices"), conv.output_view.dims[1])
+    counts = slice_counts(conv.int_("in_slices"))
     if not counts:
         return None
     try:
