@@ -460,7 +460,7 @@ def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:
     def side(names, types, scales):
         return [(gm[n.data][0], ty, sc) for n, ty, sc in zip(names.data, types.data, scales.get_values())]
 
-    body = task.detach_region(task.body)  # the tile program is erased after lowering
+    body = task.detach_region(task.body)  # the tile program is dropped after lowering
     ret = body.block.last_op
     assert isinstance(ret, t.AicpuReturnOp)
     body.block.insert_op_before(npu.AicpuReturnOp(*ret.operands), ret)
@@ -510,5 +510,6 @@ class ConvertTileToNpuPass(ModulePass):
                 assert inner is not None
                 inner.detach()
                 op.body.block.insert_op_before(inner, prog)
+                # dropped, not erased: erasing walks every op of the tile program to unlink
+                # uses that nothing reads again (the program is isolated from above)
                 prog.detach()
-                prog.erase()
