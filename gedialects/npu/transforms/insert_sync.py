@@ -95,7 +95,9 @@ def accesses(op: Operation) -> list[Access]:
     pipe = op.pipe()  # type: ignore[attr-defined]
     f = op.fields() if isinstance(op, npu.NpuInstruction) else {}
     spans: list[tuple[SSAValue, int, bool]] = []
-    if isinstance(op, npu.DmaOp):
+    if isinstance(op, npu.VectorOp):  # most instructions: first
+        spans = op.operand_spans()
+    elif isinstance(op, npu.DmaOp):
         dlen = f["len"] // 2 if f.get("cast_f16") else f["len"]
         slen = f["len"]
         if f.get("pad"):  # the on-chip side of a burst is whole blocks
@@ -120,8 +122,6 @@ def accesses(op: Operation) -> list[Access]:
         es = 2 if isinstance(op.properties["dtype"], Float16Type) else 4
         m, n, k = f["m"], f["n"], f["k"]
         spans = [(op.c, m * n * 4, True), (op.a, m * k * es, False), (op.b, k * n * es, False)]
-    elif isinstance(op, npu.VectorOp):
-        spans = op.operand_spans()
     elif isinstance(op, npu.LoadIndexOp):
         spans = [(op.ptr, op.element_bytes, False)]
     out = []
@@ -150,10 +150,18 @@ class _Body:
             found.append(a)
 
 
+_INSTRUCTION_TYPES: dict[type, bool] = {}
+
+
 def _is_instruction(op: Operation) -> bool:
-    if isinstance(op, npu.LoadIndexOp):
-        return True
-    return isinstance(op, npu.NpuInstruction) and not isinstance(op, npu.FlagOp | npu.PipeBarrierOp)
+    """An instruction whose accesses count (not a flag or barrier), by the op's type (memoised:
+    every op of every body asks, and isinstance against these ABC bases is slow)."""
+    kind = type(op)
+    found = _INSTRUCTION_TYPES.get(kind)
+    if found is None:
+        found = _INSTRUCTION_TYPES[kind] = issubclass(kind, npu.LoadIndexOp) or (
+            issubclass(kind, npu.NpuInstruction) and not issubclass(kind, npu.FlagOp | npu.PipeBarrierOp))
+    return found
 
 
 def _collect(block: Block, known: dict) -> _Body:
