@@ -143,13 +143,31 @@ def _memsets_start_with_their_writers(accesses: list[Access], preds: list[list[i
     """A memset waits for what its tensor's next task waits for: it clears
     the storage for that writer, and must not start while the storage's
     earlier tenants may still be in use (the arena plan put the tensor there
-    for the writer's position in the program, not for its start)."""
+    for the writer's position in the program, not for its start). What the
+    writer waits for through tasks between the two counts too (split-K's sum
+    kernel writes the tensor after the partials kernel, which waits for the
+    tasks before the memset: without them the memset ran on a stream of its
+    own, ordered after nothing, and the arena plan had to keep every earlier
+    tensor live to its position -- SqueezeNet's arena 1.98 -> 6.25 MB)."""
     for m, a in enumerate(accesses):
         if not a.clears:
             continue
         writer = next((j for j in range(m + 1, len(accesses)) if accesses[j].tensors & a.writes), None)
-        if writer is not None:
-            preds[m] = [p for p in preds[writer] if p < m]
+        if writer is None:
+            continue
+        before: set[int] = set()
+        seen: set[int] = set()
+        pending = list(preds[writer])
+        while pending:
+            p = pending.pop()
+            if p in seen or p == m:
+                continue
+            seen.add(p)
+            if p < m:
+                before.add(p)
+            else:  # a task between the memset and the writer: what it waits for
+                pending.extend(preds[p])
+        preds[m] = sorted(before)
 
 
 @dataclass

@@ -69,6 +69,23 @@ def test_every_conflicting_pair_is_ordered_and_retire_is_exact(accesses, max_str
         assert retire == list(range(1, n + 1))
 
 
+def test_a_memset_waits_for_what_its_writer_waits_for_through_tasks_between():
+    """A memset clears tensor c for its writer, the sum kernel of a split conv,
+    which follows the partials kernel: the memset waits for what the partials
+    wait for (the conv's input's writer), so it cannot start while the tasks
+    before it (the storage's earlier tenants) may still run."""
+    access = streams.Access
+    tasks = [access(frozenset({"x"}), frozenset({"a"})),  # 0: a
+             access(frozenset({"a"}), frozenset({"b"})),  # 1: b, the conv's input
+             access(frozenset({"c"}), frozenset({"c"}), clears=True),  # 2: the memset of c
+             access(frozenset({"b"}), frozenset({"p"})),  # 3: partials
+             access(frozenset({"p"}), frozenset({"c"}))]  # 4: the sum writes c
+    preds = streams.dependences(tasks)
+    assert preds[2] == [1]
+    before = streams.happens_before(streams.assign(preds, 4))
+    assert (before[2] >> 1) & 1 and (before[2] >> 0) & 1
+
+
 def test_independent_branches_get_streams_and_a_chain_does_not():
     # x -> a; a -> b; a -> c; b, c -> y (a diamond)
     diamond = [
