@@ -43,8 +43,12 @@ def assign_program(prog: t.ProgramOp, max_streams: int) -> streams.Schedule:
     Under a device-memory limit (tile-fit-device-memory recorded one) the
     arena stays as planned: a task first touching storage another tensor
     used also waits for that tensor's users (`gm_arena.storage_handovers`)."""
-    planned = gm_arena.requests_of(prog)
-    limited = bool(planned) and "device_memory_limit" in mem.memory_summary(prog)  # type: ignore[arg-type]
+    try:
+        summary = mem.memory_summary(prog)  # type: ignore[arg-type]
+    except mem.NoPlanError:  # no arena plan (compile_module(plan_memory=False)): nothing to plan again
+        summary = None
+    planned = summary is not None and bool(gm_arena.requests_of(prog))
+    limited = planned and "device_memory_limit" in summary  # type: ignore[operator]
     schedule = _assign(prog, max_streams, limited)
     if schedule.count > 1 and planned and not limited:  # a planned arena to plan again for the overlap
         summary = gm_arena.replan_recorded(prog)

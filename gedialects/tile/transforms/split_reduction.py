@@ -204,11 +204,10 @@ def _is_memset(kernel: t.KernelOp) -> bool:
     return isinstance(kind, StringAttr) and kind.data == streams.MEMSET
 
 
-def split_program(prog: t.ProgramOp, config: TargetConfig, planned: bool = True) -> int:
-    """Split every kernel of `prog` that gains by it; the number split. With
-    an arena plan (`planned`) the workspaces are annotated for it
-    (`gm_arena.replan` places them); without one each takes fresh GM after
-    every tensor."""
+def split_program(prog: t.ProgramOp, config: TargetConfig) -> int:
+    """Split every kernel of `prog` that gains by it; the number split. The
+    workspaces are annotated for the arena plan (`gm_arena.replan` places
+    them); without a plan each takes fresh GM after every tensor."""
     block = prog.body.block
     tensors = [op for op in block.ops if isinstance(op, t.TensorOp)]
     taken = {op.tensor_name.data for op in tensors}
@@ -231,8 +230,7 @@ def split_program(prog: t.ProgramOp, config: TargetConfig, planned: bool = True)
         end = -(-end // WORKSPACE_ALIGNMENT) * WORKSPACE_ALIGNMENT
         workspace.properties["offset"] = IntegerAttr(end, i64)
         end += gm_arena.slot(nbytes)
-        if planned:  # an annotation without a plan would ask later passes for one
-            gm_arena.annotate(workspace, gm_arena.Request(workspace.tensor_name.data, nbytes))
+        gm_arena.annotate(workspace, gm_arena.Request(workspace.tensor_name.data, nbytes))
         block.insert_op_after(workspace, tensors[-1])
         tensors.append(workspace)
         block.insert_ops_before([split.partials, split.total], kernel)
@@ -260,7 +258,7 @@ class TileSplitReductionPass(ModulePass):
                 summary = {}
             if "device_memory_limit" in summary:
                 continue
-            count = split_program(prog, config, planned=bool(summary))
+            count = split_program(prog, config)
             statistic("split-k-kernels", count, "products whose K was split over the cores")
             if count and summary:  # a planned arena: plan it again with the workspaces
                 gm_arena.replan_recorded(prog)
