@@ -168,6 +168,14 @@ def space_to_depth_loads(op: TransdataOp, cells: int, pitch: int) -> list[Box]:
     return [([c, pixels], [s * pitch, 1], [h * w, 1]) for _ in range(s)]
 
 
+def space_to_depth_fill(op: TransdataOp, channels: int, step: int, pixels: int, pitch: int) -> Box:
+    """A B operand's fill from a chunk's rows in UB: `channels` input
+    channels (`step` B rows apart), `pixels` pixels each, in ZN fractals of
+    k0 pixels."""
+    k0 = BLOCK_BYTES // elem_bytes(_elements(op)[0])
+    return [channels, pixels // k0, k0], [step * k0, 16 * k0, 1], [op.cell * pitch, k0, 1]
+
+
 def build_space_to_depth(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAttr) -> None:
     """NCHW -> the space-to-depth map in NC1HWC0: per cell row, chunk of mc
     cells and block of 16 output channels, for each dx and 16 cells j:
@@ -226,7 +234,7 @@ def build_space_to_depth(kernel_op: t.KernelOp, op: TransdataOp, tiling: Transda
                     first_b = op.out_channel(dy, dx, ins[0], c) - block * 16
                     step = op.out_channel(dy, dx, 1, c) - op.out_channel(dy, dx, 0, c)  # B rows apart
                     kernel.copy(kernel.at(l1b[dx, block], first_b * k0), kernel.at(rows_ub, (ins[0] * s + dy) * pitch),
-                                [len(ins), pixels // k0, k0], [step * k0, 16 * k0, 1], [s * pitch, k0, 1])
+                                *space_to_depth_fill(op, len(ins), step, pixels, pitch))
                 kernel.emit(t.LoadFractalOp(l0b, l1b[dx, block], kb * 16 * es // FRACTAL_BYTES))
                 for j in range(-(-cells // SPACE_TO_DEPTH_CELLS)):  # 16 cells: C's fractal j, B's rows s*16*j on
                     kernel.emit(t.MatmulOp(kernel.at(l0c, j * SPACE_TO_DEPTH_CELLS * 16), l0a[dx],
@@ -343,5 +351,5 @@ def build_rows(kernel_op: t.KernelOp, op: TransdataOp, tiling: TransdataTilingAt
 
 
 __all__ = ["build_from_map", "build_rows", "build_space_to_depth", "build_to_map", "expand_transdata",
-           "from_map_boxes", "rows_boxes", "rows_ub_elements", "space_to_depth_geometry", "space_to_depth_loads",
+           "from_map_boxes", "rows_boxes", "rows_ub_elements", "space_to_depth_fill", "space_to_depth_geometry", "space_to_depth_loads",
            "space_to_depth_picks", "to_map_boxes", "SPACE_TO_DEPTH_CELLS"]

@@ -256,14 +256,15 @@ def plan_conv_split(kernel: t.KernelOp, config: TargetConfig, taken: set[str], s
         if floor >= limit or not conv_within(target, grouped, pads, limit - floor):
             costs.append(f"{slices} runs over {round(limit) - floor} + over {floor}")
             continue
-        sum_tiling = sum_tilings.get((slices, *_sum_key(conv)))
+        key = (slices, *_sum_key(conv))
+        sum_tiling = sum_tilings.get(key)
         if sum_tiling is None:
             try:
                 sum_tiling = select_elementwise_tiling(map_kernel_op(_sum_kernel(kernel, conv, slices, name)),  # type: ignore[arg-type]
                                                        config)
             except TilingError:
                 continue
-            sum_tilings[(slices, *_sum_key(conv))] = sum_tiling
+            sum_tilings[key] = sum_tiling
         if not conv_within(target, grouped, pads, limit - sum_tiling.cycles.data):
             costs.append(f"{slices} runs over {round(limit) - sum_tiling.cycles.data} + {sum_tiling.cycles.data}")
             continue

@@ -29,6 +29,7 @@ from gedialects.tile.transforms.expand_transdata import (
     from_map_boxes,
     rows_boxes,
     rows_ub_elements,
+    space_to_depth_fill,
     space_to_depth_geometry,
     space_to_depth_loads,
     to_map_boxes,
@@ -154,8 +155,8 @@ def _space_to_depth_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTi
         def chunk(cells: int) -> int:
             pixels = -(-cells * s // k0) * k0
             load = sum(copy_cycles(config, "gm", "ub", box, es, es, cores) for box in space_to_depth_loads(op, cells, pitch))
-            fill = sum(copy_cycles(config, "ub", "l1", ([n, pixels // k0, k0], [step * k0, 16 * k0, 1],
-                                                        [s * pitch, k0, 1]), es, es) for n, step in fills)
+            fill = sum(copy_cycles(config, "ub", "l1", space_to_depth_fill(op, n, step, pixels, pitch), es, es)
+                       for n, step in fills)
             used = -(-cells // SPACE_TO_DEPTH_CELLS)
             products_cycles = s * blocks * (config.dma_cycles("l1_l0b", kb * 16 * es)
                                             + used * config.mmad_cycles(fp, SPACE_TO_DEPTH_CELLS, 16, kp))
@@ -181,8 +182,7 @@ def _space_to_depth_tiling(op: TransdataOp, config: TargetConfig) -> TransdataTi
                 and kb * 16 * es <= cap["l0b"] and c_elems * 4 <= cap["l0c"])
 
     # chunks of whole products, up to a whole row of cells (its input rows then one DMA)
-    candidates = sorted({min(mc, cols) for mc in range(SPACE_TO_DEPTH_CELLS, max(cols, SPACE_TO_DEPTH_CELLS) + 1,
-                                                       SPACE_TO_DEPTH_CELLS)} | {cols})
+    candidates = sorted({*range(SPACE_TO_DEPTH_CELLS, cols + 1, SPACE_TO_DEPTH_CELLS), cols})
     chunks = [mc for mc in candidates if fits(mc)]
     if not chunks:
         raise TilingError(f"no chunk of {SPACE_TO_DEPTH_CELLS} cells fits the buffers (the B operands of {s} x {blocks} "
