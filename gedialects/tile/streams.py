@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
@@ -64,25 +64,37 @@ def access_of(task: Operation) -> Access:
     reads: set[str] = set()
     writes: set[str] = set()
     for op in task.walk():
-        if isinstance(op, st.LoadOp | st.GatherOp):
-            reads.add(op.tensor.data)
-        elif isinstance(op, st.StoreOp):
-            writes.add(op.tensor.data)
-        elif isinstance(op, MapKernelOp):  # it writes its outputs and reads every other operand
-            written = written_by(op)
-            for operand in op.operands:
-                name = t.gm_tensor_of(operand)
-                if name is not None:
-                    (writes if operand in written else reads).add(name)
-        elif not isinstance(op, t.GmOp | t.AtOp):  # references, not accesses
-            for i, operand in enumerate(op.operands):
-                name = t.gm_tensor_of(operand)
-                if name is not None:
-                    (writes if isinstance(op, t.CopyOp) and i == 0 else reads).add(name)
+        kind = type(op)
+        if kind in _NAMED_READS:
+            reads.add(op.tensor.data)  # type: ignore[attr-defined]
+        elif kind is st.StoreOp:
+            writes.add(op.tensor.data)  # type: ignore[attr-defined]
+        elif kind is t.GmOp:
+            _reference_accesses(op.result, op.tensor.data, reads, writes)  # type: ignore[attr-defined]
     clears = task.attributes.get("kind") == StringAttr(MEMSET)
     if clears:
         reads |= writes  # it clears bytes the tensor's writers then fill: ordered with them, not beside
     return Access(frozenset(reads), frozenset(writes), clears)
+
+
+_NAMED_READS = frozenset((st.LoadOp, st.GatherOp))
+"""Structured ops that read the GM tensor they name (tile.store writes it)."""
+
+
+def _reference_accesses(ref: SSAValue, name: str, reads: set[str], writes: set[str]) -> None:
+    """Add GM tensor `name` to what the users of `ref` (through tile.at) read
+    or write: a map kernel op writes its outputs and reads every other
+    operand, a tile.copy writes its first operand, any other op reads. (From
+    the references' uses, not by looking at every operand of every op: the
+    kernel's few tile.gm ops lead to all its GM accesses.)"""
+    for use in ref.uses:
+        user = use.operation
+        if isinstance(user, t.AtOp):
+            _reference_accesses(user.result, name, reads, writes)
+        elif isinstance(user, MapKernelOp):
+            (writes if user.operands[use.index] in written_by(user) else reads).add(name)
+        else:
+            (writes if isinstance(user, t.CopyOp) and use.index == 0 else reads).add(name)
 
 
 def rename_tensor(task: Operation, old: str, new: str) -> None:

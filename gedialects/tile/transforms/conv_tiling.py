@@ -243,7 +243,24 @@ def choose_conv_tiling(target: ConvTarget, conv: ConvShape) -> ConvTiling:
     work (`_tile_cycles`), plus instruction issue."""
     tiling = _search(target, conv, math.inf)
     assert tiling is not None  # an unbounded search finds one or raises
+    _learn(target, conv, tiling.cycles, math.nextafter(tiling.cycles, -math.inf))
     return tiling
+
+
+_KNOWN_BOUNDS_MAX = 4096
+_known_bounds: dict[tuple[ConvTarget, ConvShape], tuple[float, float]] = {}
+"""What the searches so far showed of a conv: the cheapest tiling found
+(the cheapest there is after a full search) and the highest bound known to
+have none. Whether a tiling is within a bound is monotone in the bound, so
+split-K's and the stage decision's questions about convs alike (the same
+shape asked with several bounds) are mostly answered from these."""
+
+
+def _learn(target: ConvTarget, conv: ConvShape, cheapest: float, none_upto: float) -> None:
+    if len(_known_bounds) >= _KNOWN_BOUNDS_MAX:
+        _known_bounds.clear()
+    known_cheapest, known_none = _known_bounds.get((target, conv), (math.inf, -math.inf))
+    _known_bounds[target, conv] = (min(cheapest, known_cheapest), max(none_upto, known_none))
 
 
 def conv_tiling_within(target: ConvTarget, conv: ConvShape, bound: float) -> bool:
@@ -251,7 +268,17 @@ def conv_tiling_within(target: ConvTarget, conv: ConvShape, bound: float) -> boo
     The search stops at the first it finds and skips every candidate whose
     tiles' work alone exceeds the bound: cheap when the answer is no (the
     lowering's choice between two forms of a conv, when the other wins)."""
-    return _search(target, conv, math.nextafter(bound, math.inf)) is not None
+    cheapest, none_upto = _known_bounds.get((target, conv), (math.inf, -math.inf))
+    if cheapest <= bound:
+        return True
+    if bound <= none_upto:
+        return False
+    found = _search(target, conv, math.nextafter(bound, math.inf))
+    if found is None:
+        _learn(target, conv, math.inf, bound)
+    else:
+        _learn(target, conv, found.cycles, -math.inf)
+    return found is not None
 
 
 def _search(target: ConvTarget, conv: ConvShape, bound: float) -> ConvTiling | None:
