@@ -67,3 +67,36 @@ def test_no_launch_beats_its_bound(model, precision):
     floors = [(k.name, k.bound, floor(profiled[k.name], CONFIG, 2 if precision == "force_fp16" else 4), k.cycles)
               for k in r.kernels if k.op_type == kind and not k.name.endswith("_sum")]
     assert floors and all(bound <= at_floor <= cycles for _, bound, at_floor, cycles in floors), floors
+
+
+def test_fusion_ceiling_counts_shared_launches_once_per_form(monkeypatch):
+    """benchmarks/roofline.py's bound on fused attention's gain: launches both
+    forms run (known by their model nodes) at their floors, the fused form's
+    own at theirs, the unfused form's own as simulated; a product, its
+    split-K sum kernel and its operands' cast are one launch, its floor the product's."""
+    from types import SimpleNamespace
+
+    def bound(name, op_name, cycles, at_bound):
+        return SimpleNamespace(name=name, op_name=op_name, cycles=cycles, bound=at_bound)
+
+    shared_product = bound("k1_matmul", "/dense/MatMul", 900, 100)
+    fused = SimpleNamespace(kernels=[
+        shared_product, bound("k1_matmul_sum", "/dense/MatMul", 300, 50),
+        bound("k2_layer_norm", "/LayerNorm", 400, 40),
+        bound("k3_attention", "/attn/MatMul;/attn/Softmax", 700, 70),
+        bound("k4_cast", "/qkv/MatMul", 80, 300), bound("k4_matmul", "/qkv/MatMul", 900, 300),
+    ])
+    unfused = SimpleNamespace(kernels=[
+        bound("k1_matmul", "/dense/MatMul", 900, 100), bound("k1_matmul_sum", "/dense/MatMul", 300, 50),
+        bound("k2_layer_norm", "/LayerNorm", 400, 40),
+        bound("k3_matmul", "/attn/MatMul", 500, 60), bound("k4_softmax", "/attn/Softmax", 600, 60),
+    ])
+    floors = {"k1_matmul": 250.0, "k3_matmul": 999.0, "k4_matmul": 400.0}  # k3_matmul is the unfused form's own: as simulated
+    monkeypatch.setitem(roofline_benchmark.PROFILES, roofline_benchmark.BERT_BASE_LAYER,
+                        SimpleNamespace(kernels=[SimpleNamespace(name=n) for n in ("k1_matmul", "k1_matmul_sum", "k2_layer_norm",
+                                                                                     "k3_attention", "k4_cast", "k4_matmul")]))
+    monkeypatch.setattr(roofline_benchmark, "matmul_split_floor", lambda k, config, es: floors[k.name])
+    shared, fused_own, unfused_own = roofline_benchmark.fusion_ceiling(fused, unfused, CONFIG, 2)
+    assert shared == 250.0 + 40  # the product's floor (its sum counted in it) and the layer norm's bound
+    assert fused_own == 70 + 400  # the fused attention kernel at its bound, the product (with its cast) at its floor
+    assert unfused_own == 500 + 600  # the unfused form's own launches as simulated
