@@ -118,6 +118,7 @@ TILE_PASSES = {
     "tile-select-tiling": _lazy("gedialects.tile.transforms.select_tiling", "TileSelectTilingPass"),
     "tile-distribute": _lazy("gedialects.tile.transforms.distribute", "TileDistributePass"),
     "tile-pipeline-buffers": _lazy("gedialects.tile.transforms.pipeline_buffers", "TilePipelineBuffersPass"),
+    "tile-share-alike-kernels": _lazy("gedialects.tile.transforms.share_alike", "TileShareAlikeKernelsPass"),
     "tile-expand-structured": _lazy("gedialects.tile.transforms.expand_structured", "TileExpandStructuredPass"),
     "tile-allocate": _lazy("gedialects.tile.transforms.allocate", "TileAllocatePass"),
     "tile-assign-streams": _lazy("gedialects.tile.transforms.assign_streams", "TileAssignStreamsPass"),

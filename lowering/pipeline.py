@@ -245,6 +245,7 @@ def tile_passes(target: str, max_streams: int = 0, device_memory_limit: int = 0)
     from gedialects.tile.transforms.legalize_math import TileLegalizeMathPass
     from gedialects.tile.transforms.pipeline_buffers import TilePipelineBuffersPass
     from gedialects.tile.transforms.select_tiling import TileSelectTilingPass
+    from gedialects.tile.transforms.share_alike import TileShareAlikeKernelsPass
     from gedialects.tile.transforms.split_reduction import TileSplitReductionPass
 
     fit = [TileFitDeviceMemoryPass(target=target, device_memory_limit=device_memory_limit)] if device_memory_limit else []
@@ -255,6 +256,7 @@ def tile_passes(target: str, max_streams: int = 0, device_memory_limit: int = 0)
         TileSelectTilingPass(target=target),
         TileDistributePass(target=target),
         TilePipelineBuffersPass(target=target),
+        TileShareAlikeKernelsPass(),
         TileExpandStructuredPass(target=target),
         TileAllocatePass(target=target),
         TileAssignStreamsPass(target=target, max_streams=max_streams),

@@ -51,6 +51,7 @@ from gedialects.tile import structured as st
 from gedialects.tile.builder import PIPELINE_ATTR, PONG_PING
 from gedialects.tile.map_kernels import MapKernelOp
 from gedialects.tile.transforms.allocate import buffer_bytes
+from gedialects.tile.transforms.share_alike import ALIKE_ATTR, ALIKE_TENSORS_ATTR
 from lowering.fp16_scaling import MASK_SENTINEL
 
 Index = int | SSAValue
@@ -101,6 +102,7 @@ class KernelTranslator:
         self.addr: dict[t.AllocOp, tuple[int, int]] = {}  # address, bytes per copy
         self.instructions = 0
         self.writes: set[str] = set()  # GM tensors the kernel stores to
+        self.gm_ptrs: dict[Operation, str] = {}  # each npu.ptr into GM, and its tensor
         self.infinities = False  # an immediate has a mask's magnitude (`fp16_scaling.MASK_SENTINEL`)
         self._allocate()
 
@@ -140,15 +142,20 @@ class KernelTranslator:
     def ptr(self, r: Ref, extra: int = 0) -> SSAValue:
         """An npu.ptr to element `extra` past reference `r`."""
         if r.base[0] == "gm":
-            static = self.gm[r.base[1]][0] + (r.off + extra) * r.es
-            end = None
-        else:
-            alloc = r.base[1]
-            base, nbytes = self.addr[alloc]
-            if alloc.buffers.value.data == 2:
-                base += self.parity * nbytes
-            static = base + (r.off + extra) * r.es
-            end = base + (nbytes if r.end is None else min(nbytes, r.end * r.es))
+            tensor = r.base[1]
+            static = self.gm[tensor][0] + (r.off + extra) * r.es
+            if isinstance(r.dyn, int):
+                ptr = self.k.ptr(r.space, static + r.dyn * r.es, tensor=tensor)
+            else:
+                ptr = self.k.ptr(r.space, static, self.imul(r.dyn, r.es), tensor=tensor)
+            self.gm_ptrs[ptr.owner] = tensor  # type: ignore[index]
+            return ptr
+        alloc = r.base[1]
+        base, nbytes = self.addr[alloc]
+        if alloc.buffers.value.data == 2:
+            base += self.parity * nbytes
+        static = base + (r.off + extra) * r.es
+        end = base + (nbytes if r.end is None else min(nbytes, r.end * r.es))
         if isinstance(r.dyn, int):
             return self.k.ptr(r.space, static + r.dyn * r.es)
         return self.k.ptr(r.space, static, self.imul(r.dyn, r.es), None if end is None else end - static)
@@ -431,6 +438,8 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         elements[op.tensor_name.data] = op.type.element_type
         size = max(size, end)
     pb = ProgramBuilder(prog.sym_name.data, gm_size=size, host_size=host_size)
+    translated: dict[str, KernelTranslator] = {}
+    alike: list[tuple[npu.KernelOp, t.KernelOp]] = []  # kernels that take an earlier kernel's code
     for op in tensors:
         kind = op.kind.data
         if kind == "input":
@@ -455,17 +464,15 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         if not isinstance(kop, t.KernelOp):
             continue
         with pb.kernel(kop.sym_name.data) as kb:
-            tr = KernelTranslator(kop, kb, gm, config)
-            tr.run()
-        for name in npu.KERNEL_INFO_KEYS:  # what the tile.kernel says of itself (`writes` comes next)
-            if name in kop.attributes:
-                kb.kernel.attributes[f"ge.{name}"] = kop.attributes[name]
-        # the GM tensors it writes, for the simulator's overflow check
-        kb.kernel.attributes["ge.writes"] = StringAttr(";".join(
-            f"{gm[n][0]}+{gm[n][1]}:{numpy_dtype(elements[n]).name}" for n in sorted(tr.writes)))
-        if tr.infinities:
-            kb.kernel.attributes["ge.infinities"] = StringAttr(npu.INFINITIES_BY_DESIGN)
+            if ALIKE_ATTR in kop.attributes:  # its code comes from the earlier kernel's, below
+                alike.append((kb.kernel, kop))
+            else:
+                tr = translated[kop.sym_name.data] = KernelTranslator(kop, kb, gm, config)
+                tr.run()
+                _describe(kb.kernel, kop, tr.writes, tr.infinities, gm, elements)
         pb.launch(kop.sym_name.data, kop.block_dim.value.data, t.stream_of(kop))
+    for kernel, kop in alike:
+        _copy_alike(kernel, kop, translated, gm, elements)
     module = pb.module()
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
         for op in module.body.block.ops:
@@ -482,6 +489,42 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         for op in module.body.block.ops:
             op.attributes["ge.arena_live_bytes"] = prog.attributes["ge.arena_live_bytes"]
     return module
+
+
+def _describe(kernel: npu.KernelOp, kop: t.KernelOp, writes: set[str], infinities: bool,
+              gm: dict[str, tuple[int, int]], elements: dict[str, Attribute]) -> None:
+    """The npu.kernel's `ge.*` attributes: what the tile.kernel says of itself, the GM
+    tensors it writes (the simulator's overflow check), whether it writes infinities."""
+    for name in npu.KERNEL_INFO_KEYS:  # `writes` comes next
+        if name in kop.attributes:
+            kernel.attributes[f"ge.{name}"] = kop.attributes[name]
+    kernel.attributes["ge.writes"] = StringAttr(";".join(
+        f"{gm[n][0]}+{gm[n][1]}:{numpy_dtype(elements[n]).name}" for n in sorted(writes)))
+    if infinities:
+        kernel.attributes["ge.infinities"] = StringAttr(npu.INFINITIES_BY_DESIGN)
+
+
+def _copy_alike(kernel: npu.KernelOp, kop: t.KernelOp, translated: dict[str, KernelTranslator],
+                gm: dict[str, tuple[int, int]], elements: dict[str, Attribute]) -> None:
+    """Give `kernel` (tile.kernel `kop`, marked by tile-share-alike-kernels)
+    the npu code of the earlier kernel it is alike, each pointer into a GM
+    tensor moved to the same place in its own tensor: by the difference of
+    the two tensors' addresses and of their origins."""
+    earlier = translated[kop.attributes[ALIKE_ATTR].data]  # type: ignore[attr-defined]
+    ours: dict[str, str] = {}
+    moved: dict[str, int] = {}
+    for theirs, pair in kop.attributes[ALIKE_TENSORS_ATTR].data.items():  # type: ignore[attr-defined]
+        name, shift = pair.data[0].data, pair.data[1].value.data
+        ours[theirs] = name
+        moved[theirs] = gm[name][0] - gm[theirs][0] + shift * esize(elements[theirs])
+    code = earlier.k.kernel.body.clone()
+    for old, new in zip(earlier.k.kernel.body.walk(), code.walk()):
+        tensor = earlier.gm_ptrs.get(old)
+        if tensor is not None and moved.get(tensor, 0):  # not moved: a constant the expansion added (one per value)
+            new.properties["offset"] = IntegerAttr(old.offset.value.data + moved[tensor], i64)  # type: ignore[attr-defined]
+    kernel.body.detach_block(kernel.body.block).erase()
+    kernel.body.add_block(code.detach_block(0))
+    _describe(kernel, kop, {ours.get(n, n) for n in earlier.writes}, earlier.infinities, gm, elements)
 
 
 def aicpu_task(task: t.AicpuOp, gm: dict[str, tuple[int, int]]) -> npu.AicpuOp:

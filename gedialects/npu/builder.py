@@ -62,7 +62,7 @@ class KernelBuilder:
         self.entry = kernel.body.block
         self.builder = Builder(InsertPoint.at_end(self.entry))
         self._consts: dict[int, SSAValue] = {}
-        self._static_ptrs: dict[tuple[MemSpace, int], SSAValue] = {}
+        self._static_ptrs: dict[tuple[MemSpace, int, str | None], SSAValue] = {}
         self._computed: dict[Block, dict[tuple, SSAValue]] = {}
 
     def emit(self, op: Operation) -> Operation:
@@ -125,14 +125,17 @@ class KernelBuilder:
 
     def ptr(
         self, space: MemSpace | str, offset: int = 0, dyn: Value | None = None,
-        extent: int | None = None,
+        extent: int | None = None, tensor: str | None = None,
     ) -> SSAValue:
         """A pointer `space[offset + dyn]`, within `extent` bytes of `offset` if given.
         A static one is created once, at the top of the kernel (pointers cost
-        nothing at run time; a kernel names the same buffers over and over)."""
+        nothing at run time; a kernel names the same buffers over and over).
+        `tensor`: the GM tensor it points into; pointers into two tensors are
+        two ops even where the tensors share bytes (one written in place over
+        the other), so each can be moved with its tensor (tile-share-alike-kernels)."""
         space = MemSpace(space)
         if dyn is None:
-            key = (space, offset)
+            key = (space, offset, tensor)
             if key not in self._static_ptrs:
                 op = npu.PtrOp.at(space, offset)
                 if self._static_ptrs:  # in the order they are first used, after the index constants
@@ -145,7 +148,7 @@ class KernelBuilder:
                 self._static_ptrs[key] = op.result
             return self._static_ptrs[key]
         dyn = self.value(dyn)  # an equal pointer already in the block is reused, as index ops are
-        return self._once((space, offset, dyn, extent), lambda: npu.PtrOp.at(space, offset, dyn, extent))
+        return self._once((space, offset, dyn, extent, tensor), lambda: npu.PtrOp.at(space, offset, dyn, extent))
 
     @contextmanager
     def loop(self, lb: Value, ub: Value, step: Value = 1) -> Iterator[SSAValue]:

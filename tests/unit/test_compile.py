@@ -36,8 +36,8 @@ def test_ge_compile_om_runs_and_matches_onnxruntime(squeezenet, tmp_path, capsys
         "04-plan-memory.mlir", "05-map-unbatch.mlir", "06-space-to-depth.mlir", "07-partition.mlir",
         "08-assign-layouts.mlir", "09-graph-to-tile.mlir", "10-tile-legalize-math.mlir",
         "11-tile-split-reduction.mlir", "12-tile-select-tiling.mlir", "13-tile-distribute.mlir",
-        "14-tile-pipeline-buffers.mlir", "15-tile-expand-structured.mlir", "16-tile-allocate.mlir",
-        "17-tile-assign-streams.mlir", "18-tile-to-npu.mlir", "19-npu-insert-sync.mlir",
+        "14-tile-pipeline-buffers.mlir", "15-tile-share-alike-kernels.mlir", "16-tile-expand-structured.mlir",
+        "17-tile-allocate.mlir", "18-tile-assign-streams.mlir", "19-tile-to-npu.mlir", "20-npu-insert-sync.mlir",
     ]
     program = Program.load(str(om))
     assert program.gm_size > 0

@@ -61,6 +61,7 @@ from gedialects.tile.transforms.expand_gemm import expand_gemm
 from gedialects.tile.transforms.expand_pool import expand_pool
 from gedialects.tile.transforms.expand_transdata import expand_transdata
 from gedialects.tile.transforms.map_body import MapBodyEmitter
+from gedialects.tile.transforms.share_alike import ALIKE_ATTR
 from gedialects.tile.transforms.ub_buffers import (
     STAGE_UB_SHARE,
     Buffer,
@@ -832,8 +833,11 @@ class TileExpandStructuredPass(ModulePass):
 
         capacities = dict(load_target(self.target).capacity_bytes)
         for kernel, map_op in list(map_kernels(op)):
-            MAP_KERNEL_EXPANSIONS[type(map_op)](kernel, map_op, tiling_of(kernel, map_op))
+            if ALIKE_ATTR not in kernel.attributes:  # it takes an earlier kernel's code (tile-share-alike-kernels)
+                MAP_KERNEL_EXPANSIONS[type(map_op)](kernel, map_op, tiling_of(kernel, map_op))
         for kernel, tiling in list(st.tiled_kernels(op)):
+            if ALIKE_ATTR in kernel.attributes:
+                continue
             try:
                 expand_kernel(kernel, tiling, capacities)
             except TilingError as e:
