@@ -26,7 +26,7 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, StringAttr, SymbolRefAttr, i64
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
@@ -439,7 +439,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         size = max(size, end)
     pb = ProgramBuilder(prog.sym_name.data, gm_size=size, host_size=host_size)
     translated: dict[str, KernelTranslator] = {}
-    alike: list[tuple[npu.KernelOp, t.KernelOp]] = []  # kernels that take an earlier kernel's code
+    alike: list[tuple[npu.KernelOp, t.KernelOp]] = []  # kernels that run an earlier kernel's code
     for op in tensors:
         kind = op.kind.data
         if kind == "input":
@@ -464,7 +464,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         if not isinstance(kop, t.KernelOp):
             continue
         with pb.kernel(kop.sym_name.data) as kb:
-            if ALIKE_ATTR in kop.attributes:  # its code comes from the earlier kernel's, below
+            if ALIKE_ATTR in kop.attributes:  # the earlier kernel's code, moved (below)
                 alike.append((kb.kernel, kop))
             else:
                 tr = translated[kop.sym_name.data] = KernelTranslator(kop, kb, gm, config)
@@ -472,7 +472,7 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
                 _describe(kb.kernel, kop, tr.writes, tr.infinities, gm, elements)
         pb.launch(kop.sym_name.data, kop.block_dim.value.data, t.stream_of(kop))
     for kernel, kop in alike:
-        _copy_alike(kernel, kop, translated, gm, elements)
+        _alike(kernel, kop, translated, gm, elements)
     module = pb.module()
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
         for op in module.body.block.ops:
@@ -504,26 +504,28 @@ def _describe(kernel: npu.KernelOp, kop: t.KernelOp, writes: set[str], infinitie
         kernel.attributes["ge.infinities"] = StringAttr(npu.INFINITIES_BY_DESIGN)
 
 
-def _copy_alike(kernel: npu.KernelOp, kop: t.KernelOp, translated: dict[str, KernelTranslator],
-                gm: dict[str, tuple[int, int]], elements: dict[str, Attribute]) -> None:
-    """Give `kernel` (tile.kernel `kop`, marked by tile-share-alike-kernels)
-    the npu code of the earlier kernel it is alike, each pointer into a GM
-    tensor moved to the same place in its own tensor: by the difference of
-    the two tensors' addresses and of their origins."""
-    earlier = translated[kop.attributes[ALIKE_ATTR].data]  # type: ignore[attr-defined]
+def _alike(kernel: npu.KernelOp, kop: t.KernelOp, translated: dict[str, KernelTranslator],
+           gm: dict[str, tuple[int, int]], elements: dict[str, Attribute]) -> None:
+    """Make `kernel` (tile.kernel `kop`, marked by tile-share-alike-kernels)
+    `alike` the earlier kernel: its code, each pointer into a GM tensor moved
+    to the same place in its own tensor, by the difference of the two
+    tensors' addresses and of their origins (`moves`; the earlier kernel's
+    GM pointers name their tensors)."""
+    source = kop.attributes[ALIKE_ATTR].data  # type: ignore[attr-defined]
+    earlier = translated[source]
     ours: dict[str, str] = {}
-    moved: dict[str, int] = {}
+    moves: dict[str, int] = {}
     for theirs, pair in kop.attributes[ALIKE_TENSORS_ATTR].data.items():  # type: ignore[attr-defined]
         name, shift = pair.data[0].data, pair.data[1].value.data
         ours[theirs] = name
-        moved[theirs] = gm[name][0] - gm[theirs][0] + shift * esize(elements[theirs])
-    code = earlier.k.kernel.body.clone()
-    for old, new in zip(earlier.k.kernel.body.walk(), code.walk()):
-        tensor = earlier.gm_ptrs.get(old)
-        if tensor is not None and moved.get(tensor, 0):  # not moved: a constant the expansion added (one per value)
-            new.properties["offset"] = IntegerAttr(old.offset.value.data + moved[tensor], i64)  # type: ignore[attr-defined]
-    kernel.body.detach_block(kernel.body.block).erase()
-    kernel.body.add_block(code.detach_block(0))
+        move = gm[name][0] - gm[theirs][0] + shift * esize(elements[theirs])
+        if move:
+            moves[theirs] = move
+    kernel.properties["alike"] = SymbolRefAttr(source)
+    kernel.properties["moves"] = DictionaryAttr({n: IntegerAttr(v, i64) for n, v in moves.items()})
+    for ptr, tensor in earlier.gm_ptrs.items():
+        ptr.attributes[npu.GM_TENSOR_ATTR] = StringAttr(tensor)
+    # a constant the expansion added (one per value) is not renamed: the same tensor
     _describe(kernel, kop, {ours.get(n, n) for n in earlier.writes}, earlier.infinities, gm, elements)
 
 

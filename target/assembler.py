@@ -151,8 +151,11 @@ def kernel_info(op: Operation) -> dict[str, str]:
 class _KernelAssembler:
     """Turns one npu.kernel body into code."""
 
-    def __init__(self, kernel: npu.KernelOp):
+    def __init__(self, kernel: npu.KernelOp, code: npu.KernelOp | None = None):
+        """`code`: the kernel whose body `kernel` runs when it is `alike` it."""
         self.kernel = kernel
+        self.body = (code or kernel).body.block
+        self.moves = {} if kernel.moves is None else {n: v.value.data for n, v in kernel.moves.data.items()}
         self.init: list[int] = [0, 0, 0]  # zero, block index, block count
         self.regs: dict[SSAValue, int] = {}
         self.ptrs: dict[SSAValue, tuple[MemSpace, int, int]] = {}
@@ -184,7 +187,7 @@ class _KernelAssembler:
         return self.ptrs[value]
 
     def run(self) -> P.Kernel:
-        self.block(self.kernel.body.block.ops)
+        self.block(self.body.ops)
         return P.Kernel(
             name=self.kernel.sym_name.data,
             code=tuple(self.code),
@@ -233,7 +236,14 @@ class _KernelAssembler:
             self.emit(op, (P.LOAD_INDEX, -1, dst, reg, imm, dtype, op.bound.value.data))
         elif isinstance(op, npu.PtrOp):
             reg = 0 if op.dyn is None else self.reg(op.dyn, op)
-            self.ptrs[op.result] = (op.mem_space, reg, op.offset.value.data)
+            offset = op.offset.value.data
+            if self.moves and op.mem_space == MemSpace.GM:  # the code of the kernel this one is alike, moved
+                tensor = op.attributes.get(npu.GM_TENSOR_ATTR)
+                if not isinstance(tensor, StringAttr):
+                    raise AssemblyError(f"{_describe(op)}: @{self.kernel.sym_name.data} runs this code with its GM "
+                                        f"pointers moved, and this one does not name its tensor ({npu.GM_TENSOR_ATTR})")
+                offset += self.moves.get(tensor.data, 0)
+            self.ptrs[op.result] = (op.mem_space, reg, offset)
         elif isinstance(op, scf.ForOp):
             self.for_loop(op)
         elif isinstance(op, npu.NpuInstruction):
@@ -492,6 +502,8 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
             raise AssemblyError(f"the npu program does not verify: {e}") from e
     kernels: list[P.Kernel] = []
     kernel_index: dict[str, int] = {}
+    # the kernels with code of their own, for those alike them
+    bodies = {op.sym_name.data: op for op in prog.body.block.ops if isinstance(op, npu.KernelOp) and op.alike is None}
     inputs, outputs, constants, schedule = [], [], [], []
     tasks: list[P.AicpuTask] = []
     copies: list[P.MemcpyTask] = []
@@ -508,7 +520,12 @@ def assemble(module: ModuleOp | Operation, *, verify: bool = True) -> P.Program:
             )
         elif isinstance(op, npu.KernelOp):
             kernel_index[op.sym_name.data] = len(kernels)
-            kernels.append(_KernelAssembler(op).run())
+            code = None
+            if op.alike is not None:
+                code = bodies.get(op.alike.root_reference.data)
+                if code is None:
+                    raise AssemblyError(f"{_describe(op)}: @{op.alike.root_reference.data} is not a kernel with a body")
+            kernels.append(_KernelAssembler(op, code).run())
         elif isinstance(op, npu.LaunchOp):
             name = op.kernel.root_reference.data
             if name not in kernel_index:

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    DictionaryAttr,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -1508,14 +1509,26 @@ epilogue (tile-split-reduction): the op's second launch, whose work is not
 the op's (the roofline counts the op's bound once, on its partial products)."""
 
 
+GM_TENSOR_ATTR = "ge.tensor"
+"""On an npu.ptr into GM in a kernel another kernel is `alike`: the GM tensor it points into."""
+
+
 @irdl_op_definition
 class KernelOp(IRDLOperation):
     """Code run by every block of a launch; `npu.block_idx` tells blocks apart
-    (discardable `ge.*` attributes: KERNEL_INFO_KEYS)."""
+    (discardable `ge.*` attributes: KERNEL_INFO_KEYS).
+
+    `npu.kernel @k2 alike @k1 moves {x = 4096 : i64}`: no body of its own, it
+    runs @k1's code with every pointer into a GM tensor named in `moves`
+    (by its `ge.tensor`) that many bytes further (the kernels of a network's
+    repeated layers: tile-share-alike-kernels). The assembler builds its
+    code from @k1's, so what runs is what @k1's code moved would be."""
 
     name = "npu.kernel"
 
     sym_name = prop_def(SymbolNameConstraint())
+    alike = opt_prop_def(SymbolRefAttr)
+    moves = opt_prop_def(DictionaryAttr)
     body = region_def("single_block")
 
     traits = traits_def(
@@ -1525,17 +1538,31 @@ class KernelOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_symbol_name(self.sym_name.data)
+        if self.alike is not None:
+            printer.print_string(" alike ")
+            printer.print_symbol_name(self.alike.root_reference.data)
+            printer.print_string(" moves ")
+            printer.print_attribute(self.moves if self.moves is not None else DictionaryAttr({}))
         printer.print_op_attributes(self.attributes, print_keyword=True)
-        printer.print_string(" ")
-        printer.print_region(
-            self.body, print_entry_block_args=False, print_empty_block=False
-        )
+        if self.alike is None:
+            printer.print_string(" ")
+            printer.print_region(
+                self.body, print_entry_block_args=False, print_empty_block=False
+            )
 
     @classmethod
     def parse(cls, parser: Parser) -> KernelOp:
         name = parser.parse_symbol_name().data
+        alike = moves = None
+        if parser.parse_optional_keyword("alike") is not None:
+            alike = parser.parse_symbol_name().data
+            parser.parse_keyword("moves")
+            moves = parser.parse_attribute()
         attrs = parser.parse_optional_attr_dict_with_keyword()
-        op = cls(name, _parse_body(parser))
+        op = cls(name, None if alike is not None else _parse_body(parser))
+        if alike is not None:
+            op.properties["alike"] = SymbolRefAttr(alike)
+            op.properties["moves"] = moves
         if attrs is not None:
             op.attributes.update(attrs.data)
         return op
@@ -1545,6 +1572,30 @@ class KernelOp(IRDLOperation):
             properties={"sym_name": StringAttr(name)},
             regions=[body if body is not None else Region(_new_block())],
         )
+
+    @classmethod
+    def alike_of(cls, name: str, source: str, moves: dict[str, int]) -> KernelOp:
+        """`npu.kernel @name alike @source moves {...}`."""
+        op = cls(name)
+        op.properties["alike"] = SymbolRefAttr(source)
+        op.properties["moves"] = DictionaryAttr({k: IntegerAttr(v, i64) for k, v in moves.items()})
+        return op
+
+    def verify_(self) -> None:
+        if self.alike is None:
+            if self.moves is not None:
+                raise VerifyException(f"npu.kernel @{self.sym_name.data}: moves without alike")
+            return
+        if self.body.block.first_op is not None:
+            raise VerifyException(f"npu.kernel @{self.sym_name.data}: a kernel alike another has no body of its own")
+        if self.moves is None or not all(isinstance(v, IntegerAttr) for v in self.moves.data.values()):
+            raise VerifyException(f"npu.kernel @{self.sym_name.data}: moves are integers (bytes) by GM tensor")
+        source = self.alike.root_reference.data
+        program = self.parent_op()
+        found = None if program is None else next(
+            (op for op in program.regions[0].block.ops if isinstance(op, KernelOp) and op.sym_name.data == source), None)
+        if program is not None and (found is None or found.alike is not None):
+            raise VerifyException(f"npu.kernel @{self.sym_name.data}: @{source} is not a kernel with a body")
 
 
 @irdl_op_definition

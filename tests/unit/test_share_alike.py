@@ -121,3 +121,39 @@ def test_views_shifted_into_a_concat(monkeypatch):
     compiled = compile_module(import_model(_dense_block(), {}, source="dense_block"), "force_fp16")
     assert any(shifts)
     assert not any(name.startswith("ge.alike") for k in outermost(compiled.module, npu.KernelOp) for name in k.attributes)
+
+
+_ALIKE_PROGRAM = """
+npu.program @p gm_size 8192 {{
+  npu.input "x" at 0 : tensor<128xf16>
+  npu.output "y" at 4096 : tensor<128xf16>
+  npu.kernel @first {{
+    %g = npu.ptr gm 0 {tag}
+    %u = npu.ptr ub 0
+    npu.dma mte2 %u, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+    npu.set_flag mte2 -> mte3 event 0
+    npu.wait_flag mte2 -> mte3 event 0
+    %o = npu.ptr gm 4096 {{ge.tensor = "y"}}
+    npu.dma mte3 %o, %u len 256 : !npu.ptr<gm>, !npu.ptr<ub>
+  }}
+  npu.kernel @second alike @first moves {{x = 4096 : i64}}
+  npu.launch @first block_dim 1 stream 0
+}}
+"""
+
+
+def test_an_alike_kernel_runs_the_moved_code():
+    """The assembler builds an alike kernel's code from its source's, each
+    GM pointer into a moved tensor that many bytes further; a pointer that
+    does not name its tensor cannot be moved: an error naming it."""
+    from target.errors import AssemblyError
+    from target.run import parse_npu_mlir
+
+    program = assemble(parse_npu_mlir(_ALIKE_PROGRAM.format(tag='{ge.tensor = "x"}')))
+    first, second = program.kernels
+    assert second.name == "second" and len(second.code) == len(first.code)
+    moved = [(a, b) for a, b in zip(first.code, second.code) if a != b]
+    assert len(moved) == 1  # the load from x, now 4,096 bytes on; the store (its tensor not moved) as it was
+    assert 4096 in moved[0][1] and 4096 not in moved[0][0]
+    with pytest.raises(AssemblyError, match="does not name its tensor"):
+        assemble(parse_npu_mlir(_ALIKE_PROGRAM.format(tag="")))

@@ -536,5 +536,5 @@ class NpuInsertSyncPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for kernel in outermost(op, npu.KernelOp):
-            if not any(isinstance(o, npu.FlagOp) for o in kernel.walk()):
+            if kernel.alike is None and not any(isinstance(o, npu.FlagOp) for o in kernel.walk()):  # alike: its source's flags
                 insert_sync(kernel)

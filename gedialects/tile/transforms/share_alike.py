@@ -1,5 +1,5 @@
 """tile-share-alike-kernels: kernels that differ only in the GM tensors they
-access share one expansion and one translation.
+access share one expansion, one translation and one npu body.
 
 A network repeats its layers: densenet121's dense blocks run the same 3x3
 conv and the same split-K sum kernel a dozen times each, writing into one
@@ -16,11 +16,13 @@ earlier kernel had is marked `alike = "<that kernel>"` with
 `alike_tensors = {its tensor: [this kernel's tensor, origin shift in
 elements]}`, and keeps its structured body (what tile-assign-streams reads
 its GM accesses from). tile-expand-structured leaves it so, and
-convert-tile-to-npu gives it a copy of the earlier kernel's npu code with
-every GM pointer moved by its tensor's difference of base address and
-origin (lowering/tile_to_npu.py): the code a lowering of its own would
-have built, since a kernel's code depends on a tensor's address and origin
-only through their sum (tests/unit/test_share_alike.py compares both)."""
+convert-tile-to-npu makes it `npu.kernel @k alike @first moves {tensor =
+bytes}`: the earlier kernel's code, every GM pointer (which names its
+tensor) moved by its tensor's difference of base address and origin
+(lowering/tile_to_npu.py); the assembler builds its code so. That is the
+code a lowering of its own would have built, since a kernel's code depends
+on a tensor's address and origin only through their sum
+(tests/unit/test_share_alike.py compares the two programs)."""
 
 from __future__ import annotations
 

@@ -934,3 +934,31 @@ npu.program @p gm_size 1024 host_size 1024 {
   }
   npu.memcpy @c d2h gm 0 host 0 bytes 64 stream 0
 }
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+  }
+  // expected-error@+1 {{npu.kernel @k2: @nowhere is not a kernel with a body}}
+  npu.kernel @k2 alike @nowhere moves {x = 64 : i64}
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+  }
+  npu.kernel @k2 alike @k moves {x = 64 : i64}
+  // expected-error@+1 {{npu.kernel @k3: @k2 is not a kernel with a body}}
+  npu.kernel @k3 alike @k2 moves {x = 64 : i64}
+}
+
+// -----
+
+npu.program @p gm_size 1024 {
+  npu.kernel @k {
+  }
+  // expected-error@+1 {{npu.kernel @k2: moves are integers (bytes) by GM tensor}}
+  npu.kernel @k2 alike @k moves {x = "far"}
+}

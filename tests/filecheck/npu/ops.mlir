@@ -184,6 +184,24 @@ npu.program @prog gm_size 65536 {
   npu.launch @k block_dim 8 stream 1
 }
 
+// A kernel alike another: no body, the other's code with its GM pointers
+// into "x" moved 4,096 bytes (they name their tensor).
+// CHECK-LABEL: npu.program @alike gm_size 8192 {
+// CHECK:         npu.kernel @first {
+// CHECK-NEXT:      %{{.*}} = npu.ptr gm 0 {ge.tensor = "x"}
+// CHECK:         npu.kernel @second alike @first moves {x = 4096 : i64} attributes {ge.kind = "elementwise"}{{$}}
+// CHECK-NEXT:    npu.launch @second block_dim 1 stream 0
+npu.program @alike gm_size 8192 {
+  npu.kernel @first {
+    %g = npu.ptr gm 0 {ge.tensor = "x"}
+    %u = npu.ptr ub 0
+    npu.dma mte2 %u, %g len 256 : !npu.ptr<ub>, !npu.ptr<gm>
+  }
+  npu.launch @first block_dim 1 stream 0
+  npu.kernel @second alike @first moves {x = 4096 : i64} attributes {ge.kind = "elementwise"}
+  npu.launch @second block_dim 1 stream 0
+}
+
 // CHECK: dialect_resources
 // CHECK: blob: "0x020000000040003C"
 {-#

@@ -1,12 +1,13 @@
 // tile-share-alike-kernels: a kernel whose code would be an earlier kernel's
 // but for the GM tensors it accesses is marked `alike` (each earlier tensor:
 // its own and the origin shift of its views); tile-expand-structured leaves
-// it structured and convert-tile-to-npu gives it the earlier kernel's npu
-// code with every GM pointer moved by its tensor's difference of address and
-// origin.
+// it structured and convert-tile-to-npu makes it run the earlier kernel's
+// npu code with every GM pointer moved by its tensor's difference of address
+// and origin (`npu.kernel @b alike @a moves {tensor = bytes}`).
 // RUN: ge-opt %s -p tile-select-tiling,tile-distribute,tile-share-alike-kernels | filecheck %s --check-prefix=MARK
 // RUN: ge-opt %s -p ge-tile-opt | filecheck %s --check-prefix=TILE
 // RUN: ge-opt %s -p ge-tile-opt,convert-tile-to-npu | filecheck %s --check-prefix=NPU
+// RUN: ge-opt %s -p ge-tile-opt,convert-tile-to-npu | ge-opt | filecheck %s --check-prefix=NPU
 
 // "second" is "first" on another input (x2 for x, origins alike) writing the
 // other half of the channels of y (its output view 2,048 elements on);
@@ -22,22 +23,19 @@
 // TILE:         tile.elementwise
 // TILE-LABEL: tile.kernel "third"
 // TILE:         scf.for
-// "second"'s npu code is "first"'s: its loads from x2 (4,096 bytes on), its
-// stores at y + 2 x 2,048 bytes.
+// "second" runs "first"'s npu code (whose GM pointers name their tensors)
+// with its loads 4,096 bytes on (x2 for x) and its stores 2 x 2,048 bytes
+// on in y; the assembler builds its code so (tests/unit/test_share_alike.py).
 // NPU-LABEL: npu.kernel @first
-// NPU:         npu.ptr gm 0 + %{{.*}}
+// NPU:         npu.ptr gm 0 + %{{.*}} {ge.tensor = "x"}
 // NPU-NEXT:    npu.dma mte2
 // NPU-NEXT:    npu.vrelu f16
-// NPU-NEXT:    npu.ptr gm 8192 + %{{.*}}
+// NPU-NEXT:    npu.ptr gm 8192 + %{{.*}} {ge.tensor = "y"}
 // NPU-NEXT:    npu.dma mte3
-// NPU-LABEL: npu.kernel @second
-// NPU:         npu.ptr gm 4096 + %{{.*}}
-// NPU-NEXT:    npu.dma mte2
-// NPU-NEXT:    npu.vrelu f16
-// NPU-NEXT:    npu.ptr gm 12288 + %{{.*}}
-// NPU-NEXT:    npu.dma mte3
+// NPU:       npu.kernel @second alike @first moves {x = 4096 : i64, y = 4096 : i64} attributes {ge.kind = "elementwise", ge.writes = "8192+8192:float16"}{{$}}
+// NPU-NEXT:  npu.launch @second
 // NPU-LABEL: npu.kernel @third
-// NPU:         npu.ptr gm 0 + %{{.*}}
+// NPU:         npu.ptr gm 0 + %{{.*}}{{$}}
 // NPU-NEXT:    npu.dma mte2
 // NPU-NEXT:    npu.vexp f16
 tile.program "two_halves" {
