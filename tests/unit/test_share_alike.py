@@ -18,6 +18,7 @@ from gedialects.zoo import onnxruntime_outputs, random_inputs
 from lowering.pipeline import compile_module
 from target.assembler import assemble
 from target.simulator import simulate
+from test_gm_inplace import _bottlenecks  # ResNet-style blocks: alike convs writing over their residuals
 
 
 def _dense_block(layers: int = 3):
@@ -45,29 +46,6 @@ def _dense_block(layers: int = 3):
     graph = helper.make_graph(
         nodes, "dense_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 12, 12])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, channels, 12, 12])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-
-
-def _bottlenecks(blocks: int = 3):
-    """ResNet-style blocks y = relu(conv(relu(conv(x))) + x): alike convs, the
-    residual's conv writing over its residual (gedialects/tile/gm_arena.py)."""
-    rng = np.random.default_rng(7)
-    nodes, inits, prev = [], [], "x"
-    for i in range(blocks):
-        for j in range(2):
-            w = (rng.standard_normal((32, 32, 1, 1)) / 6).astype(np.float32)
-            inits.append(helper.make_tensor(f"w{i}{j}", TensorProto.FLOAT, w.shape, w.ravel()))
-        nodes += [
-            helper.make_node("Conv", [prev, f"w{i}0"], [f"c{i}0"]),
-            helper.make_node("Relu", [f"c{i}0"], [f"r{i}0"]),
-            helper.make_node("Conv", [f"r{i}0", f"w{i}1"], [f"c{i}1"]),
-            helper.make_node("Add", [f"c{i}1", prev], [f"s{i}"]),
-            helper.make_node("Relu", [f"s{i}"], [f"y{i}"]),
-        ]
-        prev = f"y{i}"
-    graph = helper.make_graph(
-        nodes, "bottlenecks", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 32, 14, 14])],
-        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 32, 14, 14])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
