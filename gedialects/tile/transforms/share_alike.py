@@ -50,6 +50,10 @@ INFORMATIONAL = frozenset(("source", "absorbed", "op_type", "in_shapes", "in_for
 built with, already in its constants): not part of its code."""
 
 
+VIEW_PROPERTIES = frozenset(("input_views", "output_view", "residual_view", "stage_views", "output_views"))
+"""The properties `view_operands` reads the views of a conv or map elementwise op from."""
+
+
 def view_operands(op: Operation) -> list[tuple[SSAValue, MapViewAttr]]:
     """The GM operands `op` reads or writes through a map view (each view's
     origin is where the operand's map starts), for the ops whose code
@@ -117,10 +121,13 @@ class _Signature:
             self.op(op)
 
     def op(self, op: Operation) -> None:
-        views = {id(view): v for v, view in view_operands(op)}
-        props = tuple(sorted((name, self.attribute(name, value, views)) for name, value in op.properties.items()))
-        attrs = tuple(sorted((name, self.attribute(name, value, views)) for name, value in op.attributes.items()))
-        self.parts.append((op.name, props, attrs, tuple(self.value(v) for v in op.operands),
+        pairs = view_operands(op)
+        skipped = VIEW_PROPERTIES if pairs else frozenset()
+        props = tuple(sorted((name, self.attribute(name, value)) for name, value in op.properties.items()
+                             if name not in skipped))
+        attrs = tuple(sorted((name, self.attribute(name, value)) for name, value in op.attributes.items()))
+        views = tuple(self.view(v, view) for v, view in pairs)  # by operand, in view_operands' order
+        self.parts.append((op.name, props, attrs, views, tuple(self.value(v) for v in op.operands),
                            tuple(r.type for r in op.results), len(op.regions)))
         for r in op.results:
             self.value(r)
@@ -128,18 +135,19 @@ class _Signature:
             for block in region.blocks:
                 self.block(block)
 
-    def attribute(self, name: str, value: Attribute, views: dict[int, SSAValue]):
+    def attribute(self, name: str, value: Attribute):
         if name == "tensor" and isinstance(value, StringAttr):
             return self.tensor(value.data)
-        if isinstance(value, ArrayAttr):
-            return tuple(self.attribute("", v, views) for v in value.data)
-        if isinstance(value, MapViewAttr) and id(value) in views:
-            gm = t.gm_tensor_of(views[id(value)])
-            if gm is not None and gm in self.view_only:
-                position = self.tensor(gm)
-                origin = value.origin.data - self.first_origin.setdefault(gm, value.origin.data)
-                return ("view", position, value.dims, origin, value.slice_stride.data, value.padded_w.data)
         return value
+
+    def view(self, operand: SSAValue, view: MapViewAttr):
+        """A view of a tensor whose every use goes through a view: its origin
+        from the tensor's first view's (any other view as it is)."""
+        gm = t.gm_tensor_of(operand)
+        if gm is None or gm not in self.view_only:
+            return view
+        origin = view.origin.data - self.first_origin.setdefault(gm, view.origin.data)
+        return ("view", self.tensor(gm), view.dims, origin, view.slice_stride.data, view.padded_w.data)
 
 
 def signature(kernel: t.KernelOp, tensor_ops: dict[str, t.TensorOp]) -> tuple[tuple, list[str], dict[str, int]]:
