@@ -154,8 +154,13 @@ def max_pool(x, kernel, strides, pads, dilations, out_spatial) -> np.ndarray:
     fill = -np.inf if np.issubdtype(x.dtype, np.floating) else np.iinfo(x.dtype).min
     all_pads = _pool_padding(x, pads, kernel, strides, dilations, out_spatial)
     win = _windows(_spatial_pad(x, all_pads, fill), kernel, strides, dilations, out_spatial)
-    n = len(kernel)
-    return win.max(axis=tuple(range(-n, 0)))
+    # one maximum per window offset over the whole output: a max over the window axes of the
+    # strided view runs ~10x slower (force_fp16's calibration runs every max pool of the model)
+    offsets = product(*(range(k) for k in kernel))
+    result = win[(Ellipsis, *next(offsets))].copy()
+    for offset in offsets:
+        np.maximum(result, win[(Ellipsis, *offset)], out=result)
+    return result
 
 
 def avg_pool(
