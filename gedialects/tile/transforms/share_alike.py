@@ -69,8 +69,9 @@ def view_operands(op: Operation) -> list[tuple[SSAValue, MapViewAttr]]:
 
 
 class _Signature:
-    """A kernel's signature (`key`) and, per GM tensor in order of first
-    use, its name and the origin of its first view (`tensors`)."""
+    """A kernel's signature (`key`), its GM tensors' positions by first use
+    (`position`) and the origin of each view-only tensor's first view
+    (`first_origin`)."""
 
     def __init__(self, kernel: t.KernelOp, tensor_ops: dict[str, t.TensorOp]):
         self.tensor_ops = tensor_ops
@@ -86,16 +87,17 @@ class _Signature:
 
     @staticmethod
     def _view_only(kernel: t.KernelOp) -> set[str]:
-        """GM tensors every use of which goes through a map view (their origins may shift)."""
-        through_views: set[SSAValue] = set()
+        """GM tensors every use of which goes through a map view (their origins may shift):
+        each of their tile.gm references is an operand only where it has a view."""
+        view_uses: dict[SSAValue, int] = {}
         for op in kernel.walk():
-            through_views.update(v for v, _ in view_operands(op))
+            for v, _ in view_operands(op):
+                view_uses[v] = view_uses.get(v, 0) + 1
         names: dict[str, bool] = {}
         for op in kernel.walk():
             if isinstance(op, t.GmOp):
                 name = op.tensor.data
-                names[name] = names.get(name, True) and all(
-                    use.operation.operands[use.index] in through_views for use in op.result.uses)
+                names[name] = names.get(name, True) and view_uses.get(op.result, 0) == sum(1 for _ in op.result.uses)
             elif isinstance(op, st.LoadOp | st.GatherOp | st.StoreOp):
                 names[op.tensor.data] = False
         return {name for name, only in names.items() if only}
