@@ -304,6 +304,7 @@ def _search(target: ConvTarget, conv: ConvShape, bound: float) -> ConvTiling | N
     cores = target.config.cube_cores
 
     best, best_cost = None, bound
+    windows: dict[int, BandWindow] = {}
     for tile_fractals in [x for x in range(1, n1 + 1) if n1 % x == 0 and x <= max_tile_fractals]:
         ub_rows = (cap["ub"] - UB_RESERVE_BYTES) // ((2 if conv.residual else 1) * tile_fractals * CUBE_CHANNELS * F32_BYTES)
         l0c_rows = cap["l0c"] // (tile_fractals * CUBE_CHANNELS * F32_BYTES)
@@ -318,7 +319,9 @@ def _search(target: ConvTarget, conv: ConvShape, bound: float) -> ConvTiling | N
         weight_bytes = conv.in_slices * taps * tile_fractals * FRACTAL_BYTES  # one block's, per tile
         for chunk_rows, chunk_m, per_row in chunkings:
             for band_rows in [m * chunk_rows for m in range(1, oh // chunk_rows + 1) if (oh // chunk_rows) % m == 0]:
-                window = band_window(conv, band_rows)
+                window = windows.get(band_rows)
+                if window is None:  # the same band heights come back for every tile width
+                    window = windows[band_rows] = band_window(conv, band_rows)
                 band_bytes = conv.in_slices * window.count * in_w * c0 * es
                 if band_bytes + weight_bytes > cap["l1"]:  # the band's input and the block's weights
                     continue
