@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from gedialects.instrumentation import statistic
 from gedialects.tile import ops as t
 from gedialects.tile import structured as st
 from gedialects.tile.conv import ConvOp, MapViewAttr
@@ -196,4 +197,4 @@ class TileShareAlikeKernelsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for prog in outermost(op, t.ProgramOp):
-            share_alike_kernels(prog)
+            statistic("kernels-alike", share_alike_kernels(prog), "kernels that take an earlier kernel's code")

@@ -5,6 +5,7 @@
 // npu code with every GM pointer moved by its tensor's difference of address
 // and origin (`npu.kernel @b alike @a moves {tensor = bytes}`).
 // RUN: ge-opt %s -p tile-select-tiling,tile-distribute,tile-share-alike-kernels | filecheck %s --check-prefix=MARK
+// RUN: ge-opt %s -p tile-select-tiling,tile-distribute,tile-share-alike-kernels --mlir-pass-statistics 2>&1 >/dev/null | filecheck %s --check-prefix=STATS
 // RUN: ge-opt %s -p ge-tile-opt | filecheck %s --check-prefix=TILE
 // RUN: ge-opt %s -p ge-tile-opt,convert-tile-to-npu | filecheck %s --check-prefix=NPU
 // RUN: ge-opt %s -p ge-tile-opt,convert-tile-to-npu | ge-opt | filecheck %s --check-prefix=NPU
@@ -15,6 +16,9 @@
 // MARK:      tile.kernel "first" attributes {kind = "elementwise", tiling = #tile.elementwise_tiling<{{.*}}>, block_dim = 16 : i64}
 // MARK:      tile.kernel "second" attributes {kind = "elementwise", tiling = #tile.elementwise_tiling<{{.*}}>, alike = "first", alike_tensors = {x = ["x2", 0 : i64], y = ["y", 2048 : i64]}, block_dim = 16 : i64}
 // MARK:      tile.kernel "third" attributes {kind = "elementwise", tiling = #tile.elementwise_tiling<{{.*}}>, block_dim = 16 : i64}
+// STATS:      tile-share-alike-kernels
+// STATS-NEXT:   (S) 26 ops (was 26)
+// STATS-NEXT:   (S) 1 kernels-alike - kernels that take an earlier kernel's code
 // The expansion writes the loops of "first" and "third" only.
 // TILE-LABEL: tile.kernel "first"
 // TILE:         scf.for
