@@ -155,6 +155,8 @@ class _KernelAssembler:
         """`code`: the kernel whose body `kernel` runs when it is `alike` it."""
         self.kernel = kernel
         self.body = (code or kernel).body.block
+        # an alike kernel's instructions are its source's: their locations say so
+        self.code_of = code.sym_name.data if code is not None else ""
         self.moves = {} if kernel.moves is None else {n: v.value.data for n, v in kernel.moves.data.items()}
         self.init: list[int] = [0, 0, 0]  # zero, block index, block count
         self.regs: dict[SSAValue, int] = {}
@@ -178,7 +180,10 @@ class _KernelAssembler:
 
     def emit(self, op: Operation, ins: tuple) -> int:
         self.code.append(ins)
-        self.locs.append((op.name, loc_text(op)))
+        where = loc_text(op)
+        if self.code_of:
+            where = f"{where} (@{self.code_of}'s code)" if where else f"@{self.code_of}'s code"
+        self.locs.append((op.name, where))
         return len(self.code) - 1
 
     def addr(self, value: SSAValue, user: Operation) -> tuple[MemSpace, int, int]:

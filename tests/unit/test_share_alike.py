@@ -135,3 +135,17 @@ def test_an_alike_kernel_runs_the_moved_code():
     assert 4096 in moved[0][1] and 4096 not in moved[0][0]
     with pytest.raises(AssemblyError, match="does not name its tensor"):
         assemble(parse_npu_mlir(_ALIKE_PROGRAM.format(tag="")))
+
+
+def test_an_alike_kernels_errors_say_whose_code_runs():
+    """A simulation error in an alike kernel names the kernel and says the
+    instruction is its source's code (the locations are the source's)."""
+    from target.errors import SimulationError
+    from target.run import parse_npu_mlir
+
+    text = _ALIKE_PROGRAM.format(tag='{ge.tensor = "x"}').replace("moves {x = 4096 : i64}", "moves {x = 8192 : i64}")
+    text = text.replace("  npu.launch @first block_dim 1 stream 0\n",
+                        "  npu.launch @first block_dim 1 stream 0\n  npu.launch @second block_dim 1 stream 0\n")
+    program = assemble(parse_npu_mlir(text))
+    with pytest.raises(SimulationError, match=r"kernel 'second'.*@first's code"):
+        simulate(program, {"x": np.zeros(128, np.float16)}, races="off")
