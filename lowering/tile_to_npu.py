@@ -473,6 +473,9 @@ def lower_program(prog: t.ProgramOp, config) -> ModuleOp:
         pb.launch(kop.sym_name.data, kop.block_dim.value.data, t.stream_of(kop))
     for kernel, kop in alike:
         _alike(kernel, kop, translated, gm, elements)
+    for source in {kop.attributes[ALIKE_ATTR].data for _, kop in alike}:  # type: ignore[attr-defined]
+        for ptr, tensor in translated[source].gm_ptrs.items():  # what the moves apply to
+            ptr.attributes[npu.GM_TENSOR_ATTR] = StringAttr(tensor)
     module = pb.module()
     if "ge.precision_mode" in prog.attributes:  # ge-run --check of an .om picks its tolerance by it
         for op in module.body.block.ops:
@@ -509,8 +512,8 @@ def _alike(kernel: npu.KernelOp, kop: t.KernelOp, translated: dict[str, KernelTr
     """Make `kernel` (tile.kernel `kop`, marked by tile-share-alike-kernels)
     `alike` the earlier kernel: its code, each pointer into a GM tensor moved
     to the same place in its own tensor, by the difference of the two
-    tensors' addresses and of their origins (`moves`; the earlier kernel's
-    GM pointers name their tensors)."""
+    tensors' addresses and of their origins (`moves`; lower_program has the
+    earlier kernel's GM pointers name their tensors)."""
     source = kop.attributes[ALIKE_ATTR].data  # type: ignore[attr-defined]
     earlier = translated[source]
     ours: dict[str, str] = {}
@@ -523,8 +526,6 @@ def _alike(kernel: npu.KernelOp, kop: t.KernelOp, translated: dict[str, KernelTr
             moves[theirs] = move
     kernel.properties["alike"] = SymbolRefAttr(source)
     kernel.properties["moves"] = DictionaryAttr({n: IntegerAttr(v, i64) for n, v in moves.items()})
-    for ptr, tensor in earlier.gm_ptrs.items():
-        ptr.attributes[npu.GM_TENSOR_ATTR] = StringAttr(tensor)
     # a constant the expansion added (one per value) is not renamed: the same tensor
     _describe(kernel, kop, {ours.get(n, n) for n in earlier.writes}, earlier.infinities, gm, elements)
 
