@@ -25,7 +25,7 @@ from pathlib import Path
 import onnx
 
 from gedialects.frontend.onnx_import import import_model
-from gedialects.zoo import LIGHT_MODELS, light_model_path
+from gedialects.zoo import LIGHT_MODELS, light_model_path, light_models_error
 from lowering.pipeline import collector_paused, compile_module
 
 ZOO = Path(__file__).resolve().parents[1] / "tests" / "zoo" / "models"
@@ -50,6 +50,8 @@ def main() -> None:
     ap.add_argument("--zoo", action="store_true", help="every model of tests/zoo/models, dynamo exports included")
     ap.add_argument("--precision-mode", choices=MODES, help="one mode (default: both)")
     args = ap.parse_args()
+    if (error := light_models_error([m for m in args.models if not m.endswith(".onnx")])) is not None:
+        ap.error(error)
     models = args.models or ([str(p) for p in sorted(ZOO.glob("*.onnx"))] if args.zoo else list(LIGHT_MODELS))
     for name in models:
         path = name if name.endswith(".onnx") else light_model_path(name)

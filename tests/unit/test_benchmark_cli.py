@@ -12,7 +12,7 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 @pytest.mark.parametrize("script", ["roofline", "light_models_npu", "compile_time", "simulation_time",
-                                    "compile_memory", "fusion_table"])
+                                    "compile_memory", "fusion_table", "program_digest"])
 def test_a_benchmark_names_an_unknown_model_in_one_line(script):
     """A mistyped model name is a usage error naming it, not a traceback."""
     bench = BENCHMARKS / f"{script}.py"
