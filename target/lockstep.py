@@ -444,7 +444,7 @@ class LockstepRun(KernelRun):
             for j, r in enumerate(c.row_list):
                 views = self.core_rows.row_views[r][code]
                 load3d_copy(views[L1], views[L0A], _at(src, j) // es, _at(dst, j) // es, n_src, idx)
-        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx.index) * es), pc)
+        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, idx.elements * es), pc)
 
     def h_mmad(self, ins, pc, c_addr, a, b, t) -> None:
         dt, m, n, k, acc = ins[8], ins[9], ins[10], ins[11], ins[12]

@@ -661,7 +661,7 @@ class KernelRun:
         idx = im2col_index(*ins[8:22], c0)
         view = self.m.f32 if b32 else self.m.f16
         load3d_copy(view[L1], view[L0A], src // es, dst // es, n_src, idx)
-        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, len(idx.index) * es), pc)
+        self.occupy(ins[1], t, self.dma_cost(PATH_L1_L0A, idx.elements * es), pc)
         rd = self.rd
         if rd is not None:
             p = ins[1]
