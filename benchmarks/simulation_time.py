@@ -11,7 +11,12 @@ lock-step (target/lockstep.py; the default when races are off); and
 timing only (lock-step computing no value). The block-by-block runs are
 timed once, lock-step and timing only as the fastest of FAST_REPEAT, after
 one warm-up simulation in lock-step; the ratios are over onnxruntime's
-inference. The last column says whether lock-step's outputs (bit for bit)
+inference. "NumPy value work" is the part of one more lock-step run spent
+inside the instructions' value semantics (target/semantics.py: the cube's
+products, DMA and L1 -> L0 copies, im2col; the vector instructions' NumPy
+calls), timed call by call: what a simulator executing these semantics in
+NumPy spends however little it costs to interpret the program around them.
+The last column says whether lock-step's outputs (bit for bit)
 and every kernel's cycles and counters, and timing-only's counters, equal
 the block-by-block run's.
 """
@@ -19,6 +24,7 @@ the block-by-block run's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import time
 
@@ -29,6 +35,8 @@ from gedialects.frontend.onnx_import import import_model
 from gedialects.zoo import LIGHT_MODELS, light_model_path, light_models_error, random_inputs, with_random_weights
 from lowering.pipeline import DEFAULT_PRECISION, compile_module
 from target.assembler import assemble
+import target.lockstep
+import target.simulator
 from target.simulator import simulate
 
 FAST_REPEAT = 3
@@ -36,8 +44,8 @@ FAST_REPEAT = 3
 single run of a fraction of a second is at the mercy of the VM)."""
 
 COLUMNS = ("model", "npu ops", "npu instructions run", "onnxruntime ms", "race detector s", "block by block s",
-           "lock-step s", "lock-step / onnxruntime", "detector / lock-step", "timing only s",
-           "timing only / onnxruntime", "compile + lock-step ms per 1k npu ops", "identical")
+           "lock-step s", "lock-step / onnxruntime", "detector / lock-step", "NumPy value work s",
+           "NumPy value work / onnxruntime", "timing only s", "timing only / onnxruntime", "compile + lock-step ms per 1k npu ops", "identical")
 
 
 def onnxruntime_ms(model, inputs, repeat: int) -> float:
@@ -65,6 +73,44 @@ def timed(program, inputs, repeat: int = 1, **kw):
     return best, result
 
 
+LOCKSTEP_SEMANTICS = ("mmad", "dma_copy", "load2d_copy", "load3d_copy")
+"""The value semantics lock-step calls by name (target/lockstep.py imports them from target/semantics.py)."""
+
+
+@contextlib.contextmanager
+def semantics_timed(spent: dict[str, float]):
+    """Within: every call of the value semantics a lock-step simulation makes
+    adds its wall time to spent[its name] (the data handlers' semantics
+    functions; "vector": the vector instructions' NumPy parts, as
+    `_vector_compute` builds them)."""
+    def timing(name, func):
+        def timed_call(*args):
+            start = time.perf_counter()
+            func(*args)
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+        return timed_call
+
+    originals = {name: getattr(target.lockstep, name) for name in LOCKSTEP_SEMANTICS}
+    vector_compute = target.simulator._vector_compute
+    for name, func in originals.items():
+        setattr(target.lockstep, name, timing(name, func))
+    target.simulator._vector_compute = lambda *args: timing("vector", vector_compute(*args))
+    try:
+        yield
+    finally:
+        for name, func in originals.items():
+            setattr(target.lockstep, name, func)
+        target.simulator._vector_compute = vector_compute
+
+
+def numpy_value_seconds(program, inputs) -> float:
+    """Seconds one lock-step simulation spends in the value semantics' NumPy calls."""
+    spent: dict[str, float] = {}
+    with semantics_timed(spent):
+        simulate(program, inputs, races="off")
+    return sum(spent.values())
+
+
 def counters(result):
     return [(k.name, k.start, k.cycles, k.instructions, k.busy, k.bytes) for k in result.profile.kernels]
 
@@ -82,11 +128,13 @@ def measure(name: str, precision: str, repeat: int) -> list[str]:
     plain_s, plain = timed(program, inputs, races="off", lockstep=False)
     lockstep_s, fast = timed(program, inputs, FAST_REPEAT, races="off", lockstep=True)
     timing_s, timing = timed(program, inputs, FAST_REPEAT, races="off", timing_only=True)
+    numpy_s = min(numpy_value_seconds(program, inputs) for _ in range(FAST_REPEAT))
     same = counters(plain) == counters(fast) == counters(timing) and all(
         np.array_equal(plain.outputs[k].view(np.uint8), fast.outputs[k].view(np.uint8)) for k in plain.outputs)
     instructions = sum(k.instructions for k in fast.profile.kernels)
     return [name, f"{compiled.npu_ops:,}", f"{instructions:,}", f"{ort_ms:.1f}", f"{detector_s:.2f}", f"{plain_s:.2f}", f"{lockstep_s:.2f}",
-            f"{1e3 * lockstep_s / ort_ms:.0f}x", f"{detector_s / lockstep_s:.1f}x", f"{timing_s:.2f}",
+            f"{1e3 * lockstep_s / ort_ms:.0f}x", f"{detector_s / lockstep_s:.1f}x", f"{numpy_s:.2f}",
+            f"{1e3 * numpy_s / ort_ms:.0f}x", f"{timing_s:.2f}",
             f"{1e3 * timing_s / ort_ms:.1f}x", f"{1e6 * (compile_s + lockstep_s) / compiled.npu_ops:.0f}",
             "yes" if same else "NO"]
 
