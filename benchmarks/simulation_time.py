@@ -112,6 +112,34 @@ def numpy_value_seconds(program, inputs) -> float:
     return sum(spent.values())
 
 
+def numpy_element_costs(n: int = 1 << 20, repeat: int = 20) -> dict[str, float]:
+    """Nanoseconds per element of the NumPy operations fp16 semantics are
+    made of, on this machine (the fastest of `repeat`, outputs preallocated):
+    what bounds the value work of programs that compute in fp16."""
+    from target.semantics import _F16_AS_F32
+
+    rng = np.random.default_rng(0)
+    a16, b16 = (rng.standard_normal(n).astype(np.float16) for _ in range(2))
+    a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
+    out16, out32 = np.empty(n, np.float16), np.empty(n, np.float32)
+    operations = {
+        "fp16 -> fp32 (table)": lambda: _F16_AS_F32.take(a16.view(np.uint16), out=out32, mode="clip"),
+        "fp16 -> fp32 (astype)": lambda: np.copyto(out32, a16),
+        "fp32 -> fp16": lambda: np.copyto(out16, a32, casting="same_kind"),
+        "fp16 add": lambda: np.add(a16, b16, out=out16),
+        "fp32 add": lambda: np.add(a32, b32, out=out32),
+    }
+    costs = {}
+    for name, operation in operations.items():
+        best = float("inf")
+        for _ in range(repeat):
+            start = time.perf_counter()
+            operation()
+            best = min(best, time.perf_counter() - start)
+        costs[name] = 1e9 * best / n
+    return costs
+
+
 def counters(result):
     return [(k.name, k.start, k.cycles, k.instructions, k.busy, k.bytes) for k in result.profile.kernels]
 
@@ -161,6 +189,8 @@ def main() -> None:
         print("  ".join(c.rjust(w) for c, w in zip(COLUMNS, widths)))
         for row in rows:
             print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+    costs = numpy_element_costs()
+    print("NumPy per element on this machine: " + ", ".join(f"{k} {v:.2f} ns" for k, v in costs.items()))
     if any(row[-1] != "yes" for row in rows):
         raise SystemExit("lock-step and block-by-block simulation differ")
 

@@ -40,3 +40,9 @@ def test_every_kind_of_value_work_is_timed_and_the_simulator_restored():
     for name in simulation_time.LOCKSTEP_SEMANTICS:
         assert getattr(target.lockstep, name) is getattr(target.semantics, name)
     assert target.simulator._vector_compute.__module__ == "target.simulator"
+
+
+def test_numpy_element_costs_name_what_fp16_semantics_are_made_of():
+    costs = simulation_time.numpy_element_costs(n=4096, repeat=2)
+    assert set(costs) == {"fp16 -> fp32 (table)", "fp16 -> fp32 (astype)", "fp32 -> fp16", "fp16 add", "fp32 add"}
+    assert all(cost > 0 for cost in costs.values())
