@@ -327,7 +327,7 @@ def with_folded_constants(op: g.GraphOp, dtype: np.dtype, folded: dict[str, tupl
     """`op` rebuilt with operands replaced by new constants in `dtype`:
     {operand: (tag, values)}, each constant named `<node>_<tag>_folded`."""
     name = node_name(op)
-    constants = {operand: materialize(values.astype(dtype), f"{name}_{tag}_folded", op.location)
+    constants = {operand: materialize(values.astype(dtype, copy=False), f"{name}_{tag}_folded", op.location)
                  for operand, (tag, values) in folded.items()}
     fused = rebuild(op, operands={operand: c.results[0] for operand, c in constants.items()})
     return Rewrite([*constants.values(), fused], fused)

@@ -55,16 +55,23 @@ def _folded_conv(conv: g.ConvOp, w: np.ndarray, b: np.ndarray) -> Rewrite:
 
 
 def _weights(conv: g.ConvOp) -> tuple[np.ndarray, np.ndarray]:
+    """The conv's weights as they are and its bias in float64 (zeros without one)."""
     w = constant_value(conv.weight)
     assert w is not None
     cout = w.shape[0]
     b = constant_value(conv.bias) if conv.bias is not None else None
     b64 = np.zeros(cout) if b is None else np.broadcast_to(b.astype(np.float64), (cout,))
-    return w.astype(np.float64), b64
+    return w, b64
 
 
-def _per_out_channel(w: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return w * v.reshape((-1,) + (1,) * (w.ndim - 1))
+def _per_out_channel(conv: g.ConvOp, w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """w * v per output channel, computed in float64 and rounded once to the
+    weights' dtype. NumPy casts block by block inside the multiply, so no
+    weight-sized float64 array exists (ResNet-50's would be 200 MB, and
+    fresh memory is what such a fold mostly spent its time on)."""
+    out = np.empty(w.shape, numpy_dtype(g.element_type_of(conv.weight)))
+    np.multiply(w, v.reshape((-1,) + (1,) * (w.ndim - 1)), out=out, dtype=np.float64, casting="same_kind")
+    return out
 
 
 class ConvBatchnormFusion(FusionRule):
@@ -107,7 +114,7 @@ class ConvBatchnormFusion(FusionRule):
             for v in (bn.scale, bn.bias, bn.mean, bn.var)
         )
         s = scale / np.sqrt(var + bn.float_("epsilon", 1e-5))
-        return _folded_conv(conv, _per_out_channel(w, s), (b - mean) * s + beta)
+        return _folded_conv(conv, _per_out_channel(conv, w, s), (b - mean) * s + beta)
 
 
 class ConvScaleFusion(FusionRule):
@@ -149,7 +156,7 @@ class ConvScaleFusion(FusionRule):
         b = constant_value(conv.bias).astype(np.float64) if conv.bias is not None else np.zeros(cout)  # type: ignore[union-attr]
         if isinstance(user, g.MulOp):
             w, b = _weights(conv)
-            return _folded_conv(conv, _per_out_channel(w, v), b * v)
+            return _folded_conv(conv, _per_out_channel(conv, w, v), b * v)
         b = b - v if isinstance(user, g.SubOp) else b + v
         dtype = numpy_dtype(g.element_type_of(conv.output))
         return with_folded_constants(conv, dtype, {"bias": ("b", b)})
