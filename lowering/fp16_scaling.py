@@ -87,6 +87,10 @@ FP16_SMALLEST_NORMAL = 2.0**-14
 _CHUNK = 1 << 16
 """Elements converted at a time: the temporaries stay in cache and no
 weight-sized one exists (VGG-19's fc6 is 411 MB in fp32)."""
+SUBNORMAL_SHARE = 16
+"""A chunk takes astype when at most 1/16 of it becomes fp16 subnormals
+(or rounds to zero from nonzero): NumPy's ~20x cost on those is then below
+the integer route's extra passes."""
 
 
 def to_fp16(array, saturate: bool = False) -> np.ndarray:
@@ -98,7 +102,7 @@ def to_fp16(array, saturate: bool = False) -> np.ndarray:
     compile). Those are m * 2^-24 with m = |x| * 2^24 rounded to nearest
     even (exact in x's own type, so one rounding, as astype's), stored as
     the bits m with the sign bit. Works on any layout (a transposed view
-    of packed weights), chunk by chunk along the leading dims.
+    of packed weights), in chunks of at most _CHUNK elements.
     `saturate`: finite values beyond fp16's range become +-FP16_MAX
     (saturate_to_fp16)."""
     array = np.asarray(array)
@@ -111,11 +115,23 @@ def to_fp16(array, saturate: bool = False) -> np.ndarray:
     if array.ndim == 0:
         return to_fp16(array.reshape(1), saturate).reshape(())
     out = np.empty(array.shape, np.float16)
+    if array.flags.c_contiguous:  # runs of _CHUNK elements
+        flat, flat_out = array.reshape(-1), out.reshape(-1)
+        for start in range(0, flat.size, _CHUNK):
+            flat_out[start : start + _CHUNK] = _chunk_to_fp16(flat[start : start + _CHUNK], saturate)
+        return out
+    # a strided view: runs of the last leading index whose trailing block is at most _CHUNK
     lead = 0
     while lead < array.ndim and math.prod(array.shape[lead:]) > _CHUNK:
         lead += 1
-    for index in np.ndindex(*array.shape[:lead]):
-        out[index] = _chunk_to_fp16(array[index], saturate)
+    if lead == 0:
+        out[...] = _chunk_to_fp16(array, saturate)
+        return out
+    step = max(1, _CHUNK // max(1, math.prod(array.shape[lead:])))
+    for index in np.ndindex(*array.shape[: lead - 1]):
+        for start in range(0, array.shape[lead - 1], step):
+            run = index + (slice(start, start + step),)
+            out[run] = _chunk_to_fp16(array[run], saturate)
     return out
 
 
@@ -127,7 +143,8 @@ def _chunk_to_fp16(chunk: np.ndarray, saturate: bool) -> np.ndarray:
             chunk = np.where(big, np.copysign(FP16_MAX, chunk), chunk)
             magnitude = np.abs(chunk)
     small = magnitude < FP16_SMALLEST_NORMAL  # NaN is not
-    if not small.any():
+    # zeros convert at full speed; with few values bound for the subnormals, astype is the faster way
+    if np.count_nonzero(small) - np.count_nonzero(magnitude == 0) <= small.size // SUBNORMAL_SHARE:
         return chunk.astype(np.float16)
     result = np.where(small, 0, chunk).astype(np.float16)
     m = np.rint(magnitude[small] * 2.0**24).astype(np.uint16)  # <= 1024: 2^-14 is the smallest normal's bits

@@ -26,21 +26,50 @@ from .context import LoweringContext
 from .planning import CUBE_CHANNELS
 from .registry import lowers
 
-def _place_flat_map_rows(weights: np.ndarray, scale: np.float32, src_shape: tuple, c0: int, out: np.ndarray) -> None:
-    """Weight rows times `scale` (in fp32) for a left operand that is a
-    flattened map read in its NC1HWC0 order, written into `out` (zeros,
-    [C1 * H * W * c0, >= N]): row (c1, pixel, c0) of `out` is row (channel,
-    pixel) of the weights; padded channels stay zero. One C1 slice at a
-    time, with no weight-sized temporary."""
-    _, C, H, W = src_shape
-    C1 = -(-C // c0)
-    N = weights.shape[1]
-    rows = weights.reshape(C, H * W, N)
-    view = out[: C1 * H * W * c0].reshape(C1, H * W, c0, out.shape[1])
-    for c1 in range(C1):
-        width = min(c0, C - c1 * c0)
-        np.multiply(rows[c1 * c0 : c1 * c0 + width].transpose(1, 0, 2), scale, out=view[c1, :, :width, :N],
-                    dtype=np.float32)
+PACK_BLOCK_BYTES = 8 << 20
+"""Bytes of fp32 rows a gemm's weights are scaled in at a time before they
+are converted and put in their fractal order: the only temporaries (a
+weight-sized one is fresh memory the whole compile waits on: VGG-19's fc6
+is 411 MB in fp32)."""
+
+
+def pack_gemm_weights(weights: np.ndarray, scale: np.float32, K1: int, N1: int, k0: int, dtype: type,
+                      flat_src: tuple | None = None) -> np.ndarray:
+    """The right operand x `scale` (in fp32) as the cube's L1 wants it,
+    [K1][N1][16][k0] in `dtype`, zero-padded to whole fractals. `flat_src`
+    (N, C, H, W): the left operand is that map flattened and read in its
+    NC1HWC0 order, so row (c1, pixel, c0) of K is weight row (channel,
+    pixel); its padded channels' rows are zero. Built a block of K rows at a
+    time (one C1 slice of a flattened map): each element scaled in fp32 and
+    converted to `dtype` as packing the whole matrix would, with no
+    weight-sized temporary."""
+    K, N = weights.shape
+    packed = np.empty((K1, N1, CUBE_CHANNELS, k0), dtype)
+    if flat_src is not None:
+        _, C, H, W = flat_src
+        C1, pixels = -(-C // k0), H * W
+        rows = weights.reshape(C, pixels, N)
+        per_block, blocks = pixels, C1  # fractal rows of K per block: a C1 slice's pixels
+    else:
+        per_block = max(1, PACK_BLOCK_BYTES // (k0 * N1 * CUBE_CHANNELS * 4))
+        blocks = -(-K1 // per_block)
+    scaled = np.empty((per_block * k0, N1 * CUBE_CHANNELS), np.float32)
+    for block in range(blocks):
+        first = block * per_block
+        count = min(per_block, K1 - first)
+        chunk = scaled[: count * k0]
+        chunk.fill(0)
+        if flat_src is not None:
+            width = min(k0, C - block * k0)
+            view = chunk.reshape(pixels, k0, N1 * CUBE_CHANNELS)
+            np.multiply(rows[block * k0 : block * k0 + width].transpose(1, 0, 2), scale, out=view[:, :width, :N],
+                        dtype=np.float32)
+        else:
+            k_rows = weights[first * k0 : min(K, (first + count) * k0)]
+            np.multiply(k_rows, scale, out=chunk[: len(k_rows), :N], dtype=np.float32)
+        values = to_fp16(chunk) if dtype == np.float16 else chunk
+        packed[first : first + count] = values.reshape(count, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
+    return packed
 
 
 @lowers(g.GemmOp, g.MatMulOp)
@@ -65,9 +94,8 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
     K, N = weights.shape
     c0, k0 = ctx.c0, ctx.c0  # k0: the K depth of a fractal, one 32-byte block
     scale_in, scale_out = ctx.scale_of(op.operands[0]), ctx.scale_of(op.results[0])
-    # the weights are scaled as they are packed and the fp32 packing released
-    # once its fp16 copy exists: a classifier's weights are most of a CNN's
-    # (VGG-19's fc6: 411 MB in fp32)
+    # the weights are scaled as they are packed, a block of rows at a time
+    # (pack_gemm_weights): a classifier's weights are most of a CNN's
     scale = np.float32(alpha * scale_in / scale_out)
     beta /= scale_out
     flat = a.layout == "FLAT_NC1HWC0"
@@ -76,16 +104,10 @@ def lower_gemm(ctx: LoweringContext, op: Operation) -> None:
         K = -(-C // c0) * H * W * c0
     K1 = -(-K // k0)
     N1 = -(-N // CUBE_CHANNELS)
-    packed = np.zeros((K1 * k0, N1 * CUBE_CHANNELS), np.float32)
-    if flat:
-        _place_flat_map_rows(weights, scale, a.flat_src.shape, c0, packed)
-    else:
-        np.multiply(weights, scale, out=packed[:K, :N], dtype=np.float32)
-    if ctx.fp16:  # converted as laid out, then reordered: `to_fp16` on the reordered view gathered every chunk
-        packed = to_fp16(packed)
-    order = packed.reshape(K1, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
-    wname = ctx.add_constant("gemm_w", np.ascontiguousarray(order))
-    del packed, order
+    packed = pack_gemm_weights(weights, scale, K1, N1, k0, np.float16 if ctx.fp16 else np.float32,
+                               a.flat_src.shape if flat else None)
+    wname = ctx.add_constant("gemm_w", packed)
+    del packed
     bname = None
     if bias is not None:
         padded_bias = np.zeros(N1 * CUBE_CHANNELS, np.float32)

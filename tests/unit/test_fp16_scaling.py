@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
 
@@ -244,10 +245,15 @@ def _fp16_boundaries(dtype) -> np.ndarray:
     return np.concatenate([values, -values])
 
 
-def test_to_fp16_is_astype_bit_for_bit():
+@pytest.mark.parametrize("share", [1, fp16_scaling.SUBNORMAL_SHARE, 10**9], ids=["astype", "chosen", "integers"])
+def test_to_fp16_is_astype_bit_for_bit(monkeypatch, share):
     """The fast conversion of weights to fp16 rounds every value as NumPy's
     astype does, subnormals and their rounding to the smallest normal
-    included, from fp32 and from fp64 (one rounding, not two)."""
+    included, from fp32 and from fp64 (one rounding, not two), by either
+    route: astype itself, or the integer route for values bound for the
+    subnormals (`share` 1 takes astype for every chunk, 10**9 the integer
+    route for every chunk with such a value)."""
+    monkeypatch.setattr(fp16_scaling, "SUBNORMAL_SHARE", share)
     for dtype in (np.float32, np.float64):
         x = _fp16_boundaries(dtype)
         with np.errstate(over="ignore"):
@@ -257,9 +263,12 @@ def test_to_fp16_is_astype_bit_for_bit():
 
 
 def test_to_fp16_keeps_shape_and_order_of_any_view():
-    """Chunked along the leading dims: a transposed (non-contiguous) 4-D view
-    larger than one chunk, a 0-d array and an empty one convert in place."""
+    """In chunks: a transposed (non-contiguous) 4-D view larger than one
+    chunk (runs of its leading index), a contiguous 1-D array of several
+    chunks, a 0-d array and an empty one convert in place."""
     rng = np.random.default_rng(7)
+    flat = (rng.standard_normal(3 * fp16_scaling._CHUNK + 5) * 10.0 ** rng.uniform(-9, 3, 3 * fp16_scaling._CHUNK + 5))
+    np.testing.assert_array_equal(fp16_scaling.to_fp16(flat).view(np.uint16), flat.astype(np.float16).view(np.uint16))
     packed = (rng.standard_normal((8, 40, 33, 16)) * 10.0 ** rng.uniform(-9, 3, (8, 40, 33, 16))).astype(np.float32)
     view = packed.transpose(0, 2, 3, 1)
     got = fp16_scaling.to_fp16(view)
