@@ -45,6 +45,9 @@ def pack_gemm_weights(weights: np.ndarray, scale: np.float32, K1: int, N1: int, 
     weight-sized temporary."""
     K, N = weights.shape
     packed = np.empty((K1, N1, CUBE_CHANNELS, k0), dtype)
+    if weights.T.flags.c_contiguous:  # a Gemm's trans_b: the weights' rows are N
+        _pack_by_output_rows(weights.T, scale, packed, dtype, flat_src)
+        return packed
     if flat_src is not None:
         _, C, H, W = flat_src
         C1, pixels = -(-C // k0), H * W
@@ -70,6 +73,38 @@ def pack_gemm_weights(weights: np.ndarray, scale: np.float32, K1: int, N1: int, 
         values = to_fp16(chunk) if dtype == np.float16 else chunk
         packed[first : first + count] = values.reshape(count, k0, N1, CUBE_CHANNELS).transpose(0, 2, 3, 1)
     return packed
+
+
+def _pack_by_output_rows(rows: np.ndarray, scale: np.float32, packed: np.ndarray, dtype: type,
+                         flat_src: tuple | None) -> None:
+    """pack_gemm_weights for weights stored [N][K] (a Gemm's trans_b), a
+    block of N fractals at a time: their rows read as they lie (reading
+    them as the [K][N] view's rows strides through all of them), K in a
+    row's fractal order (a flattened map's: row (c1, pixel, c0) of K is
+    channel c1 * c0 + c0's pixel), then each block of 16 rows x k0
+    columns moved to its place as 32-byte runs."""
+    N, K = rows.shape
+    K1, N1, _, k0 = packed.shape
+    per_block = max(1, PACK_BLOCK_BYTES // (CUBE_CHANNELS * K1 * k0 * 4))
+    scaled = np.empty((per_block * CUBE_CHANNELS, K1 * k0), np.float32)
+    for first in range(0, N1, per_block):
+        count = min(per_block, N1 - first)
+        chunk = scaled[: count * CUBE_CHANNELS]
+        chunk.fill(0)
+        source = rows[first * CUBE_CHANNELS : min(N, (first + count) * CUBE_CHANNELS)]
+        if flat_src is None:
+            np.multiply(source, scale, out=chunk[: len(source), :K], dtype=np.float32)
+        else:
+            _, C, H, W = flat_src
+            pixels = H * W
+            view = chunk.reshape(count * CUBE_CHANNELS, K1 // pixels, pixels, k0)
+            channels = source.reshape(len(source), C, pixels)
+            for c1 in range(K1 // pixels):
+                width = min(k0, C - c1 * k0)
+                np.multiply(channels[:, c1 * k0 : c1 * k0 + width].transpose(0, 2, 1), scale,
+                            out=view[: len(source), c1, :, :width], dtype=np.float32)
+        values = to_fp16(chunk) if dtype == np.float16 else chunk
+        packed[:, first : first + count] = values.reshape(count, CUBE_CHANNELS, K1, k0).transpose(2, 0, 1, 3)
 
 
 @lowers(g.GemmOp, g.MatMulOp)
