@@ -273,7 +273,8 @@ def _activation_and_weight_max(op) -> tuple[SSAValue, float]:
     if w is None or not w.size:
         return x, 0.0
     alpha = op.float_("alpha", 1.0) if isinstance(op, g.GemmOp) else 1.0
-    return x, float(np.max(np.abs(w))) * abs(alpha)
+    # max |w| without a weight-sized |w| (zfnet512's fc6 is 300 MB in fp32); NaN propagates as np.abs's would
+    return x, float(np.maximum(np.max(w), -np.min(w))) * abs(alpha)
 
 
 def _fit_weights(fn: func.FuncOp, classes: _Classes, scale: dict, fixed: set) -> None:
@@ -281,11 +282,10 @@ def _fit_weights(fn: func.FuncOp, classes: _Classes, scale: dict, fixed: set) ->
     take them past WEIGHT_LIMIT (the output class's scale was set by a larger
     member than this op's own result), raise the output class's scale.
     Raising a scale only lowers stored values; repeat until nothing moves."""
-    absorbers = [op for op in fn.body.block.ops if isinstance(op, ABSORBING)]
+    absorbers = [(op, *_activation_and_weight_max(op)) for op in fn.body.block.ops if isinstance(op, ABSORBING)]
     for _ in range(len(absorbers) + 1):
         moved = False
-        for op in absorbers:
-            x, weight_max = _activation_and_weight_max(op)
+        for op, x, weight_max in absorbers:
             rin, rout = classes.find(x), classes.find(op.results[0])
             need = scale[rin] * weight_max / WEIGHT_LIMIT
             if rin is not rout and rout not in fixed and need > scale[rout]:

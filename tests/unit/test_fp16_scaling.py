@@ -120,6 +120,21 @@ def test_weights_stay_in_range_when_a_class_is_dominated_elsewhere():
     assert scales[last.input] / scales[last.output] * 1.0 <= fp16_scaling.WEIGHT_LIMIT
 
 
+def test_the_largest_weight_counts_negative_and_non_finite_values():
+    """A product's largest |weight| (read without a weight-sized |w|) is the
+    most negative weight's magnitude when that is the larger, and inf or NaN
+    when a weight is."""
+    def weight_max(w):
+        fn = _fn([helper.make_node("Conv", ["x", "w"], ["y"])], {"w": w}, [1, 2, 4, 4], ["y"])
+        conv = next(op for op in fn.body.block.ops if isinstance(op, g.ConvOp))
+        return fp16_scaling._activation_and_weight_max(conv)[1]
+
+    w = np.array([0.5, -3.0, 2.0, 1.0], np.float32).reshape(2, 2, 1, 1)
+    assert weight_max(w) == 3.0
+    assert weight_max(np.where(w < 0, -np.inf, w).astype(np.float32)) == np.inf
+    assert np.isnan(weight_max(np.where(w < 0, np.nan, w).astype(np.float32)))
+
+
 def test_calibration_is_deterministic_and_seeded_apart_from_run_inputs():
     fn = next(op for op in parse_module(GROW).body.block.ops if isinstance(op, func.FuncOp))
     assert calibrate(fn) == calibrate(fn)
