@@ -68,7 +68,9 @@ CALIBRATION_SEED = 20240229
 def holds_mask_sentinel(values) -> bool:
     """Some of the values are finite stand-ins for infinity (torch's
     finfo(f32).min in a mask)."""
-    a = np.asarray(values, dtype=np.float64)
+    a = np.asarray(values)
+    a = a[tuple(0 if stride == 0 else slice(None) for stride in a.strides)]  # a broadcast's distinct values
+    a = np.asarray(a, dtype=np.float64)
     with np.errstate(invalid="ignore"):
         return bool((np.isfinite(a) & (np.abs(a) >= MASK_SENTINEL)).any())
 

@@ -304,3 +304,17 @@ def test_saturate_to_fp16_clamps_finite_values_only():
         want = np.where(np.isfinite(x) & (np.abs(x) > 65504), np.sign(x) * 65504, x).astype(np.float16)
     np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
     assert fp16_scaling.saturate_to_fp16(np.array([70000, -3, 2049], np.int64)).tolist() == [65504, -3, 2048]
+
+
+def test_mask_sentinels_are_found_in_broadcast_constants_without_expanding_them():
+    """A fill's value is a zero-stride view of one number; whether it holds a
+    mask's finfo(f32).min is read from that number (a fill of a classifier's
+    shape is hundreds of MB whole)."""
+    sentinel = np.finfo(np.float32).min
+    huge = (1 << 20, 1 << 20)  # 4 TB were it expanded
+    assert fp16_scaling.holds_mask_sentinel(np.broadcast_to(np.float32(sentinel), huge))
+    assert not fp16_scaling.holds_mask_sentinel(np.broadcast_to(np.float32(-3e4), huge))
+    assert not fp16_scaling.holds_mask_sentinel(np.broadcast_to(np.float32(np.inf), huge))
+    row = np.array([0.0, sentinel, 1.0], np.float32)
+    assert fp16_scaling.holds_mask_sentinel(np.broadcast_to(row, (1 << 20, 3)))
+    assert fp16_scaling.holds_mask_sentinel(np.float32(sentinel)) and not fp16_scaling.holds_mask_sentinel(2.0)
