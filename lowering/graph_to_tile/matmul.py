@@ -79,10 +79,10 @@ def _pack_by_output_rows(rows: np.ndarray, scale: np.float32, packed: np.ndarray
                          flat_src: tuple | None) -> None:
     """pack_gemm_weights for weights stored [N][K] (a Gemm's trans_b), a
     block of N fractals at a time: their rows read as they lie (reading
-    them as the [K][N] view's rows strides through all of them), K in a
-    row's fractal order (a flattened map's: row (c1, pixel, c0) of K is
-    channel c1 * c0 + c0's pixel), then each block of 16 rows x k0
-    columns moved to its place as 32-byte runs."""
+    them as the [K][N] view's rows strides through all of them), each put
+    in K's fractal order (a flattened map's: row (c1, pixel, cc) of K is
+    channel c1 * k0 + cc at that pixel), then each block of 16 rows x k0
+    columns moved to its place as a run of k0 elements."""
     N, K = rows.shape
     K1, N1, _, k0 = packed.shape
     per_block = max(1, PACK_BLOCK_BYTES // (CUBE_CHANNELS * K1 * k0 * 4))
