@@ -104,12 +104,12 @@ def semantics_timed(spent: dict[str, float]):
         target.simulator._vector_compute = vector_compute
 
 
-def numpy_value_seconds(program, inputs) -> float:
-    """Seconds one lock-step simulation spends in the value semantics' NumPy calls."""
+def numpy_value_seconds(program, inputs) -> dict[str, float]:
+    """Seconds one lock-step simulation spends in the value semantics' NumPy calls, by kind."""
     spent: dict[str, float] = {}
     with semantics_timed(spent):
         simulate(program, inputs, races="off")
-    return sum(spent.values())
+    return spent
 
 
 def numpy_element_costs(n: int = 1 << 20, repeat: int = 20) -> dict[str, float]:
@@ -144,6 +144,12 @@ def counters(result):
     return [(k.name, k.start, k.cycles, k.instructions, k.busy, k.bytes) for k in result.profile.kernels]
 
 
+VALUE_WORK: dict[str, dict[str, float]] = {}
+"""Per model measured, the NumPy value work of its fastest run by kind (printed after the table)."""
+CUBE_OPERAND_BYTES: dict[str, int] = {}
+"""Per model measured, the bytes its cube's operands move L1 -> L0A / L0B (each converted to fp32 by an mmad)."""
+
+
 def measure(name: str, precision: str, repeat: int) -> list[str]:
     model = with_random_weights(onnx.load(str(light_model_path(name))))
     inputs = random_inputs(model)
@@ -157,7 +163,10 @@ def measure(name: str, precision: str, repeat: int) -> list[str]:
     plain_s, plain = timed(program, inputs, races="off", lockstep=False)
     lockstep_s, fast = timed(program, inputs, FAST_REPEAT, races="off", lockstep=True)
     timing_s, timing = timed(program, inputs, FAST_REPEAT, races="off", timing_only=True)
-    numpy_s = min(numpy_value_seconds(program, inputs) for _ in range(FAST_REPEAT))
+    value_work = min((numpy_value_seconds(program, inputs) for _ in range(FAST_REPEAT)), key=lambda d: sum(d.values()))
+    numpy_s = sum(value_work.values())
+    VALUE_WORK[name] = value_work
+    CUBE_OPERAND_BYTES[name] = sum(k.bytes.get("l1_l0a", 0) + k.bytes.get("l1_l0b", 0) for k in fast.profile.kernels)
     same = counters(plain) == counters(fast) == counters(timing) and all(
         np.array_equal(plain.outputs[k].view(np.uint8), fast.outputs[k].view(np.uint8)) for k in plain.outputs)
     instructions = sum(k.instructions for k in fast.profile.kernels)
@@ -189,6 +198,9 @@ def main() -> None:
         print("  ".join(c.rjust(w) for c, w in zip(COLUMNS, widths)))
         for row in rows:
             print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
+    for name, kinds in VALUE_WORK.items():
+        print(f"NumPy value work of {name}: " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]))
+              + f"; its cube's operands {CUBE_OPERAND_BYTES[name] / 1e6:,.0f} MB (L1 -> L0A / L0B)")
     costs = numpy_element_costs()
     print("NumPy per element on this machine: " + ", ".join(f"{k} {v:.2f} ns" for k, v in costs.items()))
     if any(row[-1] != "yes" for row in rows):
