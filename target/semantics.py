@@ -177,17 +177,36 @@ def _as_f32(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32)
 
 
+def _one_row_if_shared(operand: np.ndarray) -> np.ndarray:
+    """A row-stacked operand ([rows, n]) as its first row when every row
+    holds the same bits (blocks of a launch that read the same pixels or the
+    same weights), else as it is: the shared row is converted once and the
+    product broadcasts it, the same BLAS call per row."""
+    if operand.ndim < 2 or operand.shape[0] < 2:
+        return operand
+    bits = operand.view(np.uint16 if operand.itemsize == 2 else np.uint32)
+    if not np.array_equal(bits[1], bits[0]) or not (bits == bits[0]).all():
+        return operand
+    return operand[0]
+
+
 def mmad(l0a, l0b, l0c_f32, a_e, b_e, c_e, m, n, k, k0, accumulate):
     """C (NZ, fp32) (+)= A (ZZ) x B (ZN). Offsets are in elements of each view.
 
     With one row per core the product is one stacked matmul, which NumPy
-    computes as the same BLAS call per core: results are bit-identical."""
+    computes as the same BLAS call per core: results are bit-identical. An
+    operand every core holds alike is converted once and broadcast."""
     m1, n1, k1 = m // FRACTAL, n // FRACTAL, k // k0
     lead = l0a.shape[:-1]
-    a = l0a[..., a_e : a_e + m * k].reshape(lead + (m1, k1, FRACTAL, k0)).swapaxes(-3, -2)
-    b = l0b[..., b_e : b_e + k * n].reshape(lead + (k1, n1, FRACTAL, k0))
-    b = b.transpose(tuple(range(len(lead))) + tuple(len(lead) + i for i in (0, 3, 1, 2)))
-    res = _as_f32(a).reshape(lead + (m, k)) @ _as_f32(b).reshape(lead + (k, n))
+    a_rows = _one_row_if_shared(l0a[..., a_e : a_e + m * k])
+    b_rows = _one_row_if_shared(l0b[..., b_e : b_e + k * n])
+    a_lead, b_lead = a_rows.shape[:-1], b_rows.shape[:-1]
+    a = a_rows.reshape(a_lead + (m1, k1, FRACTAL, k0)).swapaxes(-3, -2)
+    b = b_rows.reshape(b_lead + (k1, n1, FRACTAL, k0))
+    b = b.transpose(tuple(range(len(b_lead))) + tuple(len(b_lead) + i for i in (0, 3, 1, 2)))
+    res = _as_f32(a).reshape(a_lead + (m, k)) @ _as_f32(b).reshape(b_lead + (k, n))
+    if res.shape[:-2] != lead:  # both operands shared: one product for every row
+        res = np.broadcast_to(res, lead + (m, n))
     c = l0c_f32[..., c_e : c_e + m * n].reshape(lead + (n1, m1, FRACTAL, FRACTAL))
     nz = res.reshape(lead + (m1, FRACTAL, n1, FRACTAL))
     nz = nz.transpose(tuple(range(len(lead))) + tuple(len(lead) + i for i in (2, 0, 1, 3)))

@@ -113,3 +113,31 @@ def test_im2col_by_blocks_equals_the_element_gather(dtype, c0, rows, H, W, kh, k
         expected = im2col_elements(fm, kh, kw, stride, pad, dilation, m_start, m_len)
         np.testing.assert_array_equal(l0a[r][dst : dst + im2col.elements], expected)
         assert (l0a[r][:dst] == 7).all() and (l0a[r][dst + im2col.elements :] == 7).all()
+
+
+@pytest.mark.parametrize("dtype,k0", [(np.float16, 16), (np.float32, 8)])
+@pytest.mark.parametrize("shared", ["neither", "a", "b", "both", "a_but_the_last_row"])
+def test_mmad_of_stacked_rows_equals_each_row_alone(dtype, k0, shared):
+    """The cube's product on one row per core (lock-step) equals it on each
+    core's memory alone, bit for bit, whether the cores' operands differ or
+    some are alike (then converted once and broadcast)."""
+    from target.semantics import mmad
+
+    rng = np.random.default_rng(11)
+    rows, m, n, k = 4, 32, 48, 2 * k0
+    l0a = rng.standard_normal((rows, m * k + 64)).astype(dtype)
+    l0b = rng.standard_normal((rows, k * n + 64)).astype(dtype)
+    if shared in ("a", "both", "a_but_the_last_row"):
+        l0a[1:] = l0a[0]
+    if shared == "a_but_the_last_row":
+        l0a[-1, 40] += 1
+    if shared in ("b", "both"):
+        l0b[1:] = l0b[0]
+    l0c = rng.standard_normal((rows, m * n + 32)).astype(np.float32)
+    for accumulate in (False, True):
+        stacked = l0c.copy()
+        mmad(l0a, l0b, stacked, 16, 32, 16, m, n, k, k0, accumulate)
+        for r in range(rows):
+            alone = l0c[r].copy()
+            mmad(l0a[r], l0b[r], alone, 16, 32, 16, m, n, k, k0, accumulate)
+            np.testing.assert_array_equal(stacked[r].view(np.uint32), alone.view(np.uint32))
