@@ -16,7 +16,9 @@ inference. "NumPy value work" is the part of one more lock-step run spent
 inside the instructions' value semantics (target/semantics.py: the cube's
 products, DMA and L1 -> L0 copies, im2col; the vector instructions' NumPy
 calls), timed call by call: what a simulator executing these semantics in
-NumPy spends however little it costs to interpret the program around them.
+NumPy spends however little it costs to interpret the program around them;
+after the table, each model's value work by kind and its cube's operand
+bytes, then NumPy's cost per element of the fp16 operations on this machine.
 The last column says whether lock-step's outputs (bit for bit)
 and every kernel's cycles and counters, and timing-only's counters, equal
 the block-by-block run's.
@@ -104,7 +106,7 @@ def semantics_timed(spent: dict[str, float]):
         target.simulator._vector_compute = vector_compute
 
 
-def numpy_value_seconds(program, inputs) -> dict[str, float]:
+def numpy_value_work(program, inputs) -> dict[str, float]:
     """Seconds one lock-step simulation spends in the value semantics' NumPy calls, by kind."""
     spent: dict[str, float] = {}
     with semantics_timed(spent):
@@ -144,13 +146,10 @@ def counters(result):
     return [(k.name, k.start, k.cycles, k.instructions, k.busy, k.bytes) for k in result.profile.kernels]
 
 
-VALUE_WORK: dict[str, dict[str, float]] = {}
-"""Per model measured, the NumPy value work of its fastest run by kind (printed after the table)."""
-CUBE_OPERAND_BYTES: dict[str, int] = {}
-"""Per model measured, the bytes its cube's operands move L1 -> L0A / L0B (each converted to fp32 by an mmad)."""
-
-
-def measure(name: str, precision: str, repeat: int) -> list[str]:
+def measure(name: str, precision: str, repeat: int) -> tuple[list[str], str]:
+    """(the model's table row, the line after the table: its NumPy value work
+    by kind and the bytes its cube's operands move L1 -> L0A / L0B, each
+    converted to fp32 by an mmad)."""
     model = with_random_weights(onnx.load(str(light_model_path(name))))
     inputs = random_inputs(model)
     start = time.perf_counter()
@@ -163,19 +162,22 @@ def measure(name: str, precision: str, repeat: int) -> list[str]:
     plain_s, plain = timed(program, inputs, races="off", lockstep=False)
     lockstep_s, fast = timed(program, inputs, FAST_REPEAT, races="off", lockstep=True)
     timing_s, timing = timed(program, inputs, FAST_REPEAT, races="off", timing_only=True)
-    value_work = min((numpy_value_seconds(program, inputs) for _ in range(FAST_REPEAT)), key=lambda d: sum(d.values()))
+    value_work = min((numpy_value_work(program, inputs) for _ in range(FAST_REPEAT)), key=lambda d: sum(d.values()))
     numpy_s = sum(value_work.values())
-    VALUE_WORK[name] = value_work
-    CUBE_OPERAND_BYTES[name] = sum(k.bytes.get("l1_l0a", 0) + k.bytes.get("l1_l0b", 0) for k in fast.profile.kernels)
+    operand_bytes = sum(k.bytes.get("l1_l0a", 0) + k.bytes.get("l1_l0b", 0) for k in fast.profile.kernels)
+    footer = (f"NumPy value work of {name}: "
+              + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(value_work.items(), key=lambda kv: -kv[1]))
+              + f"; its cube's operands {operand_bytes / 1e6:,.0f} MB (L1 -> L0A / L0B)")
     same = counters(plain) == counters(fast) == counters(timing) and all(
         np.array_equal(plain.outputs[k].view(np.uint8), fast.outputs[k].view(np.uint8)) for k in plain.outputs)
     instructions = sum(k.instructions for k in fast.profile.kernels)
     size = program.instruction_count()  # every kernel's code, an alias's too (the IR holds its source's once)
-    return [name, f"{compiled.npu_ops:,}", f"{size:,}", f"{instructions:,}", f"{ort_ms:.1f}", f"{detector_s:.2f}", f"{plain_s:.2f}", f"{lockstep_s:.2f}",
+    row = [name, f"{compiled.npu_ops:,}", f"{size:,}", f"{instructions:,}", f"{ort_ms:.1f}", f"{detector_s:.2f}", f"{plain_s:.2f}", f"{lockstep_s:.2f}",
             f"{1e3 * lockstep_s / ort_ms:.0f}x", f"{detector_s / lockstep_s:.1f}x", f"{numpy_s:.2f}",
             f"{1e3 * numpy_s / ort_ms:.0f}x", f"{timing_s:.2f}",
             f"{1e3 * timing_s / ort_ms:.1f}x", f"{1e6 * (compile_s + lockstep_s) / size:.0f}",
             "yes" if same else "NO"]
+    return row, footer
 
 
 def main() -> None:
@@ -187,7 +189,7 @@ def main() -> None:
     args = ap.parse_args()
     if (error := light_models_error(args.models)) is not None:
         ap.error(error)
-    rows = [measure(name, args.precision_mode, args.repeat) for name in args.models]
+    rows, footers = zip(*(measure(name, args.precision_mode, args.repeat) for name in args.models))
     if args.markdown:
         print("| " + " | ".join(COLUMNS) + " |")
         print("|---|" + "---:|" * (len(COLUMNS) - 2) + "---|")
@@ -198,9 +200,8 @@ def main() -> None:
         print("  ".join(c.rjust(w) for c, w in zip(COLUMNS, widths)))
         for row in rows:
             print("  ".join(v.rjust(w) for v, w in zip(row, widths)))
-    for name, kinds in VALUE_WORK.items():
-        print(f"NumPy value work of {name}: " + ", ".join(f"{k} {v:.2f} s" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]))
-              + f"; its cube's operands {CUBE_OPERAND_BYTES[name] / 1e6:,.0f} MB (L1 -> L0A / L0B)")
+    for footer in footers:
+        print(footer)
     costs = numpy_element_costs()
     print("NumPy per element on this machine: " + ", ".join(f"{k} {v:.2f} ns" for k, v in costs.items()))
     if any(row[-1] != "yes" for row in rows):

@@ -40,7 +40,7 @@ def test_every_kind_of_value_work_is_timed_and_the_simulator_restored():
     for name in simulation_time.LOCKSTEP_SEMANTICS:
         assert getattr(target.lockstep, name) is getattr(target.semantics, name)
     assert target.simulator._vector_compute.__module__ == "target.simulator"
-    assert set(simulation_time.numpy_value_seconds(program, inputs)) == set(spent)
+    assert set(simulation_time.numpy_value_work(program, inputs)) == set(spent)
 
 
 def test_numpy_element_costs_name_what_fp16_semantics_are_made_of():
